@@ -1,0 +1,11 @@
+"""softdtw-torch: SoftDTW (and, soon, ROCKET) as PyTorch C++/CUDA operators.
+
+Every operator is registered with the dispatcher as ``torch.ops.softdtw_torch.*``, so it works in
+eager mode, under autograd, in TorchScript, with ``torch.compile`` and from C++.
+"""
+from . import _ops  # noqa: F401  (loads the compiled operators and registers their fake kernels)
+from .functional import soft_dtw, soft_dtw_from_cost
+from .nn import SoftDTW
+
+__version__ = "0.1.0"
+__all__ = ["soft_dtw", "soft_dtw_from_cost", "SoftDTW", "__version__"]

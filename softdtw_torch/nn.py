@@ -1,0 +1,64 @@
+"""``nn.Module`` wrappers: they only store hyper-parameters and call the functional API."""
+from typing import Optional
+
+from torch import Tensor, nn
+
+from .functional import soft_dtw
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+class SoftDTW(nn.Module):
+    """Soft-DTW loss between batches ``x`` (B, N, d) and ``y`` (B, M, d) (squared Euclidean cost).
+
+    Args:
+        gamma: smoothing (> 0); smaller is closer to DTW.
+        bandwidth: Sakoe–Chiba radius, ``None`` for no band (see ``softdtw_torch.soft_dtw``).
+        normalize: use the soft-DTW divergence (≥ 0, 0 at x = y) instead of the raw value.
+        fused: ``None`` picks by feature count; see ``softdtw_torch.soft_dtw``.
+        reduction: ``'mean'`` (default, as torch's losses), ``'sum'`` or ``'none'`` for the (B,)
+            per-pair values.
+
+    ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The module is
+    scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
+    """
+
+    bandwidth: Optional[int]
+    fused: Optional[bool]
+
+    def __init__(
+        self,
+        gamma: float = 1.0,
+        bandwidth: Optional[int] = None,
+        normalize: bool = False,
+        fused: Optional[bool] = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__()
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"SoftDTW: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+        if not gamma > 0 or gamma == float("inf"):
+            raise ValueError(f"SoftDTW: gamma must be a positive finite number, got {gamma}")
+        if bandwidth is not None and bandwidth < 0:
+            raise ValueError(f"SoftDTW: bandwidth must be >= 0 or None, got {bandwidth}")
+        self.gamma = float(gamma)
+        self.bandwidth = bandwidth
+        self.normalize = normalize
+        self.fused = fused
+        self.reduction = reduction
+
+    def forward(
+        self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
+    ) -> Tensor:
+        values = soft_dtw(x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths)
+        if self.reduction == "mean":
+            return values.mean()
+        if self.reduction == "sum":
+            return values.sum()
+        return values
+
+    def extra_repr(self) -> str:
+        return (
+            f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
+            f"reduction={self.reduction!r}"
+        )

@@ -1,0 +1,62 @@
+"""Deterministic by default: identical bits on repeated runs and across thread counts, including
+the intra-pair (tile wavefront) parallel path used when the batch is smaller than the thread count."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import softdtw_torch as st
+from softdtw_torch import _reference as ref
+
+
+def run_all(x, y, xl, yl):
+    outs = []
+    for fused in (True, False):
+        a = x.clone().requires_grad_(True)
+        b = y.clone().requires_grad_(True)
+        values = st.soft_dtw(a, b, gamma=0.1, bandwidth=40, fused=fused, x_lengths=xl, y_lengths=yl)
+        (values * torch.arange(1, values.numel() + 1)).sum().backward()
+        outs += [values.detach(), a.grad, b.grad]
+    return outs
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_repeated_runs_and_thread_counts_give_identical_bits(batch):
+    x, y = ref.random_pairs(batch, 300, 260, 3, dtype=torch.float32, seed=batch)
+    xl = torch.tensor([300, 170, 1, 299, 64][:batch])
+    yl = torch.tensor([260, 260, 90, 1, 65][:batch])
+    threads = torch.get_num_threads()
+    try:
+        reference = run_all(x, y, xl, yl)
+        for n in (1, 2, 3, 8):
+            torch.set_num_threads(n)
+            for got, expected in zip(run_all(x, y, xl, yl), reference):
+                assert torch.equal(got, expected)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_same_bits_in_a_process_with_one_thread(tmp_path):
+    # A fresh process pinned to one thread from the start (no intra-op pool at all).
+    x, y = ref.random_pairs(2, 200, 150, 2, dtype=torch.float32, seed=3)
+    torch.save({"x": x, "y": y}, tmp_path / "in.pt")
+    code = textwrap.dedent(
+        f"""
+        import torch
+        torch.set_num_threads(1)
+        import softdtw_torch as st
+        d = torch.load({str(tmp_path / 'in.pt')!r})
+        x = d["x"].clone().requires_grad_(True)
+        v = st.soft_dtw(x, d["y"], gamma=0.05)
+        v.sum().backward()
+        torch.save({{"v": v.detach(), "g": x.grad}}, {str(tmp_path / 'out.pt')!r})
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    single = torch.load(tmp_path / "out.pt")
+    xr = x.clone().requires_grad_(True)
+    v = st.soft_dtw(xr, y, gamma=0.05)
+    v.sum().backward()
+    assert torch.equal(v.detach(), single["v"]) and torch.equal(xr.grad, single["g"])

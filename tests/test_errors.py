@@ -1,0 +1,149 @@
+"""Bad input: a clear error naming the function, what was expected and what came; never a crash,
+a hang or a silent NaN. Each case checks the message as users see it."""
+import math
+
+import pytest
+import torch
+
+import softdtw_torch as st
+from conftest import HAS_CUDA
+
+
+def xy(batch=2, n=5, m=4, d=3, dtype=torch.float32):
+    return torch.randn(batch, n, d, dtype=dtype), torch.randn(batch, m, d, dtype=dtype)
+
+
+@pytest.mark.parametrize(
+    "x_shape,y_shape,message",
+    [
+        ((2, 5, 3, 1), (2, 4, 3), "soft_dtw: expected x to be a 3-D tensor (batch, n, features), got 4-D"),
+        ((2, 5, 3), (4, 3), "soft_dtw: expected x and y both 2-D"),
+        ((5,), (4,), "soft_dtw: expected x to be a 3-D tensor (batch, n, features), got 1-D"),
+        ((2, 5, 3), (3, 4, 3), "soft_dtw: expected x and y to have the same batch size, got 2 and 3"),
+        ((2, 5, 3), (2, 4, 2), "soft_dtw: expected x and y to have the same number of features, got 3 and 2"),
+        ((2, 0, 3), (2, 4, 3), "soft_dtw: expected non-empty sequences and features"),
+        ((2, 5, 0), (2, 4, 0), "soft_dtw: expected non-empty sequences and features"),
+    ],
+)
+def test_shape_errors(x_shape, y_shape, message):
+    with pytest.raises((RuntimeError, ValueError)) as info:
+        st.soft_dtw(torch.randn(x_shape), torch.randn(y_shape))
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_dtype_errors(fused):
+    x, y = xy()
+    with pytest.raises(RuntimeError, match="soft_dtw: expected x and y to have the same dtype, got Float and Double"):
+        st.soft_dtw(x, y.double(), fused=fused)
+    with pytest.raises(RuntimeError, match="soft_dtw: expected x to be a floating-point tensor .* got Long"):
+        st.soft_dtw(x.long(), y.long(), fused=fused)
+
+
+def test_cost_errors():
+    with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected D to be a 3-D tensor \(batch, n, m\), got 4-D"):
+        st.soft_dtw_from_cost(torch.rand(1, 2, 3, 4))
+    with pytest.raises(RuntimeError, match="soft_dtw_from_cost: expected D to be a floating-point tensor"):
+        st.soft_dtw_from_cost(torch.ones(1, 3, 3, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="soft_dtw_from_cost: expected non-empty sequences, got D of shape"):
+        st.soft_dtw_from_cost(torch.rand(2, 3, 0))
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+@pytest.mark.needs_cuda
+def test_device_mismatch():
+    x, y = xy()
+    with pytest.raises(RuntimeError, match="soft_dtw: expected x and y on the same device, got cpu and cuda:0"):
+        st.soft_dtw(x, y.cuda())
+
+
+def test_device_mismatch_is_checked_before_any_kernel():
+    # Runs without a GPU: a 'meta' tensor stands in for another device.
+    x, y = xy()
+    with pytest.raises(RuntimeError, match="soft_dtw: expected x and y on the same device, got cpu and meta"):
+        st.soft_dtw(x, y.to("meta"))
+
+
+@pytest.mark.parametrize("gamma", [0.0, -1.0, math.nan, math.inf])
+def test_bad_gamma(gamma):
+    x, y = xy()
+    with pytest.raises(ValueError, match="soft_dtw: gamma must be a positive finite number"):
+        st.soft_dtw(x, y, gamma=gamma)
+    with pytest.raises(ValueError, match="soft_dtw_from_cost: gamma must be a positive finite number"):
+        st.soft_dtw_from_cost(torch.rand(1, 3, 3), gamma=gamma)
+    with pytest.raises(ValueError, match="SoftDTW: gamma must be a positive finite number"):
+        st.SoftDTW(gamma=gamma)
+
+
+def test_negative_bandwidth():
+    x, y = xy()
+    with pytest.raises(ValueError, match="soft_dtw: bandwidth must be >= 0 or None, got -1"):
+        st.soft_dtw(x, y, bandwidth=-1)
+    with pytest.raises(ValueError, match="SoftDTW: bandwidth must be >= 0 or None, got -3"):
+        st.SoftDTW(bandwidth=-3)
+
+
+def test_bad_reduction():
+    with pytest.raises(ValueError, match="SoftDTW: reduction must be one of"):
+        st.SoftDTW(reduction="avg")
+
+
+@pytest.mark.parametrize(
+    "lengths,message",
+    [
+        (torch.tensor([5, 6]), r"soft_dtw: expected x_lengths values in \[1, 5\], got min 5 and max 6"),
+        (torch.tensor([0, 3]), r"soft_dtw: expected x_lengths values in \[1, 5\], got min 0 and max 3"),
+        (torch.tensor([5]), r"soft_dtw: expected x_lengths of shape \(2,\) \(one length per pair\), got shape \[1\]"),
+        (torch.tensor([[5, 5]]), r"soft_dtw: expected x_lengths of shape \(2,\)"),
+        (torch.tensor([5.0, 4.0]), "soft_dtw: expected x_lengths to be an integer tensor, got Float"),
+    ],
+)
+@pytest.mark.parametrize("fused", [True, False])
+def test_bad_lengths(lengths, message, fused):
+    x, y = xy()
+    message = message if fused else message.replace("soft_dtw:", "soft_dtw_from_cost:")
+    with pytest.raises((RuntimeError, ValueError), match=message):
+        st.soft_dtw(x, y, x_lengths=lengths, fused=fused)
+
+
+def test_bad_y_lengths_on_cost():
+    with pytest.raises(ValueError, match=r"soft_dtw_from_cost: expected y_lengths values in \[1, 4\]"):
+        st.soft_dtw_from_cost(torch.rand(2, 5, 4), y_lengths=torch.tensor([4, 9]))
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_sequences_raise(bad):
+    x, y = xy()
+    x[1, 2, 0] = bad
+    with pytest.raises(ValueError, match=r"soft_dtw: x and y must contain only finite values \(found NaN or inf\)"):
+        st.soft_dtw(x, y, fused=True)
+
+
+@pytest.mark.parametrize("bad", [math.nan, -math.inf])
+def test_nan_or_negative_infinite_cost_raises(bad):
+    D = torch.rand(2, 4, 4)
+    D[1, 3, 0] = bad
+    with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
+        st.soft_dtw_from_cost(D)
+
+
+def test_nan_outside_band_or_lengths_is_ignored():
+    # Cells the DP never reads cannot poison the result.
+    D = torch.rand(1, 6, 6, dtype=torch.float64)
+    D[0, 0, 5] = math.nan
+    assert math.isfinite(st.soft_dtw_from_cost(D, bandwidth=1).item())
+    assert math.isfinite(st.soft_dtw_from_cost(D, y_lengths=torch.tensor([4])).item())
+
+
+def test_nan_in_unfused_sequences_raises():
+    x, y = xy()
+    x[0, 0, 0] = math.nan
+    with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN"):
+        st.soft_dtw(x, y, fused=False)
+
+
+def test_backward_op_checks_its_table():
+    with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected the forward's DP table R"):
+        torch.ops.softdtw_torch._soft_dtw_from_cost_backward(torch.ones(2), torch.empty(0), 1.0, None, None, None)
+    with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected grad of shape \(2,\), got \[3\]"):
+        torch.ops.softdtw_torch._soft_dtw_from_cost_backward(torch.ones(3), torch.zeros(2, 3, 3), 1.0, None, None, None)

@@ -7,12 +7,13 @@ from typing import List
 import numpy as np
 import pytest
 
+from softdtw_torch import datasets
 from softdtw_torch.datasets import load_gunpoint, load_ts
 
 # The project's shared data sits beside the checkout (<root>/main/tests/ -> <root>/shared).
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 AEON = SHARED / "aeon-datasets"
-PACKAGE_DATA = Path(__file__).resolve().parents[1] / "softdtw_torch" / "data"
+PACKAGE_DATA = Path(datasets.__file__).resolve().parent / "data"
 
 needs_shared = pytest.mark.skipif(
     not AEON.is_dir(), reason=f"shared aeon datasets not found at {AEON}"

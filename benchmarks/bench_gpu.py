@@ -1,0 +1,89 @@
+"""GPU timing of softdtw_torch's SoftDTW ops (forward+backward and forward only) on the design
+doc's reference workloads, with CUDA events, warm-up and the median of repeats, and a float64
+CPU correctness check in the same run. Peers (BGU sdtw-cuda-torch, pysdtw, Maghoumi) are compared
+side by side by the CUDA issue's benchmark; this script measures our kernels only.
+
+    python benchmarks/bench_gpu.py [--markdown PATH] [--repeats 20]
+"""
+import argparse
+import statistics
+
+import torch
+
+import softdtw_torch as st
+
+WORKLOADS = {  # name: (B, N, M, d)
+    "W1": (32, 512, 512, 64),
+    "W2": (8, 4096, 4096, 1),
+    "W3": (1024, 128, 128, 3),
+    "unequal": (32, 512, 128, 8),
+}
+
+
+def cuda_time_ms(fn, repeats):
+    fn()  # warm-up: module load, allocator
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def check_against_cpu(x, y, fused):
+    """Values and gradients of the first pairs on CUDA vs the float64 CPU kernels."""
+    a, b = x[:2].detach(), y[:2].detach()
+    ref_in = [t.double().cpu().requires_grad_(True) for t in (a, b)]
+    ref_val = st.soft_dtw(*ref_in, fused=fused)
+    ref_val.sum().backward()
+    got_in = [t.clone().requires_grad_(True) for t in (a, b)]
+    got_val = st.soft_dtw(*got_in, fused=fused)
+    got_val.sum().backward()
+    val_err = ((got_val.double().cpu() - ref_val) / ref_val.abs().clamp_min(1)).abs().max().item()
+    grad_err = max((g.grad.double().cpu() - r.grad).abs().max().item() / r.grad.abs().max().clamp_min(1e-30).item()
+                   for g, r in zip(got_in, ref_in))
+    return val_err, grad_err
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+
+    props = torch.cuda.get_device_properties(0)
+    lines = [f"Device: {props.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, float32, gamma=1", "",
+             "| workload | B, N, M, d | mode | fwd+bwd ms | fwd (no grad) ms | Gcells/s fwd | rel. err value | rel. err grad |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, (B, N, M, d) in WORKLOADS.items():
+        g = torch.Generator(device="cuda").manual_seed(0)
+        x = torch.randn(B, N, d, device="cuda", generator=g)
+        y = torch.randn(B, M, d, device="cuda", generator=g)
+        for fused in (True, False):
+            def fwd_bwd():
+                a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+                st.soft_dtw(a, b, fused=fused).sum().backward()
+
+            def fwd():
+                with torch.no_grad():
+                    st.soft_dtw(x, y, fused=fused)
+
+            t_fb = cuda_time_ms(fwd_bwd, args.repeats)
+            t_f = cuda_time_ms(fwd, args.repeats)
+            val_err, grad_err = check_against_cpu(x, y, fused)
+            lines.append(f"| {name} | {B}, {N}, {M}, {d} | {'fused' if fused else 'unfused'} | {t_fb:.3f} | {t_f:.3f} "
+                         f"| {B * N * M / t_f / 1e6:.2f} | {val_err:.1e} | {grad_err:.1e} |")
+            print(lines[-1], flush=True)
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

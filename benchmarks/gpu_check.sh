@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one run on the GPU machine (torch preinstalled, no network):
+# build the extension against the machine's torch, run the CUDA tests, compute-sanitizer
+# (memcheck, racecheck) on a small CUDA workload, and the GPU benchmark. Writes logs and tables
+# to the folder given as $1 (default: $OUT, else out/gpu).
+#   bash benchmarks/gpu_check.sh "$OUT"
+# Python packages the machine lacks (tslearn for its tests) travel as wheels in .whl/, see the
+# README; missing ones only skip the tests that import them.
+set -uo pipefail
+out="${1:-${OUT:-out/gpu}}"
+mkdir -p "$out"
+cd "$(dirname "$0")/.."
+status=0
+export PYTHONUNBUFFERED=1
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
+  nvcc --version | tail -1
+} > "$out/device.txt" 2>&1
+cat "$out/device.txt"
+
+echo "== build"
+MAX_JOBS="${MAX_JOBS:-16}" FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
+  python3 -m pip install --no-build-isolation --no-deps -e . > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+
+echo "== tests (all, CUDA cases included)"
+python3 -m pytest tests -ra -q -x --junitxml="$out/junit.xml" 2>&1 | tee "$out/tests.log" | tail -30
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+echo "== compute-sanitizer"
+sanitize_case='
+import torch, softdtw_torch as st
+for fused in (True, False):
+    for bw, xl in ((None, None), (3, torch.tensor([40, 17, 1]))):
+        x = torch.randn(3, 40, 3, device="cuda", requires_grad=True)
+        y = torch.randn(3, 33, 3, device="cuda", requires_grad=True)
+        st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl).sum().backward()
+        with torch.no_grad():
+            st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl)
+torch.cuda.synchronize()
+print("sanitizer workload done")
+'
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool "$tool" --error-exitcode 99 python3 -c "$sanitize_case" > "$out/sanitizer_$tool.log" 2>&1
+  code=$?
+  echo "$tool exit code $code"; tail -3 "$out/sanitizer_$tool.log"
+  [ "$code" -eq 0 ] || status=1
+done
+
+echo "== benchmark"
+python3 benchmarks/bench_gpu.py --markdown "$out/bench_gpu.md" 2>&1 | tee "$out/bench_gpu.log" | tail -40
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+exit "$status"

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define SDTW_HOST_DEVICE __host__ __device__ __forceinline__
@@ -21,11 +22,96 @@ SDTW_HOST_DEVICE T positive_infinity() {
   return static_cast<T>(INFINITY);
 }
 
-// Overloads that pick the float or double function on host and device alike.
-SDTW_HOST_DEVICE float exp_(float x) { return expf(x); }
+// exp and log1p for the cell math. On the GPU: the CUDA math library. On the CPU, float uses the
+// branch-free polynomials below (Cephes expf/logf, ~1–2 ulp), which the compiler vectorizes
+// across the cells of an anti-diagonal; libm calls would keep those loops scalar. double uses libm.
+#if !defined(__CUDA_ARCH__)
+namespace cpu_math {
+
+inline float from_bits(int32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline int32_t to_bits(float f) {
+  int32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// exp(x) = 2^n · exp(r), n = round(x / ln 2), |r| <= ln2 / 2. Arguments below −87.3 (−inf
+// included) give 0: the kernels only use exp of non-positive differences, where such terms are
+// negligible next to the exp(0) = 1 of the minimum.
+inline float expf(float x) {
+  const float lowest = -87.3f;
+  float xc = x < 88.3f ? x : 88.3f;        // NaN → 88.3 (its result is always discarded)
+  xc = xc > lowest ? xc : lowest;
+  const float t = xc * 1.44269504088896341f;
+  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest (1.5·2^23 trick)
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const float y = p * from_bits((static_cast<int32_t>(n) + 127) << 23);
+  return x < lowest ? 0.0f : y;
+}
+
+// log1p(u) for u >= 0: log(v) of v = 1 + u by frexp and the Cephes polynomial, then the
+// correction −((v − 1) − u)/v for the rounding of v, which keeps tiny u accurate.
+inline float log1pf(float u) {
+  const float v = 1.0f + u;
+  const int32_t bits = to_bits(v);
+  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);
+  float m = from_bits((bits & 0x007fffff) | 0x3f000000);  // v = m · 2^e, m in [0.5, 1)
+  const bool small = m < 0.707106781186547524f;
+  e = small ? e - 1.0f : e;
+  const float x = small ? (m + m) - 1.0f : m - 1.0f;
+  const float z = x * x;
+  float y = 7.0376836292e-2f;
+  y = y * x - 1.1514610310e-1f;
+  y = y * x + 1.1676998740e-1f;
+  y = y * x - 1.2420140846e-1f;
+  y = y * x + 1.4249322787e-1f;
+  y = y * x - 1.6668057665e-1f;
+  y = y * x + 2.0000714765e-1f;
+  y = y * x - 2.4999993993e-1f;
+  y = y * x + 3.3333331174e-1f;
+  y = y * x * z;
+  y = y + e * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  const float log_v = (x + y) + e * 0.693359375f;
+  return log_v - ((v - 1.0f) - u) / v;
+}
+
+}  // namespace cpu_math
+#endif
+
+SDTW_HOST_DEVICE float exp_(float x) {
+#if defined(__CUDA_ARCH__)
+  return expf(x);
+#else
+  return cpu_math::expf(x);
+#endif
+}
 SDTW_HOST_DEVICE double exp_(double x) { return exp(x); }
-SDTW_HOST_DEVICE float log1p_(float x) { return log1pf(x); }
+SDTW_HOST_DEVICE float log1p_(float x) {
+#if defined(__CUDA_ARCH__)
+  return log1pf(x);
+#else
+  return cpu_math::log1pf(x);
+#endif
+}
 SDTW_HOST_DEVICE double log1p_(double x) { return log1p(x); }
+
+template <typename T>
+SDTW_HOST_DEVICE T min_(T a, T b) { return b < a ? b : a; }
+template <typename T>
+SDTW_HOST_DEVICE T max_(T a, T b) { return a < b ? b : a; }
 
 // A cell is unreachable when every path to it is blocked (band, +inf cost): R = +inf.
 template <typename T>
@@ -33,22 +119,17 @@ SDTW_HOST_DEVICE bool is_reachable(T r) {
   return r < positive_infinity<T>();
 }
 
-// softmin_γ(a, b, c) = m − γ·log Σ exp(−(v − m)/γ), m = min(a, b, c).
-// The min term contributes exactly exp(0) = 1, so only two exp and one log1p are needed;
-// log1p keeps full precision when the other two terms are tiny (small γ).
+// softmin_γ(a, b, c) = lo − γ·log Σ exp(−(v − lo)/γ), lo = min(a, b, c). The minimum contributes
+// exactly exp(0) = 1, so two exp and one log1p suffice; log1p keeps full precision when the
+// other terms are tiny (small γ). Branch-free (min/max and selects) so that it vectorizes.
 template <typename T>
 SDTW_HOST_DEVICE T softmin3(T a, T b, T c, T gamma, T inv_gamma) {
-  T lo, u, v;
-  if (a <= b && a <= c) {
-    lo = a; u = b; v = c;
-  } else if (b <= c) {
-    lo = b; u = a; v = c;
-  } else {
-    lo = c; u = a; v = b;
-  }
-  if (!is_reachable(lo)) return positive_infinity<T>();  // never form inf − inf
-  const T rest = exp_((lo - u) * inv_gamma) + exp_((lo - v) * inv_gamma);
-  return lo - gamma * log1p_(rest);
+  const T lo = min_(min_(a, b), c);
+  const T hi = max_(max_(a, b), c);
+  const T mid = max_(min_(a, b), min_(max_(a, b), c));
+  const T rest = exp_((lo - mid) * inv_gamma) + exp_((lo - hi) * inv_gamma);
+  const T value = lo - gamma * log1p_(rest);
+  return is_reachable(lo) ? value : positive_infinity<T>();  // all +inf: unreachable, never inf − inf
 }
 
 // Normalized soft-argmin weights of one cell over its three predecessors (form (c) of the
@@ -64,14 +145,13 @@ struct PredecessorWeights {
 
 template <typename T>
 SDTW_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
-  T lo = r_diag < r_up ? r_diag : r_up;
-  lo = r_left < lo ? r_left : lo;
-  if (!is_reachable(lo)) return {T(0), T(0), T(0)};
+  const T lo = min_(min_(r_diag, r_up), r_left);
   const T e_diag = exp_((lo - r_diag) * inv_gamma);  // exp(0) = 1 for the minimum, 0 for +inf
   const T e_up = exp_((lo - r_up) * inv_gamma);
   const T e_left = exp_((lo - r_left) * inv_gamma);
   const T norm = T(1) / (e_diag + e_up + e_left);
-  return {e_diag * norm, e_up * norm, e_left * norm};
+  const bool reachable = is_reachable(lo);
+  return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
 }
 
 // Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by

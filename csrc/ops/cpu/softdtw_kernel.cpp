@@ -23,6 +23,14 @@ namespace {
 
 constexpr int64_t kTile = 64;
 
+// The per-diagonal loops are compiled twice, for AVX2 and the baseline x86-64 ISA, and the
+// loader picks one for the machine (GCC/Clang function multi-versioning).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SDTW_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SDTW_CPU_CLONES
+#endif
+
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
@@ -86,6 +94,11 @@ void for_each_pair(int64_t batch, const PairFn& body) {
 
 // ---------------------------------------------------------------------------------------------
 // Forward: R(i, j) = D(i, j) + softmin_γ(R(i−1, j−1), R(i−1, j), R(i, j−1)).
+//
+// Inside a tile the cells are computed anti-diagonal by anti-diagonal, k = r + c (tile-local
+// row r and column c): the cells of one anti-diagonal are independent, so its loop vectorizes.
+// A diagonal lives in an array indexed by slot r + 1; slot 0 (r = −1) and slot k + 2 (c = −1)
+// carry the border cells of the row above and the column left of the tile.
 
 // R values crossing tile borders: for each column the last row computed above it, for each row
 // the last column computed left of it, and per tile row the corner R(i0 − 1, j0 − 1) of its
@@ -101,45 +114,79 @@ struct ForwardBorders {
   }
 };
 
-// costs(tile, scratch, &stride) returns the tile's costs: cost(i0 + r, j0 + c) at [r * stride + c].
+// One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
+// for the baseline ISA, picked at run time; no FMA contraction (-ffp-contract=off) and the same
+// per-lane operations either way, so both give the same bits.
+template <typename T>
+SDTW_CPU_CLONES void forward_diagonal(const T* __restrict cost, const T* __restrict diag, const T* __restrict up,
+                                      const T* __restrict left, T* __restrict out, int64_t count, T gamma,
+                                      T inv_gamma) {
+  for (int64_t t = 0; t < count; ++t) out[t] = cost[t] + softmin3(diag[t], up[t], left[t], gamma, inv_gamma);
+}
+
+// The tile's costs by anti-diagonal, out[k * kTile + r] = cost(i0 + r, j0 + k − r). Cells outside
+// the band get +inf, so the DP needs no band test; NaN or −inf inside the band is reported.
+template <typename T, typename TileCosts>
+bool costs_by_diagonal(const PairGeometry& g, const TileRange& t, const TileCosts& costs, T* out) {
+  T scratch[kTile * kTile];
+  int64_t stride = 0;
+  const T* tile_costs = costs(t, scratch, &stride);
+  bool invalid = false;
+  for (int64_t r = 0; r < t.h; ++r) {
+    int64_t lo, hi;
+    band_columns(t.i0 + r, g.n, g.m, g.radius, &lo, &hi);
+    for (int64_t c = 0; c < t.w; ++c) {
+      const int64_t j = t.j0 + c;
+      T d = tile_costs[r * stride + c];
+      if (j < lo || j > hi) {
+        d = positive_infinity<T>();
+      } else {
+        invalid |= !is_valid_cost(d);
+      }
+      out[(r + c) * kTile + r] = d;
+    }
+  }
+  return invalid;
+}
+
 template <typename T, typename TileCosts>
 void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma, T inv_gamma,
                   const TileCosts& costs, ForwardBorders<T>& borders, T* table, int64_t table_ld,
                   uint8_t* invalid) {
-  T scratch[kTile * kTile];
-  int64_t stride = 0;
-  const T* tile_costs = costs(t, scratch, &stride);
+  T cost_diagonals[(2 * kTile - 1) * kTile];
+  if (costs_by_diagonal(g, t, costs, cost_diagonals)) *invalid = 1;
+  const T* top = &borders.row[t.j0];   // top[c] = R(i0 − 1, j0 + c)
+  const T* left = &borders.col[t.i0];  // left[r] = R(i0 + r, j0 − 1)
 
-  T buf_a[kTile + 1], buf_b[kTile + 1];
-  T* prev = buf_a;  // prev[c] = R(i − 1, j0 + c − 1), prev[0] the left border
-  T* cur = buf_b;
-  prev[0] = borders.corner[I];
-  std::copy_n(&borders.row[t.j0], t.w, prev + 1);
-  borders.corner[I] = prev[t.w];  // R(i0 − 1, j0 + w − 1): the corner of tile (I, J + 1)
+  T buffers[3][kTile + 2];
+  T* older = buffers[0];  // diagonal k − 2
+  T* prev = buffers[1];   // diagonal k − 1
+  T* cur = buffers[2];    // diagonal k
+  older[0] = borders.corner[I];  // diagonal −2: (−1, −1)
+  prev[0] = top[0];              // diagonal −1: (−1, 0) and (0, −1)
+  prev[1] = left[0];
+  borders.corner[I] = top[t.w - 1];  // R(i0 − 1, j0 + w − 1): the corner of tile (I, J + 1)
 
-  bool bad = false;
-  for (int64_t r = 0; r < t.h; ++r) {
-    const int64_t i = t.i0 + r;
-    int64_t lo, hi;
-    band_columns(i, g.n, g.m, g.radius, &lo, &hi);
-    const T* cost_row = tile_costs + r * stride;
-    cur[0] = borders.col[i];
-    for (int64_t c = 1; c <= t.w; ++c) {
-      const int64_t j = t.j0 + c - 1;
-      if (j < lo || j > hi) {
-        cur[c] = positive_infinity<T>();
-        continue;
-      }
-      const T d = cost_row[c - 1];
-      bad |= !is_valid_cost(d);
-      cur[c] = d + softmin3(prev[c - 1], prev[c], cur[c - 1], gamma, inv_gamma);
+  T bottom[kTile], right[kTile];  // the tile's last row and last column
+  for (int64_t k = 0; k < t.h + t.w - 1; ++k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - t.w + 1), r_hi = std::min(t.h - 1, k);
+    // Cell (r, k − r): up and diagonal neighbours at slot r, left neighbour at slot r + 1.
+    forward_diagonal(cost_diagonals + k * kTile + r_lo, older + r_lo, prev + r_lo, prev + r_lo + 1, cur + r_lo + 1,
+                     r_hi - r_lo + 1, gamma, inv_gamma);
+    if (k + 1 < t.w) cur[0] = top[k + 1];       // (−1, k + 1)
+    if (k + 1 < t.h) cur[k + 2] = left[k + 1];  // (k + 1, −1)
+    if (k >= t.h - 1) bottom[k - (t.h - 1)] = cur[t.h];
+    if (k >= t.w - 1) right[r_lo] = cur[r_lo + 1];
+    if (table != nullptr) {
+      for (int64_t r = r_lo; r <= r_hi; ++r) table[(t.i0 + r) * table_ld + t.j0 + k - r] = cur[r + 1];
     }
-    if (table != nullptr) std::copy_n(cur + 1, t.w, table + i * table_ld + t.j0);
-    borders.col[i] = cur[t.w];
-    std::swap(prev, cur);
+    T* recycled = older;
+    older = prev;
+    prev = cur;
+    cur = recycled;
   }
-  std::copy_n(prev + 1, t.w, &borders.row[t.j0]);
-  if (bad) *invalid = 1;
+  std::copy_n(bottom, t.w, &borders.row[t.j0]);
+  std::copy_n(right, t.h, &borders.col[t.i0]);
 }
 
 // Returns R(n − 1, m − 1); writes the pair's table when `table` is given.
@@ -159,7 +206,10 @@ T forward_pair(const PairGeometry& g, T gamma, const TileCosts& costs, T* table,
 
 // ---------------------------------------------------------------------------------------------
 // Backward: E(n−1, m−1) = 1 and E(p) = Σ_{s ∈ succ(p)} w_s(p)·E(s), with w_s the normalized
-// soft-argmin weights of successor s over its predecessors (design doc §2, form (c)).
+// soft-argmin weights of successor s over its predecessors (design doc §2, form (c)), computed
+// from the stored table. Tiles and their anti-diagonals run in reverse order; a flow diagonal is
+// indexed by slot r (rows 0..h, row h being the first row of the tile below), a table diagonal
+// by slot r + 1 (rows −1..h − 1).
 
 // A computed cell as its predecessors see it: its E and the weight it gives each predecessor.
 template <typename T>
@@ -167,51 +217,117 @@ struct CellFlow {
   T E, w_diag, w_up, w_left;
 };
 
-// Mirror of ForwardBorders for the reverse sweep: first row below each column, first column
-// right of each row, and per tile row the corner (i0 + h, j0 + w) of its next tile.
+// Mirror of ForwardBorders: first row below each column, first column right of each row, and per
+// tile row the corner (i0 + h, j0 + w) of its next tile.
 template <typename T>
 struct BackwardBorders {
   std::vector<CellFlow<T>> row, col, corner;
   explicit BackwardBorders(const PairGeometry& g) : row(g.m), col(g.n), corner(g.tile_rows()) {}
 };
 
-// emit(i, j, E) receives every cell's expected alignment, row by row from the bottom right.
+template <typename T>
+struct FlowDiagonal {
+  T E[kTile + 1], w_diag[kTile + 1], w_up[kTile + 1], w_left[kTile + 1];
+  void set(int64_t slot, const CellFlow<T>& f) {
+    E[slot] = f.E;
+    w_diag[slot] = f.w_diag;
+    w_up[slot] = f.w_up;
+    w_left[slot] = f.w_left;
+  }
+  CellFlow<T> get(int64_t slot) const { return {E[slot], w_diag[slot], w_up[slot], w_left[slot]}; }
+};
+
+// One anti-diagonal of cells t: E from the successors (diagonal, below, right), zero where the
+// cell is unreachable, then the cell's own weights over its predecessors.
+template <typename T>
+SDTW_CPU_CLONES void backward_diagonal(const T* __restrict r_self, const T* __restrict r_diag,
+                                       const T* __restrict r_up, const T* __restrict r_left,
+                                       const T* __restrict e_diag_succ, const T* __restrict w_diag_succ,
+                                       const T* __restrict e_below, const T* __restrict w_below,
+                                       const T* __restrict e_right, const T* __restrict w_right, T* __restrict e_out,
+                                       T* __restrict w_diag_out, T* __restrict w_up_out, T* __restrict w_left_out,
+                                       int64_t count, T inv_gamma) {
+  for (int64_t t = 0; t < count; ++t) {
+    const T e = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
+    e_out[t] = is_reachable(r_self[t]) ? e : T(0);
+    const PredecessorWeights<T> w = predecessor_weights(r_diag[t], r_up[t], r_left[t], inv_gamma);
+    w_diag_out[t] = w.diag;
+    w_up_out[t] = w.up;
+    w_left_out[t] = w.left;
+  }
+}
+
+// out[r + 1] = R(i0 + r, j0 + k − r) for the tile's cells on diagonal k and the border cells above
+// and left of the tile (virtual border: R(−1, −1) = 0, R(−1, j) = R(i, −1) = +inf).
+template <typename T>
+void gather_table_diagonal(const TileRange& t, const T* table, int64_t table_ld, int64_t k, T* out) {
+  const int64_t r_lo = std::max<int64_t>(-1, k - (t.w - 1)), r_hi = std::min(t.h - 1, k + 1);
+  for (int64_t r = r_lo; r <= r_hi; ++r) {
+    const int64_t i = t.i0 + r, j = t.j0 + k - r;
+    out[r + 1] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>()) : table[i * table_ld + j];
+  }
+}
+
+// emit(i, j, E) receives every cell's expected alignment.
 template <typename T, typename Emit>
 void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_gamma, const T* table,
                    int64_t table_ld, BackwardBorders<T>& borders, const Emit& emit) {
-  auto r_at = [&](int64_t i, int64_t j) -> T {
-    if (i < 0 || j < 0) return (i < 0 && j < 0) ? T(0) : positive_infinity<T>();
-    return table[i * table_ld + j];
-  };
-  CellFlow<T> buf_a[kTile + 1], buf_b[kTile + 1];
-  CellFlow<T>* below = buf_a;  // below[c] = cell (i + 1, j0 + c); below[w] its right neighbour's
-  CellFlow<T>* cur = buf_b;
-  std::copy_n(&borders.row[t.j0], t.w, below);
-  below[t.w] = borders.corner[I];
-  borders.corner[I] = below[0];  // cell (i0 + h, j0): the corner of tile (I, J − 1)
+  const CellFlow<T>* below = &borders.row[t.j0];  // cells (h, c)
+  const CellFlow<T>* right = &borders.col[t.i0];  // cells (r, w)
+  const CellFlow<T> corner = borders.corner[I];   // cell (h, w)
+  borders.corner[I] = below[0];                   // cell (h, 0): the corner of tile (I, J − 1)
 
-  for (int64_t r = t.h - 1; r >= 0; --r) {
-    const int64_t i = t.i0 + r;
-    cur[t.w] = borders.col[i];
-    for (int64_t c = t.w - 1; c >= 0; --c) {
-      const int64_t j = t.j0 + c;
-      CellFlow<T> f{T(0), T(0), T(0), T(0)};
-      if (is_reachable(table[i * table_ld + j])) {
-        f.E = (i == g.n - 1 && j == g.m - 1)
-                  ? T(1)
-                  : below[c + 1].E * below[c + 1].w_diag + below[c].E * below[c].w_up + cur[c + 1].E * cur[c + 1].w_left;
-        const PredecessorWeights<T> w = predecessor_weights(r_at(i - 1, j - 1), r_at(i - 1, j), r_at(i, j - 1), inv_gamma);
-        f.w_diag = w.diag;
-        f.w_up = w.up;
-        f.w_left = w.left;
-      }
-      cur[c] = f;
-      emit(i, j, f.E);
-    }
-    borders.col[i] = cur[0];
-    std::swap(below, cur);
+  // Border cells of a flow diagonal k: (h, k − h) below the tile and (k − w, w) right of it.
+  auto set_border_slots = [&](int64_t k, FlowDiagonal<T>& f) {
+    if (k - t.h >= 0 && k - t.h < t.w) f.set(t.h, below[k - t.h]);
+    if (k - t.h == t.w) f.set(t.h, corner);
+    if (k - t.w >= 0 && k - t.w < t.h) f.set(k - t.w, right[k - t.w]);
+  };
+  FlowDiagonal<T> flows[3];
+  FlowDiagonal<T>* next2 = &flows[0];  // diagonal k + 2
+  FlowDiagonal<T>* next1 = &flows[1];  // diagonal k + 1
+  FlowDiagonal<T>* cur = &flows[2];
+  const int64_t last = t.h + t.w - 2;
+  set_border_slots(last + 2, *next2);
+  set_border_slots(last + 1, *next1);
+
+  T r_buffers[3][kTile + 2];
+  T* r_cur = r_buffers[0];    // table diagonal k
+  T* r_prev = r_buffers[1];   // k − 1
+  T* r_older = r_buffers[2];  // k − 2
+  gather_table_diagonal(t, table, table_ld, last, r_cur);
+  gather_table_diagonal(t, table, table_ld, last - 1, r_prev);
+  gather_table_diagonal(t, table, table_ld, last - 2, r_older);
+  const bool holds_end = t.i0 + t.h == g.n && t.j0 + t.w == g.m;
+
+  CellFlow<T> top[kTile], left[kTile];  // the tile's first row and first column
+  for (int64_t k = last; k >= 0; --k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - t.w + 1), r_hi = std::min(t.h - 1, k);
+    // Cell (r, c = k − r): successors (r+1, c+1) at slot r + 1 of k + 2, (r+1, c) at slot r + 1 and
+    // (r, c+1) at slot r of k + 1; predecessors (r−1, c−1) at slot r of k − 2, (r−1, c) at slot r
+    // and (r, c−1) at slot r + 1 of k − 1; the cell itself at slot r + 1 of k.
+    backward_diagonal(r_cur + r_lo + 1, r_older + r_lo, r_prev + r_lo, r_prev + r_lo + 1, next2->E + r_lo + 1,
+                      next2->w_diag + r_lo + 1, next1->E + r_lo + 1, next1->w_up + r_lo + 1, next1->E + r_lo,
+                      next1->w_left + r_lo, cur->E + r_lo, cur->w_diag + r_lo, cur->w_up + r_lo, cur->w_left + r_lo,
+                      r_hi - r_lo + 1, inv_gamma);
+    if (k == last && holds_end) cur->E[t.h - 1] = is_reachable(r_cur[t.h]) ? T(1) : T(0);  // E(n−1, m−1) = 1
+    set_border_slots(k, *cur);
+    for (int64_t r = r_lo; r <= r_hi; ++r) emit(t.i0 + r, t.j0 + k - r, cur->E[r]);
+    if (r_lo == 0) top[k] = cur->get(0);
+    if (r_hi == k) left[k] = cur->get(k);
+
+    FlowDiagonal<T>* recycled = next2;
+    next2 = next1;
+    next1 = cur;
+    cur = recycled;
+    T* r_recycled = r_cur;
+    r_cur = r_prev;
+    r_prev = r_older;
+    r_older = r_recycled;
+    if (k - 3 >= -2) gather_table_diagonal(t, table, table_ld, k - 3, r_older);
   }
-  std::copy_n(below, t.w, &borders.row[t.j0]);
+  std::copy_n(top, t.w, &borders.row[t.j0]);
+  std::copy_n(left, t.h, &borders.col[t.i0]);
 }
 
 template <typename T, typename Emit>

@@ -58,7 +58,9 @@ def extension():
     # the same bits, so results do not depend on the machine's instruction set. No trapping math
     # (we never read FP exception flags): lets the compiler turn the cell math's selects into
     # vector blends. Neither flag changes any computed value.
-    extra_compile_args = {"cxx": ["-O3", "-ffp-contract=off", "-fno-trapping-math"]}
+    # -fopenmp: at::parallel_for is inlined from torch's headers and only runs in parallel when
+    # the extension itself is compiled with OpenMP (torch's own libgomp serves it at run time).
+    extra_compile_args = {"cxx": ["-O3", "-ffp-contract=off", "-fno-trapping-math", "-fopenmp"]}
     if want_cuda():
         check_arch_list()
         sources += sorted(glob.glob(os.path.join("csrc", "ops", "**", "*.cu"), recursive=True))
@@ -73,6 +75,7 @@ def extension():
         include_dirs=[os.path.join(ROOT, "csrc")],
         define_macros=define_macros,
         extra_compile_args=extra_compile_args,
+        extra_link_args=["-fopenmp"],
     )
 
 

@@ -63,30 +63,48 @@ at::Tensor checked_lengths(const char* op, const char* name, const std::optional
   return out;
 }
 
+// The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
+SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
+                            std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                            const std::optional<at::Tensor>& y_lengths, const at::Device& device) {
+  check_gamma(op, gamma);
+  SoftDTWProblem p;
+  p.batch = batch;
+  p.n = n;
+  p.m = m;
+  p.gamma = gamma;
+  p.band_radius = checked_band_radius(op, bandwidth);
+  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, n, device);
+  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, m, device);
+  return p;
+}
+
+// R (B, N, M) from a forward with keep_table=True, and grad (B,) on its device.
+void check_table_and_grad(const char* op, const at::Tensor& grad, const at::Tensor& R) {
+  TORCH_CHECK(R.dim() == 3 && R.size(1) > 0 && R.size(2) > 0, op,
+              ": expected the forward's DP table R (batch, n, m), got shape ", R.sizes(),
+              " (was the forward run with keep_table=False?)");
+  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == R.size(0), op, ": expected grad of shape (", R.size(0),
+              ",), got ", grad.sizes());
+  TORCH_CHECK(grad.device() == R.device(), op, ": expected grad on ", R.device(), ", got ", grad.device());
+}
+
 }  // namespace
 
 at::ScalarType compute_dtype(at::ScalarType input_dtype) {
   return input_dtype == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-SoftDTWProblem prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                 const std::optional<at::Tensor>& x_lengths,
-                                 const std::optional<at::Tensor>& y_lengths, at::Tensor* D_out) {
+ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                                const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
   const char* op = kFromCostOp;
   TORCH_CHECK(D.dim() == 3, op, ": expected D to be a 3-D tensor (batch, n, m), got ", D.dim(), "-D");
   check_float_tensor(op, "D", D);
   TORCH_CHECK(D.size(1) > 0 && D.size(2) > 0, op, ": expected non-empty sequences, got D of shape ", D.sizes());
-  check_gamma(op, gamma);
-  SoftDTWProblem p;
-  p.batch = D.size(0);
-  p.n = D.size(1);
-  p.m = D.size(2);
-  p.gamma = gamma;
-  p.band_radius = checked_band_radius(op, bandwidth);
-  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, p.batch, p.n, D.device());
-  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, p.batch, p.m, D.device());
-  *D_out = D.to(compute_dtype(D.scalar_type())).contiguous();
-  return p;
+  ForwardInputs in;
+  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, x_lengths, y_lengths, D.device());
+  in.D = D.to(compute_dtype(D.scalar_type())).contiguous();
+  return in;
 }
 
 void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y) {
@@ -107,63 +125,71 @@ void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& 
               y.sizes());
 }
 
-SoftDTWProblem prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma,
-                             std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                             const std::optional<at::Tensor>& y_lengths, at::Tensor* x_out, at::Tensor* y_out) {
+ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
   const char* op = kFusedOp;
   check_sequence_pair(op, x, y);
-  check_gamma(op, gamma);
-  SoftDTWProblem p;
-  p.batch = x.size(0);
-  p.n = x.size(1);
-  p.m = y.size(1);
-  p.gamma = gamma;
-  p.band_radius = checked_band_radius(op, bandwidth);
-  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, p.batch, p.n, x.device());
-  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, p.batch, p.m, x.device());
+  ForwardInputs in;
+  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, x_lengths, y_lengths, x.device());
   const auto dtype = compute_dtype(x.scalar_type());
-  *x_out = x.to(dtype).contiguous();
-  *y_out = y.to(dtype).contiguous();
-  return p;
+  in.x = x.to(dtype).contiguous();
+  in.y = y.to(dtype).contiguous();
+  return in;
 }
 
-at::Tensor new_dp_table(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
-  if (!keep_table) return at::empty({0}, options);
-  if (p.ragged()) return at::full({p.batch, p.n, p.m}, INFINITY, options);
-  return at::empty({p.batch, p.n, p.m}, options);
+ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
+  ForwardOutputs out;
+  out.values = at::empty({p.batch}, options);
+  if (!keep_table) {
+    out.R = at::empty({0}, options);
+  } else if (p.ragged()) {
+    out.R = at::full({p.batch, p.n, p.m}, INFINITY, options);
+  } else {
+    out.R = at::empty({p.batch, p.n, p.m}, options);
+  }
+  out.invalid = at::zeros({p.batch}, options.dtype(at::kBool));
+  return out;
 }
 
-SoftDTWProblem prepare_backward(const char* op, const at::Tensor& grad, const at::Tensor& R, double gamma,
-                                std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                                const std::optional<at::Tensor>& y_lengths, at::Tensor* grad_out) {
-  TORCH_CHECK(R.dim() == 3 && R.size(1) > 0 && R.size(2) > 0, op, ": expected the forward's DP table R (batch, n, m), got shape ",
-              R.sizes(), " (was the forward run with keep_table=False?)");
-  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == R.size(0), op, ": expected grad of shape (", R.size(0),
-              ",), got ", grad.sizes());
-  TORCH_CHECK(grad.device() == R.device(), op, ": expected grad on ", R.device(), ", got ", grad.device());
-  check_gamma(op, gamma);
-  SoftDTWProblem p;
-  p.batch = R.size(0);
-  p.n = R.size(1);
-  p.m = R.size(2);
-  p.gamma = gamma;
-  p.band_radius = checked_band_radius(op, bandwidth);
-  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, p.batch, p.n, R.device());
-  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, p.batch, p.m, R.device());
-  *grad_out = grad.to(R.scalar_type()).contiguous();
-  return p;
+std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardOutputs& out, at::ScalarType input_dtype,
+                                                  const char* what) {
+  // Reading the flags is a host sync on CUDA: skipped while a CUDA graph is captured.
+  if (out.invalid.numel() > 0 && !capturing_cuda_graph(out.invalid.device())) {
+    TORCH_CHECK_VALUE(!out.invalid.any().item<bool>(), op, ": ", what);
+  }
+  return {out.values.to(input_dtype), out.R};
 }
 
-void check_fused_backward_inputs(const SoftDTWProblem& p, const at::Tensor& x, const at::Tensor& y) {
-  TORCH_CHECK(x.dim() == 3 && y.dim() == 3 && x.size(0) == p.batch && x.size(1) == p.n && y.size(0) == p.batch &&
-                  y.size(1) == p.m && x.size(2) == y.size(2),
-              kFusedOp, ": expected x (", p.batch, ", ", p.n, ", d) and y (", p.batch, ", ", p.m,
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& R, double gamma,
+                                          std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                                          const std::optional<at::Tensor>& y_lengths) {
+  check_table_and_grad(kFromCostOp, grad, R);
+  BackwardInputs in;
+  in.problem = make_problem(kFromCostOp, R.size(0), R.size(1), R.size(2), gamma, bandwidth, x_lengths, y_lengths,
+                            R.device());
+  in.R = R.contiguous();
+  in.grad = grad.to(R.scalar_type()).contiguous();
+  return in;
+}
+
+BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                      const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
+                                      const std::optional<at::Tensor>& x_lengths,
+                                      const std::optional<at::Tensor>& y_lengths) {
+  const char* op = kFusedOp;
+  check_table_and_grad(op, grad, R);
+  TORCH_CHECK(x.dim() == 3 && y.dim() == 3 && x.size(0) == R.size(0) && x.size(1) == R.size(1) &&
+                  y.size(0) == R.size(0) && y.size(1) == R.size(2) && x.size(2) == y.size(2),
+              op, ": expected x (", R.size(0), ", ", R.size(1), ", d) and y (", R.size(0), ", ", R.size(2),
               ", d) matching the DP table, got ", x.sizes(), " and ", y.sizes());
-}
-
-void check_no_invalid_values(const char* op, const at::Tensor& invalid_flags, const char* what) {
-  if (invalid_flags.numel() == 0 || capturing_cuda_graph(invalid_flags.device())) return;
-  TORCH_CHECK_VALUE(!invalid_flags.any().item<bool>(), op, ": ", what);
+  BackwardInputs in;
+  in.problem =
+      make_problem(op, R.size(0), R.size(1), R.size(2), gamma, bandwidth, x_lengths, y_lengths, R.device());
+  in.R = R.contiguous();
+  in.grad = grad.to(R.scalar_type()).contiguous();
+  in.x = x.to(R.scalar_type()).contiguous();
+  in.y = y.to(R.scalar_type()).contiguous();
+  return in;
 }
 
 }  // namespace softdtw_torch

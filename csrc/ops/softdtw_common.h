@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <optional>
+#include <tuple>
 
 namespace softdtw_torch {
 
@@ -25,31 +26,49 @@ struct SoftDTWProblem {
 // x (B, N, d) and y (B, M, d): same batch, features, device and dtype; N, M, d >= 1.
 void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y);
 
-// D (B, N, M) → problem; `D_out` receives D contiguous in the compute dtype.
-SoftDTWProblem prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                 const std::optional<at::Tensor>& x_lengths,
-                                 const std::optional<at::Tensor>& y_lengths, at::Tensor* D_out);
+// Validated inputs of a forward op, converted to what the kernels read: D (B, N, M), or x
+// (B, N, d) and y (B, M, d), contiguous in the compute dtype.
+struct ForwardInputs {
+  SoftDTWProblem problem;
+  at::Tensor D, x, y;
+};
 
-// x (B, N, d), y (B, M, d) → problem; x_out / y_out receive contiguous compute-dtype copies.
-SoftDTWProblem prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma,
-                             std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                             const std::optional<at::Tensor>& y_lengths, at::Tensor* x_out, at::Tensor* y_out);
+ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                                const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
 
-// The forward's DP table: (B, N, M) when kept (+inf-filled when ragged, so padding is defined),
-// else an empty tensor: the no-grad path keeps O(B·(N+M)) extra memory only.
-at::Tensor new_dp_table(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table);
+ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
 
-// Backward inputs: the saved table R (B, N, M) fixes the problem's shape; `grad_out` receives the
-// upstream gradient (B,) in R's dtype.
-SoftDTWProblem prepare_backward(const char* op, const at::Tensor& grad, const at::Tensor& R, double gamma,
-                                std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                                const std::optional<at::Tensor>& y_lengths, at::Tensor* grad_out);
+// A forward's outputs: values (B,), the DP table R, and per-pair flags for invalid input values.
+// R is (B, N, M) when kept (+inf-filled when ragged, so padding is defined), else an empty tensor:
+// the no-grad path keeps O(B·(N+M)) extra memory only.
+struct ForwardOutputs {
+  at::Tensor values, R, invalid;
+};
 
-// The fused backward's x and y must match the table R of the problem.
-void check_fused_backward_inputs(const SoftDTWProblem& p, const at::Tensor& x, const at::Tensor& y);
+ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table);
 
-// Raises when any pair's kernel flagged invalid input values; `what` describes them.
-void check_no_invalid_values(const char* op, const at::Tensor& invalid_flags, const char* what);
+// Raises when a pair was flagged (the message says `what` was wrong), else returns (values in
+// the input dtype, R): the forward ops' results.
+std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardOutputs& out, at::ScalarType input_dtype,
+                                                  const char* what);
+
+// Validated inputs of a backward op: the saved table R (B, N, M) fixes the problem's shape; grad
+// is the upstream gradient (B,) in R's dtype, R contiguous; for the fused op also x and y,
+// checked against R and converted to R's dtype.
+struct BackwardInputs {
+  SoftDTWProblem problem;
+  at::Tensor grad, R, x, y;
+};
+
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& R, double gamma,
+                                          std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                                          const std::optional<at::Tensor>& y_lengths);
+
+BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                      const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
+                                      const std::optional<at::Tensor>& x_lengths,
+                                      const std::optional<at::Tensor>& y_lengths);
 
 // Precision the kernels compute in: float16/bfloat16 accumulate in float32.
 at::ScalarType compute_dtype(at::ScalarType input_dtype);

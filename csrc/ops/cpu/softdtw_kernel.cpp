@@ -387,18 +387,17 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in,
                                                          std::optional<int64_t> bandwidth,
                                                          const std::optional<at::Tensor>& x_lengths,
                                                          const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  at::Tensor D;
-  const SoftDTWProblem p = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths, &D);
-  at::Tensor values = at::empty({p.batch}, D.options());
-  at::Tensor R = new_dp_table(p, D.options(), keep_table);
-  at::Tensor invalid = at::zeros({p.batch}, D.options().dtype(at::kBool));
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& D = in.D;
+  const ForwardOutputs out = new_forward_outputs(p, D.options(), keep_table);
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   AT_DISPATCH_FLOATING_TYPES(D.scalar_type(), "soft_dtw_from_cost_forward_cpu", [&] {
     const scalar_t* d_all = D.data_ptr<scalar_t>();
-    scalar_t* r_all = keep_table ? R.data_ptr<scalar_t>() : nullptr;
-    scalar_t* v = values.data_ptr<scalar_t>();
-    bool* bad = invalid.data_ptr<bool>();
+    scalar_t* r_all = keep_table ? out.R.data_ptr<scalar_t>() : nullptr;
+    scalar_t* v = out.values.data_ptr<scalar_t>();
+    bool* bad = out.invalid.data_ptr<bool>();
     const int64_t pair_stride = p.n * p.m;
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const scalar_t* d_pair = d_all + b * pair_stride;
@@ -410,17 +409,16 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in,
                                     r_all ? r_all + b * pair_stride : nullptr, p.m, parallel, &bad[b]);
     });
   });
-  check_no_invalid_values(kFromCostOp, invalid, kInvalidCostMessage);
-  return {values.to(D_in.scalar_type()), R};
+  return finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
 }
 
 at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& R_in, double gamma,
                                   std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
                                   const std::optional<at::Tensor>& y_lengths) {
-  at::Tensor grad;
-  const SoftDTWProblem p =
-      prepare_backward(kFromCostOp, grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths, &grad);
-  const at::Tensor R = R_in.contiguous();
+  const BackwardInputs in = prepare_from_cost_backward(grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& R = in.R;
+  const at::Tensor& grad = in.grad;
   at::Tensor grad_D = p.ragged() ? at::zeros_like(R) : at::empty_like(R);
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
@@ -443,20 +441,20 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
                                                      std::optional<int64_t> bandwidth,
                                                      const std::optional<at::Tensor>& x_lengths,
                                                      const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  at::Tensor x, y;
-  const SoftDTWProblem p = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths, &x, &y);
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
   const int64_t d = x.size(2);
-  at::Tensor values = at::empty({p.batch}, x.options());
-  at::Tensor R = new_dp_table(p, x.options(), keep_table);
-  at::Tensor invalid = at::zeros({p.batch}, x.options().dtype(at::kBool));
+  const ForwardOutputs out = new_forward_outputs(p, x.options(), keep_table);
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_forward_cpu", [&] {
     const scalar_t* x_all = x.data_ptr<scalar_t>();
     const scalar_t* y_all = y.data_ptr<scalar_t>();
-    scalar_t* r_all = keep_table ? R.data_ptr<scalar_t>() : nullptr;
-    scalar_t* v = values.data_ptr<scalar_t>();
-    bool* bad = invalid.data_ptr<bool>();
+    scalar_t* r_all = keep_table ? out.R.data_ptr<scalar_t>() : nullptr;
+    scalar_t* v = out.values.data_ptr<scalar_t>();
+    bool* bad = out.invalid.data_ptr<bool>();
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const PairGeometry g = pair_geometry(p, xl, yl, b);
       const SquaredEuclideanTile<scalar_t> costs{x_all + b * p.n * d, y_all + b * p.m * d, d};
@@ -468,8 +466,7 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
                                     r_all ? r_all + b * p.n * p.m : nullptr, p.m, parallel, &bad[b]);
     });
   });
-  check_no_invalid_values(kFusedOp, invalid, kInvalidSequenceMessage);
-  return {values.to(x_in.scalar_type()), R};
+  return finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
@@ -477,12 +474,12 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
                                                       std::optional<int64_t> bandwidth,
                                                       const std::optional<at::Tensor>& x_lengths,
                                                       const std::optional<at::Tensor>& y_lengths) {
-  at::Tensor grad;
-  const SoftDTWProblem p = prepare_backward(kFusedOp, grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths, &grad);
-  check_fused_backward_inputs(p, x_in, y_in);
-  const at::Tensor R = R_in.contiguous();
-  const at::Tensor x = x_in.to(R.scalar_type()).contiguous();
-  const at::Tensor y = y_in.to(R.scalar_type()).contiguous();
+  const BackwardInputs in = prepare_fused_backward(grad_in, x_in, y_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& R = in.R;
+  const at::Tensor& grad = in.grad;
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
   const int64_t d = x.size(2);
   at::Tensor grad_x = at::zeros_like(x);
   at::Tensor grad_y = at::zeros_like(y);

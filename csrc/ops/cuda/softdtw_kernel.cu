@@ -240,32 +240,30 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cuda(const at::Tensor& D_in
                                                           const std::optional<at::Tensor>& x_lengths,
                                                           const std::optional<at::Tensor>& y_lengths, bool keep_table) {
   const c10::cuda::CUDAGuard guard(D_in.device());
-  at::Tensor D;
-  const SoftDTWProblem p = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths, &D);
-  at::Tensor values = at::empty({p.batch}, D.options());
-  at::Tensor R = new_dp_table(p, D.options(), keep_table);
-  at::Tensor invalid = at::zeros({p.batch}, D.options().dtype(at::kBool));
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& D = in.D;
+  const ForwardOutputs out = new_forward_outputs(p, D.options(), keep_table);
   if (p.batch > 0) {
     at::Tensor ring = new_ring(p, D.options());
     AT_DISPATCH_FLOATING_TYPES(D.scalar_type(), "soft_dtw_from_cost_forward_cuda", [&] {
       from_cost_forward_kernel<scalar_t><<<p.batch, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
           pair_args(p), static_cast<scalar_t>(gamma), D.data_ptr<scalar_t>(), ring.data_ptr<scalar_t>(),
-          keep_table ? R.data_ptr<scalar_t>() : nullptr, values.data_ptr<scalar_t>(), invalid.data_ptr<bool>());
+          keep_table ? out.R.data_ptr<scalar_t>() : nullptr, out.values.data_ptr<scalar_t>(), out.invalid.data_ptr<bool>());
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   }
-  check_no_invalid_values(kFromCostOp, invalid, kInvalidCostMessage);
-  return {values.to(D_in.scalar_type()), R};
+  return finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
 }
 
 at::Tensor from_cost_backward_cuda(const at::Tensor& grad_in, const at::Tensor& R_in, double gamma,
                                    std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
                                    const std::optional<at::Tensor>& y_lengths) {
   const c10::cuda::CUDAGuard guard(R_in.device());
-  at::Tensor grad;
-  const SoftDTWProblem p =
-      prepare_backward(kFromCostOp, grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths, &grad);
-  const at::Tensor R = R_in.contiguous();
+  const BackwardInputs in = prepare_from_cost_backward(grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& R = in.R;
+  const at::Tensor& grad = in.grad;
   at::Tensor grad_D = p.ragged() ? at::zeros_like(R) : at::empty_like(R);
   if (p.batch > 0) {
     at::Tensor ring = new_ring(p, R.options());
@@ -284,23 +282,22 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cuda(const at::Tensor& x_in, co
                                                       const std::optional<at::Tensor>& x_lengths,
                                                       const std::optional<at::Tensor>& y_lengths, bool keep_table) {
   const c10::cuda::CUDAGuard guard(x_in.device());
-  at::Tensor x, y;
-  const SoftDTWProblem p = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths, &x, &y);
-  at::Tensor values = at::empty({p.batch}, x.options());
-  at::Tensor R = new_dp_table(p, x.options(), keep_table);
-  at::Tensor invalid = at::zeros({p.batch}, x.options().dtype(at::kBool));
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
+  const ForwardOutputs out = new_forward_outputs(p, x.options(), keep_table);
   if (p.batch > 0) {
     at::Tensor ring = new_ring(p, x.options());
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_forward_cuda", [&] {
       fused_forward_kernel<scalar_t><<<p.batch, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
           pair_args(p), static_cast<scalar_t>(gamma), x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), x.size(2),
-          ring.data_ptr<scalar_t>(), keep_table ? R.data_ptr<scalar_t>() : nullptr, values.data_ptr<scalar_t>(),
-          invalid.data_ptr<bool>());
+          ring.data_ptr<scalar_t>(), keep_table ? out.R.data_ptr<scalar_t>() : nullptr, out.values.data_ptr<scalar_t>(),
+          out.invalid.data_ptr<bool>());
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   }
-  check_no_invalid_values(kFusedOp, invalid, kInvalidSequenceMessage);
-  return {values.to(x_in.scalar_type()), R};
+  return finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cuda(const at::Tensor& grad_in, const at::Tensor& x_in,
@@ -309,12 +306,12 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cuda(const at::Tensor& grad_in
                                                        const std::optional<at::Tensor>& x_lengths,
                                                        const std::optional<at::Tensor>& y_lengths) {
   const c10::cuda::CUDAGuard guard(R_in.device());
-  at::Tensor grad;
-  const SoftDTWProblem p = prepare_backward(kFusedOp, grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths, &grad);
-  check_fused_backward_inputs(p, x_in, y_in);
-  const at::Tensor R = R_in.contiguous();
-  const at::Tensor x = x_in.to(R.scalar_type()).contiguous();
-  const at::Tensor y = y_in.to(R.scalar_type()).contiguous();
+  const BackwardInputs in = prepare_fused_backward(grad_in, x_in, y_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& R = in.R;
+  const at::Tensor& grad = in.grad;
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
   at::Tensor grad_x = at::zeros_like(x);
   at::Tensor grad_y = at::zeros_like(y);
   if (p.batch > 0) {

@@ -47,7 +47,7 @@ def test_same_bits_in_a_process_with_one_thread(tmp_path):
         import torch
         torch.set_num_threads(1)
         import softdtw_torch as st
-        d = torch.load({str(tmp_path / 'in.pt')!r})
+        d = torch.load({str(tmp_path / 'in.pt')!r}, weights_only=True)
         x = d["x"].clone().requires_grad_(True)
         v = st.soft_dtw(x, d["y"], gamma=0.05)
         v.sum().backward()
@@ -55,7 +55,7 @@ def test_same_bits_in_a_process_with_one_thread(tmp_path):
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    single = torch.load(tmp_path / "out.pt")
+    single = torch.load(tmp_path / "out.pt", weights_only=True)
     xr = x.clone().requires_grad_(True)
     v = st.soft_dtw(xr, y, gamma=0.05)
     v.sum().backward()

@@ -49,7 +49,7 @@ def test_torchscript_save_load_in_fresh_process(tmp_path):
         f"""
         import torch, softdtw_torch
         model = torch.jit.load({str(path)!r})
-        inputs = torch.load({str(tmp_path / 'inputs.pt')!r})
+        inputs = torch.load({str(tmp_path / 'inputs.pt')!r}, weights_only=True)
         x = inputs["x"].clone().requires_grad_(True)
         out = model(x, inputs["y"])
         out.backward()
@@ -57,7 +57,7 @@ def test_torchscript_save_load_in_fresh_process(tmp_path):
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    loaded = torch.load(tmp_path / "out.pt")
+    loaded = torch.load(tmp_path / "out.pt", weights_only=True)
     assert torch.equal(loaded["value"], eager_value)
     assert torch.equal(loaded["grad"], eager_grad)
 

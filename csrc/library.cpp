@@ -12,12 +12,20 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def(
       "soft_dtw_fused(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
       "Tensor? y_lengths=None) -> Tensor");
-  // Squared-Euclidean SoftDTW or divergence, fused or unfused (fused=None: the documented rule).
+  // SoftDTW or divergence of x and y under a named cost ("sqeuclidean", "l1", "cosine"); the
+  // squared Euclidean cost runs fused or unfused (fused=None: the documented rule).
   m.def(
       "soft_dtw(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, bool normalize=False, "
-      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None) -> Tensor");
-  // Pairwise squared Euclidean costs ||x_i - y_j||^2 (B, N, M), the unfused mode's cost.
-  m.def("sqeuclidean_cost(Tensor x, Tensor y) -> Tensor");
+      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> Tensor");
+  // Pairwise cost tensor (B, N, M) of a named cost: the unfused mode's input to soft_dtw_from_cost.
+  m.def("pairwise_cost(Tensor x, Tensor y, str cost=\"sqeuclidean\") -> Tensor");
+  // Values (B,) and expected alignments E = d value / d D (B, N, M); E is not differentiable.
+  m.def(
+      "soft_dtw_alignment_from_cost(Tensor D, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
+      "Tensor? y_lengths=None) -> (Tensor, Tensor)");
+  m.def(
+      "soft_dtw_alignment(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
+      "Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> (Tensor, Tensor)");
 
   // Forward / backward pairs used by the autograd kernels. The forward returns the values and,
   // when keep_table, the DP table R (B, N, M) the backward needs (else an empty tensor).

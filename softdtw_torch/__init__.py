@@ -4,8 +4,24 @@ Every operator is registered with the dispatcher as ``torch.ops.softdtw_torch.*`
 eager mode, under autograd, in TorchScript, with ``torch.compile`` and from C++.
 """
 from . import _ops  # noqa: F401  (loads the compiled operators and registers their fake kernels)
-from .functional import soft_dtw, soft_dtw_from_cost
+from .functional import (
+    cdist_soft_dtw,
+    pairwise_cost,
+    soft_dtw,
+    soft_dtw_alignment,
+    soft_dtw_alignment_from_cost,
+    soft_dtw_from_cost,
+)
 from .nn import SoftDTW
 
 __version__ = "0.1.0"
-__all__ = ["soft_dtw", "soft_dtw_from_cost", "SoftDTW", "__version__"]
+__all__ = [
+    "soft_dtw",
+    "soft_dtw_from_cost",
+    "soft_dtw_alignment",
+    "soft_dtw_alignment_from_cost",
+    "pairwise_cost",
+    "cdist_soft_dtw",
+    "SoftDTW",
+    "__version__",
+]

@@ -19,7 +19,7 @@ Conventions (all functions):
   ``+inf`` and a zero gradient), while NaN or ``-inf`` in ``D``, and NaN or ±inf in ``x``/``y`` for
   the fused mode, raise ``ValueError``.
 """
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -36,8 +36,10 @@ def soft_dtw(
     fused: Optional[bool] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
+    cost: str = "sqeuclidean",
 ) -> Tensor:
-    """Soft-DTW with squared Euclidean cost ``||x_i − y_j||²`` between ``x`` (B, N, d) and ``y`` (B, M, d).
+    """Soft-DTW between ``x`` (B, N, d) and ``y`` (B, M, d) under a named cost (default squared
+    Euclidean ``||x_i − y_j||²``).
 
     Returns (B,) values, differentiable w.r.t. ``x`` and ``y``.
 
@@ -47,9 +49,14 @@ def soft_dtw(
             correct for N != M (and with lengths: each self-term uses that sequence's own length).
         fused: ``True`` computes the costs inside the kernel and never builds a (B, N, M) tensor in
             forward or backward; ``False`` builds the cost tensor with a batched matrix product
-            (``sqeuclidean_cost``) and runs ``soft_dtw_from_cost`` on it; ``None`` (default) picks
+            (``pairwise_cost``) and runs ``soft_dtw_from_cost`` on it; ``None`` (default) picks
             fused when d <= 128 and unfused beyond, where the matrix product is cheaper than O(d)
             work per cell.
+        cost: ``"sqeuclidean"`` (default), ``"l1"`` (Σ_k |x_ik − y_jk|) or ``"cosine"``
+            (1 − cos(x_i, y_j), a zero vector counting as norm 1e-8); the last two run unfused
+            (``pairwise_cost`` then ``soft_dtw_from_cost``), and ``fused=True`` with them is an
+            error. The divergence is ≥ 0 for the squared Euclidean cost; other costs keep
+            D(x, x) = 0 but not necessarily the sign.
 
     Works on CPU and CUDA, in TorchScript, under ``torch.compile`` and from C++
     (``torch.ops.softdtw_torch.soft_dtw``). SoftDTW values may be negative and sdtw(x, x) != 0:
@@ -64,7 +71,7 @@ def soft_dtw(
             "soft_dtw: expected x and y both 2-D (one pair: (n, features), (m, features)) or both 3-D "
             "(a batch), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
         )
-    values = torch.ops.softdtw_torch.soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths)
+    values = torch.ops.softdtw_torch.soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost)
     return values.squeeze(0) if unbatched else values
 
 
@@ -85,3 +92,132 @@ def soft_dtw_from_cost(
         D = D.unsqueeze(0)
     values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     return values.squeeze(0) if unbatched else values
+
+
+def pairwise_cost(x: Tensor, y: Tensor, cost: str = "sqeuclidean") -> Tensor:
+    """The (B, N, M) cost tensor of ``x`` (B, N, d) and ``y`` (B, M, d) for a named cost
+    (``"sqeuclidean"``, ``"l1"``, ``"cosine"``, see ``soft_dtw``), differentiable through autograd."""
+    return torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
+
+
+def soft_dtw_alignment(
+    x: Tensor,
+    y: Tensor,
+    gamma: float = 1.0,
+    bandwidth: Optional[int] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+    cost: str = "sqeuclidean",
+) -> Tuple[Tensor, Tensor]:
+    """Values (B,) and expected alignment matrices E (B, N, M) of ``x`` (B, N, d) and ``y`` (B, M, d).
+
+    E[b, i, j] = Σ_A p_γ(A)·A_ij is the probability that the soft alignment matches x_i with y_j;
+    it equals ∂value/∂D, lies in [0, 1], has E[0, 0] = E[N−1, M−1] = 1, and tends to the hard
+    DTW path as γ → 0. Padding (ragged batches) and cells outside the band are 0. E is returned
+    detached (no double backward). Unbatched inputs give a 0-dim value and an (N, M) matrix.
+    """
+    unbatched = x.dim() == 2 and y.dim() == 2
+    if unbatched:
+        x = x.unsqueeze(0)
+        y = y.unsqueeze(0)
+    values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost)
+    if unbatched:
+        return values.squeeze(0), E.squeeze(0)
+    return values, E
+
+
+def soft_dtw_alignment_from_cost(
+    D: Tensor,
+    gamma: float = 1.0,
+    bandwidth: Optional[int] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+) -> Tuple[Tensor, Tensor]:
+    """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M))."""
+    unbatched = D.dim() == 2
+    if unbatched:
+        D = D.unsqueeze(0)
+    values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+    if unbatched:
+        return values.squeeze(0), E.squeeze(0)
+    return values, E
+
+
+def _pairs_in_chunks(
+    a: Tensor,
+    b: Tensor,
+    ia: Tensor,
+    ib: Tensor,
+    a_lengths: Optional[Tensor],
+    b_lengths: Optional[Tensor],
+    gamma: float,
+    bandwidth: Optional[int],
+    fused: Optional[bool],
+    cost: str,
+    chunk_size: int,
+) -> Tensor:
+    """soft_dtw(a[ia[k]], b[ib[k]]) for every k, ``chunk_size`` pairs per batched call."""
+    parts = [a.new_empty((0,))]
+    for start in range(0, ia.numel(), chunk_size):
+        i = ia[start : start + chunk_size]
+        j = ib[start : start + chunk_size]
+        li = a_lengths[i.to(a_lengths.device)] if a_lengths is not None else None
+        lj = b_lengths[j.to(b_lengths.device)] if b_lengths is not None else None
+        parts.append(soft_dtw(a[i], b[j], gamma, bandwidth, False, fused, li, lj, cost))
+    return torch.cat(parts)
+
+
+def cdist_soft_dtw(
+    X: Tensor,
+    Y: Optional[Tensor] = None,
+    gamma: float = 1.0,
+    normalize: bool = False,
+    bandwidth: Optional[int] = None,
+    cost: str = "sqeuclidean",
+    fused: Optional[bool] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+    chunk_size: int = 1024,
+) -> Tensor:
+    """All-pairs soft-DTW matrix (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d).
+
+    ``Y=None`` compares ``X`` with itself: the matrix is symmetric and each unordered pair is
+    computed once (the diagonal too, or not at all for the divergence, where it is exactly 0).
+    ``normalize=True`` gives the soft-DTW divergence, each self term sdtw(x_i, x_i) being computed
+    once per series rather than once per pair (tslearn's ``cdist_soft_dtw_normalized``).
+    Pairs are processed ``chunk_size`` at a time, so memory stays bounded: each chunk gathers its
+    own pairs' series, and no (A·B', N, d) copy of the inputs is ever built. Differentiable w.r.t.
+    ``X`` and ``Y`` (the gathers' backward accumulates deterministically, with index_put).
+    ``x_lengths`` (A,) / ``y_lengths`` (B',) give ragged datasets.
+    """
+    if X.dim() != 3 or (Y is not None and Y.dim() != 3):
+        raise ValueError("cdist_soft_dtw: expected X (A, N, d) and Y (B, M, d) as 3-D tensors")
+    if chunk_size < 1:
+        raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
+    symmetric = Y is None
+    if Y is None:
+        Y = X
+        y_lengths = x_lengths
+    n_x, n_y = X.shape[0], Y.shape[0]
+    if symmetric:
+        pairs = torch.triu_indices(n_x, n_x, offset=1 if normalize else 0, device=X.device)
+        rows, cols = pairs[0], pairs[1]
+    else:
+        rows = torch.arange(n_x, device=X.device).repeat_interleave(n_y)
+        cols = torch.arange(n_y, device=X.device).repeat(n_x)
+
+    values = _pairs_in_chunks(X, Y, rows, cols, x_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size)
+    if normalize:
+        idx_x = torch.arange(n_x, device=X.device)
+        self_x = _pairs_in_chunks(X, X, idx_x, idx_x, x_lengths, x_lengths, gamma, bandwidth, fused, cost, chunk_size)
+        if symmetric:
+            self_y = self_x
+        else:
+            idx_y = torch.arange(n_y, device=X.device)
+            self_y = _pairs_in_chunks(Y, Y, idx_y, idx_y, y_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size)
+        values = values - 0.5 * self_x[rows] - 0.5 * self_y[cols]
+    out = values.new_zeros((n_x, n_y))
+    out = out.index_put((rows, cols), values)
+    if symmetric:
+        out = out.index_put((cols, rows), values)
+    return out

@@ -18,6 +18,7 @@ class SoftDTW(nn.Module):
         fused: ``None`` picks by feature count; see ``softdtw_torch.soft_dtw``.
         reduction: ``'mean'`` (default, as torch's losses), ``'sum'`` or ``'none'`` for the (B,)
             per-pair values.
+        cost: ``"sqeuclidean"`` (default), ``"l1"`` or ``"cosine"``; see ``softdtw_torch.soft_dtw``.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The module is
     scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
@@ -33,6 +34,7 @@ class SoftDTW(nn.Module):
         normalize: bool = False,
         fused: Optional[bool] = None,
         reduction: str = "mean",
+        cost: str = "sqeuclidean",
     ) -> None:
         super().__init__()
         if reduction not in _REDUCTIONS:
@@ -46,11 +48,14 @@ class SoftDTW(nn.Module):
         self.normalize = normalize
         self.fused = fused
         self.reduction = reduction
+        self.cost = cost
 
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
-        values = soft_dtw(x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths)
+        values = soft_dtw(
+            x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost
+        )
         if self.reduction == "mean":
             return values.mean()
         if self.reduction == "sum":
@@ -60,5 +65,5 @@ class SoftDTW(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
-            f"reduction={self.reduction!r}"
+            f"reduction={self.reduction!r}, cost={self.cost!r}"
         )

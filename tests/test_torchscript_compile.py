@@ -120,7 +120,7 @@ def test_opcheck_public_ops(requires_grad):
     torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw_from_cost.default, (D, 0.5, 2, lengths, None))
     torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw_fused.default, (x, y, 0.5, None, None, lengths[:2] - 1))
     torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw.default, (x, y, 0.5, 1, True, None, lengths, None))
-    torch.library.opcheck(torch.ops.softdtw_torch.sqeuclidean_cost.default, (x, y))
+    torch.library.opcheck(torch.ops.softdtw_torch.pairwise_cost.default, (x, y, "sqeuclidean"))
 
 
 def test_opcheck_forward_and_backward_ops():

@@ -58,3 +58,14 @@ def test_alignment_matches_tslearn_numpy_backend():
     ours.backward()
     assert ours.item() == pytest.approx(value, rel=1e-12)
     np.testing.assert_allclose(Dr.grad[0].numpy(), E_theirs, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_cdist_matches_tslearn(normalize):
+    X, _ = ref.random_pairs(5, 14, 14, 2, seed=5)
+    Y, _ = ref.random_pairs(4, 11, 11, 2, seed=6)
+    theirs_fn = tslearn_metrics.cdist_soft_dtw_normalized if normalize else tslearn_metrics.cdist_soft_dtw
+    ours = st.cdist_soft_dtw(X, Y, gamma=0.7, normalize=normalize)
+    np.testing.assert_allclose(ours.numpy(), theirs_fn(X.numpy(), Y.numpy(), gamma=0.7), rtol=1e-10, atol=1e-10)
+    ours_sym = st.cdist_soft_dtw(X, gamma=0.7, normalize=normalize)
+    np.testing.assert_allclose(ours_sym.numpy(), theirs_fn(X.numpy(), gamma=0.7), rtol=1e-10, atol=1e-10)

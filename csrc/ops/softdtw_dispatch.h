@@ -33,10 +33,10 @@ inline at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, doubl
   return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths);
 }
 
-inline at::Tensor sqeuclidean_cost(const at::Tensor& x, const at::Tensor& y) {
-  static auto op = op_handle("softdtw_torch::sqeuclidean_cost")
-                       .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
-  return op.call(x, y);
+inline at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view cost) {
+  static auto op = op_handle("softdtw_torch::pairwise_cost")
+                       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view)>();
+  return op.call(x, y, cost);
 }
 
 inline std::tuple<at::Tensor, at::Tensor> from_cost_forward(const at::Tensor& D, double gamma,

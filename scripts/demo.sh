@@ -3,4 +3,4 @@
 # (SoftDTW loss vs MSE), on the GPU when there is one, else the CPU. Writes its plot to out/.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
-python examples/demo.py --out out "$@"
+python examples/train_softdtw_loss.py --out out "$@"

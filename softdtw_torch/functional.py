@@ -5,7 +5,11 @@ Conventions (all functions):
 - Batched inputs are 3-D: ``x`` (B, N, d), ``y`` (B, M, d), or a cost tensor ``D`` (B, N, M);
   the result has shape (B,). A single pair may be given unbatched (``x`` (N, d) and ``y`` (M, d),
   or ``D`` (N, M)); the result is then a 0-dim tensor, as torch's layers do for unbatched input.
-- ``gamma > 0`` is the smoothing; ``bandwidth`` is the Sakoe–Chiba radius (``None``: no band). For
+- ``gamma > 0`` is the smoothing: a float, or a tensor (0-dim, or (B,) for one gamma per pair)
+  that may require grad; ∂sdtw/∂γ = (sdtw − ⟨E, D⟩)/γ then flows to it (design doc §3). A tensor
+  gamma uses the homogeneity sdtw_γ(D) = γ·sdtw_1(D/γ): the kernels run with γ = 1 on D/γ (for
+  the squared Euclidean cost, on x/√γ and y/√γ, so the fused mode stays available), and autograd
+  gives the γ-gradient, with no (B, N, M) tensor for it. ``bandwidth`` is the Sakoe–Chiba radius (``None``: no band). For
   N != M the band is widened by |N − M| (tslearn's ``sakoe_chiba_mask``), so the end is always
   reachable.
 - ``x_lengths`` / ``y_lengths``: optional (B,) integer tensors for ragged batches; pair b uses
@@ -19,7 +23,7 @@ Conventions (all functions):
   ``+inf`` and a zero gradient), while NaN or ``-inf`` in ``D``, and NaN or ±inf in ``x``/``y`` for
   the fused mode, raise ``ValueError``.
 """
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -27,10 +31,27 @@ from torch import Tensor
 from . import _ops  # noqa: F401  (registers the operators)
 
 
+def _checked_gamma(op: str, gamma: Tensor, batch: int) -> Tensor:
+    """A tensor gamma as a (1,) or (batch,) scaling tensor, checked positive and finite (in eager
+    mode and TorchScript; reading the values would break a torch.compile graph)."""
+    scale = gamma.reshape(-1)
+    if scale.numel() != 1 and scale.numel() != batch:
+        raise ValueError(
+            op + ": expected gamma to be a float, a 0-dim tensor or a (batch,) tensor with batch = "
+            + str(batch) + ", got shape " + str(list(gamma.shape))
+        )
+    check = True
+    if not torch.jit.is_scripting():
+        check = not torch.compiler.is_compiling()
+    if check and not bool((torch.isfinite(scale) & (scale > 0)).all()):
+        raise ValueError(op + ": gamma must be positive and finite")
+    return scale
+
+
 def soft_dtw(
     x: Tensor,
     y: Tensor,
-    gamma: float = 1.0,
+    gamma: Union[float, Tensor] = 1.0,
     bandwidth: Optional[int] = None,
     normalize: bool = False,
     fused: Optional[bool] = None,
@@ -71,13 +92,45 @@ def soft_dtw(
             "soft_dtw: expected x and y both 2-D (one pair: (n, features), (m, features)) or both 3-D "
             "(a batch), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
         )
-    values = torch.ops.softdtw_torch.soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost)
+    if isinstance(gamma, Tensor):
+        scale = _checked_gamma("soft_dtw", gamma, x.shape[0])
+        if cost == "sqeuclidean":  # ||x/√γ − y/√γ||² = ||x − y||²/γ: the fused kernel still applies
+            root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
+            values = torch.ops.softdtw_torch.soft_dtw(
+                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost
+            )
+        else:
+            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, normalize, x_lengths, y_lengths, cost)
+        values = values * scale.to(values.dtype)
+    else:
+        values = torch.ops.softdtw_torch.soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost)
     return values.squeeze(0) if unbatched else values
+
+
+def _divergence_or_value_from_cost(
+    x: Tensor,
+    y: Tensor,
+    scale: Tensor,
+    bandwidth: Optional[int],
+    normalize: bool,
+    x_lengths: Optional[Tensor],
+    y_lengths: Optional[Tensor],
+    cost: str,
+) -> Tensor:
+    """sdtw_1(D/γ) (or its divergence) for a named cost, γ a (1,) or (B,) tensor."""
+    s = scale.to(x.dtype).reshape(-1, 1, 1)
+    ops = torch.ops.softdtw_torch
+    value = ops.soft_dtw_from_cost(ops.pairwise_cost(x, y, cost) / s, 1.0, bandwidth, x_lengths, y_lengths)
+    if normalize:
+        xx = ops.soft_dtw_from_cost(ops.pairwise_cost(x, x, cost) / s, 1.0, bandwidth, x_lengths, x_lengths)
+        yy = ops.soft_dtw_from_cost(ops.pairwise_cost(y, y, cost) / s, 1.0, bandwidth, y_lengths, y_lengths)
+        value = value - 0.5 * xx - 0.5 * yy
+    return value
 
 
 def soft_dtw_from_cost(
     D: Tensor,
-    gamma: float = 1.0,
+    gamma: Union[float, Tensor] = 1.0,
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
@@ -90,7 +143,13 @@ def soft_dtw_from_cost(
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
-    values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+    if isinstance(gamma, Tensor):
+        scale = _checked_gamma("soft_dtw_from_cost", gamma, D.shape[0])
+        s = scale.to(D.dtype).reshape(-1, 1, 1)
+        values = torch.ops.softdtw_torch.soft_dtw_from_cost(D / s, 1.0, bandwidth, x_lengths, y_lengths)
+        values = values * scale.to(values.dtype)
+    else:
+        values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     return values.squeeze(0) if unbatched else values
 
 
@@ -103,7 +162,7 @@ def pairwise_cost(x: Tensor, y: Tensor, cost: str = "sqeuclidean") -> Tensor:
 def soft_dtw_alignment(
     x: Tensor,
     y: Tensor,
-    gamma: float = 1.0,
+    gamma: Union[float, Tensor] = 1.0,
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
@@ -120,7 +179,13 @@ def soft_dtw_alignment(
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
-    values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost)
+    if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
+        scale = _checked_gamma("soft_dtw_alignment", gamma, x.shape[0]).detach()
+        D = torch.ops.softdtw_torch.pairwise_cost(x.detach(), y.detach(), cost) / scale.to(x.dtype).reshape(-1, 1, 1)
+        values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, 1.0, bandwidth, x_lengths, y_lengths)
+        values = values * scale.to(values.dtype)
+    else:
+        values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost)
     if unbatched:
         return values.squeeze(0), E.squeeze(0)
     return values, E
@@ -128,7 +193,7 @@ def soft_dtw_alignment(
 
 def soft_dtw_alignment_from_cost(
     D: Tensor,
-    gamma: float = 1.0,
+    gamma: Union[float, Tensor] = 1.0,
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
@@ -137,7 +202,14 @@ def soft_dtw_alignment_from_cost(
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
-    values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+    if isinstance(gamma, Tensor):
+        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0]).detach()
+        values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
+            D.detach() / scale.to(D.dtype).reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths
+        )
+        values = values * scale.to(values.dtype)
+    else:
+        values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     if unbatched:
         return values.squeeze(0), E.squeeze(0)
     return values, E
@@ -150,7 +222,7 @@ def _pairs_in_chunks(
     ib: Tensor,
     a_lengths: Optional[Tensor],
     b_lengths: Optional[Tensor],
-    gamma: float,
+    gamma: Union[float, Tensor],
     bandwidth: Optional[int],
     fused: Optional[bool],
     cost: str,
@@ -170,7 +242,7 @@ def _pairs_in_chunks(
 def cdist_soft_dtw(
     X: Tensor,
     Y: Optional[Tensor] = None,
-    gamma: float = 1.0,
+    gamma: Union[float, Tensor] = 1.0,
     normalize: bool = False,
     bandwidth: Optional[int] = None,
     cost: str = "sqeuclidean",

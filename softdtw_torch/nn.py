@@ -1,6 +1,7 @@
 """``nn.Module`` wrappers: they only store hyper-parameters and call the functional API."""
-from typing import Optional
+from typing import Optional, Union
 
+import torch
 from torch import Tensor, nn
 
 from .functional import soft_dtw
@@ -12,7 +13,8 @@ class SoftDTW(nn.Module):
     """Soft-DTW loss between batches ``x`` (B, N, d) and ``y`` (B, M, d) (squared Euclidean cost).
 
     Args:
-        gamma: smoothing (> 0); smaller is closer to DTW.
+        gamma: smoothing (> 0); smaller is closer to DTW. A tensor works too, and an
+            ``nn.Parameter`` is learned with the model (∂loss/∂γ is exact).
         bandwidth: Sakoe–Chiba radius, ``None`` for no band (see ``softdtw_torch.soft_dtw``).
         normalize: use the soft-DTW divergence (≥ 0, 0 at x = y) instead of the raw value.
         fused: ``None`` picks by feature count; see ``softdtw_torch.soft_dtw``.
@@ -29,7 +31,7 @@ class SoftDTW(nn.Module):
 
     def __init__(
         self,
-        gamma: float = 1.0,
+        gamma: Union[float, Tensor] = 1.0,
         bandwidth: Optional[int] = None,
         normalize: bool = False,
         fused: Optional[bool] = None,
@@ -39,11 +41,15 @@ class SoftDTW(nn.Module):
         super().__init__()
         if reduction not in _REDUCTIONS:
             raise ValueError(f"SoftDTW: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-        if not gamma > 0 or gamma == float("inf"):
+        if isinstance(gamma, Tensor):
+            if not bool((torch.isfinite(gamma) & (gamma > 0)).all()):
+                raise ValueError("SoftDTW: gamma must be positive and finite")
+        elif not gamma > 0 or gamma == float("inf"):
             raise ValueError(f"SoftDTW: gamma must be a positive finite number, got {gamma}")
         if bandwidth is not None and bandwidth < 0:
             raise ValueError(f"SoftDTW: bandwidth must be >= 0 or None, got {bandwidth}")
-        self.gamma = float(gamma)
+        # A float, or a tensor: an nn.Parameter makes gamma learnable (registered as a parameter).
+        self.gamma = gamma if isinstance(gamma, Tensor) else float(gamma)
         self.bandwidth = bandwidth
         self.normalize = normalize
         self.fused = fused

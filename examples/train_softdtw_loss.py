@@ -10,7 +10,7 @@ squared error and one with ``softdtw_torch.SoftDTW``, then both are scored on th
 * DTW: soft-DTW with a tiny gamma, which tends to hard DTW with squared Euclidean cost, i.e.
   ``tslearn.metrics.dtw(a, b) ** 2``; a few values are checked against tslearn when installed.
 
-Run:  python examples/demo.py [--out DIR] [--epochs N] [--device cpu|cuda]
+Run:  python examples/train_softdtw_loss.py [--out DIR] [--epochs N] [--device cpu|cuda]
 """
 from __future__ import annotations
 

@@ -1,0 +1,1188 @@
+"""Soft-DTW barycenters (time-series averaging) and soft-DTW k-means, batched on CPU and CUDA.
+
+The barycenter of series x_1..x_n with weights w_1..w_n is
+
+    z* = argmin_z  Σ_i w_i · sdtw_γ(z, x_i)          (or Σ_i w_i · 𝔇_γ(z, x_i), the divergence)
+
+over z of shape (length, d) (Cuturi & Blondel, ICML 2017, §4; Blondel, Mensch & Vert 2021 for the
+divergence). :func:`softdtw_barycenter` solves one such problem, or K of them at once: every
+evaluation of the objective of all (still running) problems is ONE batched ``soft_dtw`` call over
+the flat list of (problem, member) pairs, so K class barycenters, or the K centers of a k-means
+update, cost one kernel launch per evaluation instead of a Python loop over K groups.
+
+How the batch is laid out (shared by the barycenter and k-means): the objective is defined by a
+flat list of *pairs* ``(problem k, member series s, weight w)``. A K-group input (K, n, T, d) gives
+K·n pairs; members with weight 0 are dropped (not computed at all), which is how k-means passes
+clusters of different sizes: each sample is one pair of the cluster it is assigned to, with no
+padding members and no wasted DPs. Variable-length members carry their own length (``y_lengths``
+of the ragged ``soft_dtw``), so padding never enters a DP.
+
+Solvers:
+
+* ``"lbfgs"`` (default): the L-BFGS of ``torch.optim.LBFGS(line_search_fn="strong_wolfe")`` — the
+  same two-loop recursion, initial step and strong-Wolfe line search with cubic interpolation —
+  run as one coroutine per problem. ``torch.optim.LBFGS`` itself can only optimise one objective:
+  on the stacked (K, length, d) tensor it would share one curvature history, one line search and
+  one stopping test between K independent problems (an easy problem waits for, and is perturbed
+  by, a hard one, and the result depends on which groups are batched together). Here each problem
+  keeps its own state and the coroutines only meet to have their trial points evaluated together.
+  For one problem the iterates are those of ``torch.optim.LBFGS`` (tested). The optimiser state
+  lives in float64 numpy on the host (a few vectors of length·d per problem); the objective and
+  its gradient are computed on X's device and dtype.
+* ``"adam"``: Adam with a cosine learning-rate decay, per-problem gradient-norm clipping and
+  per-problem early stopping (patience), as in the BGU ``sdtw-cuda-torch`` library; vectorised
+  over the K problems, returns each problem's best iterate.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .functional import soft_dtw
+
+__all__ = ["softdtw_barycenter", "SoftDTWKMeans"]
+
+ArrayLike = Union[Tensor, np.ndarray, Sequence[Any]]
+
+_METHODS = ("lbfgs", "adam")
+_DEFAULT_LR = {"lbfgs": 1.0, "adam": 0.05}
+# torch.optim.LBFGS constants we keep as they are there.
+_HISTORY_SIZE = 10          # scipy's L-BFGS-B default (maxcor); torch's default is 100
+_MAX_LS = 25                # evaluations per line search (torch's _strong_wolfe default)
+_TOLERANCE_CHANGE = 1e-9    # torch.optim.LBFGS default: minimal directional derivative / step
+# Above this many pair elements (pairs · length · d) the k-means assignment is split into chunks.
+_MAX_PAIR_ELEMENTS = 1 << 26
+
+
+# ----------------------------------------------------------------------------------------------
+# Input preparation
+# ----------------------------------------------------------------------------------------------
+class _Data:
+    """Series of one or K groups, padded: ``x`` (K, n, T, d), ``lengths`` (K, n) int64."""
+
+    def __init__(self, x: Tensor, lengths: Tensor, single: bool, kind: str, squeeze_2d: bool):
+        self.x = x
+        self.lengths = lengths
+        self.single = single          # input was one group (no K axis)
+        self.kind = kind              # "torch" or "numpy": what the caller gets back
+        self.squeeze_2d = squeeze_2d  # input was (n, T) univariate (tslearn's 2-D convention)
+
+
+def _to_tensor(value: Any, name: str, what: str) -> Tuple[Tensor, str]:
+    """Convert an array-like to a tensor; returns it and the kind the caller gave ("torch"/"numpy")."""
+    if isinstance(value, Tensor):
+        t = value.detach()
+        if t.dtype in (torch.float16, torch.bfloat16) or t.is_complex():
+            raise ValueError(f"{name}: expected {what} to be float32 or float64, got {t.dtype}")
+        if not t.is_floating_point():
+            t = t.to(torch.get_default_dtype())
+        return t, "torch"
+    try:
+        a = np.asarray(value)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name}: could not read {what} as an array ({err})") from None
+    if a.dtype == object:
+        raise ValueError(f"{name}: could not read {what} as a numeric array (ragged or non-numeric)")
+    if a.dtype.kind == "c":
+        raise ValueError(f"{name}: expected {what} to be real, got dtype {a.dtype}")
+    if a.dtype.kind not in "fiub":
+        raise ValueError(f"{name}: expected {what} to be numeric, got dtype {a.dtype}")
+    if a.dtype != np.float32:
+        a = a.astype(np.float64)
+    return torch.from_numpy(np.ascontiguousarray(a)), "numpy"
+
+
+def _series_list_to_padded(series: Sequence[Any], name: str) -> Tuple[Tensor, Tensor, str]:
+    """A list of (T_i, d) or (T_i,) series of possibly different lengths -> (n, T, d), lengths (n,)."""
+    items = []
+    kinds = set()
+    for i, s in enumerate(series):
+        t, kind = _to_tensor(s, name, f"X[{i}]")
+        kinds.add(kind)
+        if t.dim() == 1:
+            t = t.unsqueeze(1)
+        if t.dim() != 2:
+            raise ValueError(
+                f"{name}: expected each series of a list X to be 1-D (length,) or 2-D (length, features), "
+                f"got {t.dim()}-D for X[{i}]"
+            )
+        items.append(t)
+    if not items:
+        raise ValueError(f"{name}: expected at least one series, got an empty X")
+    dims = {t.shape[1] for t in items}
+    if len(dims) != 1:
+        raise ValueError(f"{name}: expected every series to have the same number of features, got {sorted(dims)}")
+    devices = {t.device for t in items}
+    if len(devices) != 1:
+        raise ValueError(f"{name}: expected every series on one device, got {sorted(map(str, devices))}")
+    dtype = torch.float64 if any(t.dtype == torch.float64 for t in items) else items[0].dtype
+    lengths = torch.tensor([t.shape[0] for t in items], dtype=torch.int64)
+    T = int(lengths.max())
+    d = items[0].shape[1]
+    out = torch.full((len(items), T, d), float("nan"), dtype=dtype, device=items[0].device)
+    for i, t in enumerate(items):
+        out[i, : t.shape[0]] = t.to(dtype)
+    kind = "torch" if kinds == {"torch"} else "numpy"
+    return out, lengths.to(out.device), kind
+
+
+def _lengths_from_nan(x: Tensor, name: str) -> Tensor:
+    """tslearn's convention: trailing all-NaN time steps are padding. x (..., T, d) -> lengths (...)."""
+    valid = ~torch.isnan(x).all(dim=-1)                                # (..., T)
+    T = x.shape[-2]
+    steps = torch.arange(1, T + 1, device=x.device)
+    return (valid * steps).amax(dim=-1).to(torch.int64)               # last valid step + 1 (0: none)
+
+
+def _check_lengths(lengths: Any, shape: Tuple[int, ...], T: int, device: torch.device, name: str, arg: str) -> Tensor:
+    """Validate user lengths of shape ``shape`` (or broadcastable (n,) for K groups) with values in [1, T]."""
+    t, _ = _to_tensor(lengths, name, arg) if not isinstance(lengths, Tensor) else (lengths.detach(), "torch")
+    if t.is_floating_point():
+        if not torch.equal(t, t.round()):
+            raise ValueError(f"{name}: expected {arg} to hold integers, got non-integer values")
+    elif t.dtype == torch.bool or t.is_complex():
+        raise ValueError(f"{name}: expected {arg} to be an integer tensor, got {t.dtype}")
+    t = t.to(device=device, dtype=torch.int64)
+    if tuple(t.shape) != shape:
+        if len(shape) == 2 and tuple(t.shape) == shape[1:]:
+            t = t.unsqueeze(0).expand(shape)
+        else:
+            want = " or ".join(str(s) for s in ([shape] if len(shape) == 1 else [shape, shape[1:]]))
+            raise ValueError(f"{name}: expected {arg} of shape {want}, got {tuple(t.shape)}")
+    if t.numel() and (int(t.min()) < 1 or int(t.max()) > T):
+        raise ValueError(
+            f"{name}: expected {arg} in [1, {T}] (the padded length), got values in [{int(t.min())}, {int(t.max())}]"
+        )
+    return t.contiguous()
+
+
+def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _Data:
+    """Read X as one group (n, T, d) / (n, T) / list of series, or K groups (K, n, T, d)."""
+    squeeze_2d = False
+    if isinstance(X, (list, tuple)) and len(X) > 0 and _is_ragged_or_series_list(X):
+        x, lengths, kind = _series_list_to_padded(X, name)
+        x = x.unsqueeze(0)
+        lengths = lengths.unsqueeze(0)
+        user_lengths = lengths
+        single = True
+        if x_lengths is not None:
+            user_lengths = None  # checked below against the padded shape
+    else:
+        x, kind = _to_tensor(X, name, "X")
+        user_lengths = None
+        if x.dim() == 2:                         # (n, T): n univariate series (tslearn's convention)
+            x = x.unsqueeze(-1)
+            squeeze_2d = True
+        if x.dim() == 3:
+            x = x.unsqueeze(0)
+            single = True
+        elif x.dim() == 4 and allow_groups:
+            single = False
+        else:
+            want = "(n, length, features), (n, length) or K groups (K, n, length, features)" if allow_groups \
+                else "(n, length, features) or (n, length)"
+            raise ValueError(f"{name}: expected X of shape {want}, got a {x.dim()}-D input of shape {tuple(x.shape)}")
+    K, n, T, d = x.shape
+    if K == 0 or n == 0 or T == 0 or d == 0:
+        raise ValueError(f"{name}: expected non-empty X (groups, series, length and features), got shape "
+                         f"{tuple(x.shape) if not single else tuple(x.shape[1:])}")
+    if x_lengths is not None:
+        lengths = _check_lengths(x_lengths, (n,) if single else (K, n), T, x.device, name, "x_lengths")
+        lengths = lengths.reshape(K, n)
+        steps = torch.arange(T, device=x.device)
+        inside = steps.view(1, 1, T) < lengths.unsqueeze(-1)                      # (K, n, T)
+        bad = ~torch.isfinite(x) & inside.unsqueeze(-1)
+        if bool(bad.any()):
+            raise ValueError(f"{name}: X holds NaN or inf inside the series (within x_lengths)")
+        x = torch.where(inside.unsqueeze(-1), x, torch.zeros((), dtype=x.dtype, device=x.device))
+    elif user_lengths is not None:
+        lengths = user_lengths
+        bad = ~torch.isfinite(x) & (torch.arange(T, device=x.device).view(1, 1, T) < lengths.unsqueeze(-1)).unsqueeze(-1)
+        if bool(bad.any()):
+            raise ValueError(f"{name}: X holds NaN or inf inside a series")
+        x = torch.nan_to_num(x, nan=0.0)
+    else:
+        if bool(torch.isinf(x).any()):
+            raise ValueError(f"{name}: X holds inf values")
+        if bool(torch.isnan(x).any()):
+            lengths = _lengths_from_nan(x, name)
+            if int(lengths.min()) == 0:
+                raise ValueError(f"{name}: X holds a series made only of NaN")
+            inside = torch.arange(T, device=x.device).view(1, 1, T) < lengths.unsqueeze(-1)
+            if bool((torch.isnan(x) & inside.unsqueeze(-1)).any()):
+                raise ValueError(
+                    f"{name}: X holds NaN inside a series; only trailing all-NaN time steps are read as "
+                    f"padding (tslearn's convention), or pass x_lengths"
+                )
+            x = torch.nan_to_num(x, nan=0.0)
+        else:
+            lengths = torch.full((K, n), T, dtype=torch.int64, device=x.device)
+    return _Data(x.contiguous(), lengths, single, kind, squeeze_2d)
+
+
+def _is_ragged_or_series_list(X: Sequence[Any]) -> bool:
+    """Whether a Python list is a list of separate series (tensors/arrays, or nested lists of unequal lengths)."""
+    if any(isinstance(s, Tensor) for s in X):
+        return True
+    try:
+        a = np.asarray(X)
+    except ValueError:
+        return True
+    return a.dtype == object
+
+
+def _check_scalar(value: Any, name: str, arg: str, *, positive: bool = False, nonneg: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected {arg} to be a number, got {value!r}") from None
+    if not math.isfinite(v) or (positive and v <= 0) or (nonneg and v < 0):
+        need = "> 0" if positive else ">= 0" if nonneg else "finite"
+        raise ValueError(f"{name}: expected {arg} {need} and finite, got {value!r}")
+    return v
+
+
+def _check_int(value: Any, name: str, arg: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: expected {arg} to be an integer, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name}: expected {arg} >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_bandwidth(bandwidth: Any, name: str) -> Optional[int]:
+    if bandwidth is None:
+        return None
+    return _check_int(bandwidth, name, "bandwidth", 0)
+
+
+def _resample(x: Tensor, lengths: Tensor, length: int) -> Tensor:
+    """Linear interpolation of each series x[s, :lengths[s]] to ``length`` points: (S, T, d) -> (S, length, d).
+
+    Same as tslearn's ``TimeSeriesResampler``: ``np.interp(linspace(0, 1, length), linspace(0, 1, l_s), x_s)``.
+    """
+    S, T, d = x.shape
+    last = (lengths - 1).to(x.dtype).unsqueeze(1)                                   # (S, 1)
+    if length == 1:
+        pos = torch.zeros(S, 1, dtype=x.dtype, device=x.device)
+    else:
+        pos = torch.arange(length, dtype=x.dtype, device=x.device).unsqueeze(0) * last / (length - 1)
+    i0 = pos.floor().to(torch.int64)
+    i0 = torch.minimum(i0, (lengths - 1).unsqueeze(1))
+    i1 = torch.minimum(i0 + 1, (lengths - 1).unsqueeze(1))
+    frac = (pos - i0.to(x.dtype)).unsqueeze(-1)
+    a = torch.gather(x, 1, i0.unsqueeze(-1).expand(S, length, d))
+    b = torch.gather(x, 1, i1.unsqueeze(-1).expand(S, length, d))
+    return a + frac * (b - a)
+
+
+# ----------------------------------------------------------------------------------------------
+# The batched objective
+# ----------------------------------------------------------------------------------------------
+class _Objective:
+    """f_k(z_k) = Σ_{pairs j of problem k} w_j · sdtw_γ(z_k, series[s_j])   (or the divergence).
+
+    ``series`` (S, T, d) with ``lengths`` (S,); pairs (problem, series index, weight) with weight > 0.
+    Every call evaluates the requested problems with one batched ``soft_dtw`` call (plus, for the
+    divergence, one call for the self-terms sdtw(z_k, z_k), one per problem rather than one per
+    pair; the members' self-terms are constants computed once).
+    """
+
+    def __init__(self, series: Tensor, lengths: Tensor, pair_problem: Tensor, pair_series: Tensor,
+                 pair_weight: Tensor, n_problems: int, gamma: float, bandwidth: Optional[int], normalize: bool):
+        keep = pair_weight > 0
+        self.series = series
+        self.lengths = lengths
+        self.pair_problem = pair_problem[keep]
+        self.pair_series = pair_series[keep]
+        self.pair_weight = pair_weight[keep].to(series.dtype)
+        self.n_problems = n_problems
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.normalize = normalize
+        self.full_length = bool((lengths == series.shape[1]).all())
+        dev, dt = series.device, series.dtype
+        self.weight_sum = torch.zeros(n_problems, dtype=dt, device=dev).index_add_(0, self.pair_problem, self.pair_weight)
+        self.const = torch.zeros(n_problems, dtype=dt, device=dev)
+        if normalize:
+            with torch.no_grad():
+                xs = series.index_select(0, self.pair_series)
+                ls = None if self.full_length else lengths.index_select(0, self.pair_series)
+                self_terms = soft_dtw(xs, xs, gamma, bandwidth, False, None, ls, ls)
+            self.const.index_add_(0, self.pair_problem, -0.5 * self.pair_weight * self_terms)
+        self._cache_key: Optional[Tuple[int, ...]] = None
+        self._cache: Tuple[Tensor, Tensor, Tensor, Optional[Tensor]] = (series, series, series, None)
+
+    def _pairs_for(self, problems: Tensor) -> Tuple[Tensor, Tensor, Tensor, Optional[Tensor]]:
+        """For the requested problems: (row of z per pair, weights, member series, member lengths)."""
+        key = tuple(problems.tolist())
+        if key != self._cache_key:
+            row_of = torch.full((self.n_problems,), -1, dtype=torch.int64, device=problems.device)
+            row_of[problems] = torch.arange(problems.numel(), device=problems.device)
+            rows = row_of[self.pair_problem]
+            sel = (rows >= 0).nonzero().squeeze(1)
+            members = self.pair_series.index_select(0, sel)
+            xs = self.series.index_select(0, members)
+            ls = None if self.full_length else self.lengths.index_select(0, members)
+            self._cache = (rows.index_select(0, sel), self.pair_weight.index_select(0, sel), xs, ls)
+            self._cache_key = key
+        return self._cache
+
+    def __call__(self, z: Tensor, problems: Tensor, need_grad: bool = True) -> Tuple[Tensor, Optional[Tensor]]:
+        """Objective (S,) and gradient (S, L, d) at z (S, L, d) for ``problems`` (S,) (distinct ids)."""
+        rows, w, xs, ls = self._pairs_for(problems)
+        z = z.detach().requires_grad_(need_grad)
+        with torch.enable_grad() if need_grad else torch.no_grad():
+            zp = z.index_select(0, rows)
+            values = soft_dtw(zp, xs, self.gamma, self.bandwidth, False, None, None, ls)
+            f = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device).index_add(0, rows, w * values)
+            if self.normalize:
+                f = f - 0.5 * self.weight_sum[problems] * soft_dtw(z, z, self.gamma, self.bandwidth)
+                f = f + self.const[problems]
+            if not need_grad:
+                return f, None
+            (g,) = torch.autograd.grad(f.sum(), z)
+        return f.detach(), g
+
+
+# ----------------------------------------------------------------------------------------------
+# L-BFGS: torch.optim.LBFGS's algorithm as one coroutine per problem
+# ----------------------------------------------------------------------------------------------
+# A coroutine yields ("eval", x) and is sent back (f, g) for that point, and yields ("iter", f)
+# once per completed iteration (sent back None). It returns the reason it stopped.
+_Request = Tuple[str, Any]
+_Coroutine = Generator[_Request, Any, str]
+
+
+def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
+                       bounds: Optional[Tuple[float, float]] = None) -> float:
+    """Minimiser of the cubic through (x1, f1, g1), (x2, f2, g2), clipped to bounds (torch's port of polyinterp.lua)."""
+    if bounds is not None:
+        xmin_bound, xmax_bound = bounds
+    else:
+        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d2_square = d1 ** 2 - g1 * g2
+    if d2_square >= 0:
+        d2 = math.sqrt(d2_square)
+        if x1 <= x2:
+            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+        else:
+            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+        if math.isfinite(min_pos):
+            return min(max(min_pos, xmin_bound), xmax_bound)
+    return (xmin_bound + xmax_bound) / 2.0
+
+
+def _strong_wolfe(x: np.ndarray, t: float, d: np.ndarray, f: float, g: np.ndarray, gtd: float,
+                  c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = _TOLERANCE_CHANGE,
+                  max_ls: int = _MAX_LS) -> Generator[_Request, Any, Tuple[float, np.ndarray, float]]:
+    """torch.optim.lbfgs._strong_wolfe, with each objective evaluation a ``yield``. Returns (f, g, t)."""
+    d_norm = float(np.abs(d).max())
+
+    def evaluate(step: float) -> Generator[_Request, Any, Tuple[float, np.ndarray, float]]:
+        f_e, g_e = yield ("eval", x + step * d)
+        if not math.isfinite(f_e):  # overflow far out on the line: treat as "too far", never accept
+            return math.inf, g_e, math.inf
+        return f_e, g_e, float(g_e @ d)
+
+    f_new, g_new, gtd_new = yield from evaluate(t)
+    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    done = False
+    ls_iter = 0
+    bracket: List[float] = []
+    bracket_f: List[float] = []
+    bracket_g: List[np.ndarray] = []
+    bracket_gtd: List[float] = []
+    while ls_iter < max_ls:
+        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
+            bracket, bracket_f, bracket_g, bracket_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
+            break
+        if abs(gtd_new) <= -c2 * gtd:
+            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
+            done = True
+            break
+        if gtd_new >= 0:
+            bracket, bracket_f, bracket_g, bracket_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
+            break
+        # interpolate (extrapolation: between 1.01 t and 10 t)
+        min_step = t + 0.01 * (t - t_prev)
+        max_step = t * 10
+        tmp = t
+        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
+        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new, gtd_new
+        f_new, g_new, gtd_new = yield from evaluate(t)
+        ls_iter += 1
+    if ls_iter == max_ls:
+        bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
+
+    # zoom phase: refine the bracket until a point satisfies the strong Wolfe conditions
+    insuf_progress = False
+    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
+    while not done and ls_iter < max_ls:
+        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
+            break
+        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1])
+        eps = 0.1 * (max(bracket) - min(bracket))
+        if min(max(bracket) - t, t - min(bracket)) < eps:
+            if insuf_progress or t >= max(bracket) or t <= min(bracket):
+                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
+                insuf_progress = False
+            else:
+                insuf_progress = True
+        else:
+            insuf_progress = False
+        f_new, g_new, gtd_new = yield from evaluate(t)
+        ls_iter += 1
+        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
+            bracket[high_pos], bracket_f[high_pos], bracket_g[high_pos], bracket_gtd[high_pos] = t, f_new, g_new, gtd_new
+            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                done = True
+            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
+                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
+                bracket_g[high_pos], bracket_gtd[high_pos] = bracket_g[low_pos], bracket_gtd[low_pos]
+            bracket[low_pos], bracket_f[low_pos], bracket_g[low_pos], bracket_gtd[low_pos] = t, f_new, g_new, gtd_new
+    if len(bracket) == 1:
+        low_pos = 0
+    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos]
+
+
+def _lbfgs(x: np.ndarray, f: float, g: np.ndarray, lr: float, max_iter: int, tol: float) -> _Coroutine:
+    """L-BFGS for one problem (torch.optim.LBFGS's steps), stopping as scipy's L-BFGS-B does in tslearn.
+
+    tslearn calls ``scipy.optimize.minimize(method="L-BFGS-B", tol=tol, options={"maxiter": max_iter})``,
+    i.e. ftol = gtol = tol: stop after an iteration when (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol,
+    or when max_i |g_i| <= tol (also before the first iteration), or after max_iter iterations.
+    """
+    if max_iter <= 0:
+        return "max_iter"
+    if float(np.abs(g).max()) <= tol:
+        return "gtol"
+    old_dirs: List[np.ndarray] = []
+    old_stps: List[np.ndarray] = []
+    ro: List[float] = []
+    H_diag = 1.0
+    d = -g
+    t = 0.0
+    prev_g = g
+    for n_iter in range(1, max_iter + 1):
+        if n_iter > 1:
+            y = g - prev_g
+            s = d * t
+            ys = float(y @ s)
+            if ys > 1e-10:
+                if len(old_dirs) == _HISTORY_SIZE:
+                    old_dirs.pop(0)
+                    old_stps.pop(0)
+                    ro.pop(0)
+                old_dirs.append(y)
+                old_stps.append(s)
+                ro.append(1.0 / ys)
+                H_diag = ys / float(y @ y)
+            # two-loop recursion: d = −H g with the L-BFGS inverse-Hessian approximation H
+            q = -g
+            al = [0.0] * len(old_dirs)
+            for i in range(len(old_dirs) - 1, -1, -1):
+                al[i] = float(old_stps[i] @ q) * ro[i]
+                q = q - al[i] * old_dirs[i]
+            d = q * H_diag
+            for i in range(len(old_dirs)):
+                be_i = float(old_dirs[i] @ d) * ro[i]
+                d = d + (al[i] - be_i) * old_stps[i]
+        prev_g, prev_f = g, f
+        # first step as torch: at most 1 / ||g||_1 (times lr), then lr
+        t = min(1.0, 1.0 / float(np.abs(g).sum())) * lr if n_iter == 1 else lr
+        gtd = float(g @ d)
+        if gtd > -_TOLERANCE_CHANGE:
+            return "no_descent"
+        f_new, g_new, t = yield from _strong_wolfe(x, t, d, f, g, gtd)
+        if not f_new <= f:   # the line search found nothing better (or only non-finite values): stay
+            return "line_search"
+        x = x + t * d
+        f, g = f_new, g_new
+        yield ("iter", (x, f))
+        if prev_f - f <= tol * max(abs(prev_f), abs(f), 1.0):
+            return "ftol"
+        if float(np.abs(g).max()) <= tol:
+            return "gtol"
+        if float(np.abs(d * t).max()) <= _TOLERANCE_CHANGE:
+            return "small_step"
+    return "max_iter"
+
+
+# ----------------------------------------------------------------------------------------------
+# Drivers
+# ----------------------------------------------------------------------------------------------
+class _Progress:
+    """tqdm bar when tqdm is installed, otherwise one line per iteration on stderr."""
+
+    def __init__(self, enabled: bool, total: int, name: str):
+        self.enabled = enabled
+        self.name = name
+        self.total = total
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, desc=name, leave=False)
+
+    def update(self, iteration: int, objective: Union[float, List[float]], active: int) -> None:
+        if not self.enabled:
+            return
+        text = f"{objective:.6g}" if isinstance(objective, float) else f"sum {sum(objective):.6g}"
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix_str(f"objective {text}, {active} running")
+        else:
+            print(f"{self.name}: iteration {iteration}/{self.total}, objective {text}, {active} running",
+                  file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _report(objectives: List[float], single: bool) -> Union[float, List[float]]:
+    return objectives[0] if single else list(objectives)
+
+
+def _solve_lbfgs(objective: _Objective, z0: Tensor, max_iter: int, tol: float, lr: float,
+                 callback: Optional[Callable[[int, Any], Any]], progress: _Progress, single: bool
+                 ) -> Tuple[Tensor, List[List[float]]]:
+    K, L, d = z0.shape
+    device, dtype = z0.device, z0.dtype
+    all_problems = torch.arange(K, device=device)
+    f0, g0 = objective(z0, all_problems)
+    f0_np = f0.double().cpu().numpy()
+    g0_np = g0.double().cpu().numpy().reshape(K, L * d)
+    x_final = z0.double().cpu().numpy().reshape(K, L * d).copy()
+    current = [float(v) for v in f0_np]
+    history: List[List[float]] = [[v] for v in current]
+    coroutines: Dict[int, _Coroutine] = {}
+    requests: Dict[int, _Request] = {}
+
+    def advance(k: int, value: Any) -> None:
+        try:
+            requests[k] = coroutines[k].send(value)
+        except StopIteration:
+            del coroutines[k]
+            requests.pop(k, None)
+
+    for k in range(K):
+        coroutines[k] = _lbfgs(x_final[k].copy(), current[k], g0_np[k], lr, max_iter, tol)
+        advance(k, None)
+    iteration = 0
+    while coroutines:
+        # One round = one iteration of every running problem: evaluate all pending trial points
+        # together until each problem has finished its line search (or stopped).
+        while True:
+            waiting = [k for k in coroutines if requests[k][0] == "eval"]
+            if not waiting:
+                break
+            points = np.stack([requests[k][1] for k in waiting]).reshape(len(waiting), L, d)
+            z = torch.from_numpy(points).to(device=device, dtype=dtype)
+            f, g = objective(z, torch.tensor(waiting, device=device))
+            f_np = f.double().cpu().numpy()
+            g_np = g.double().cpu().numpy().reshape(len(waiting), L * d)
+            for i, k in enumerate(waiting):
+                advance(k, (float(f_np[i]), g_np[i]))
+        if not requests:
+            break
+        iteration += 1
+        for k, (_, (x_k, f_k)) in requests.items():
+            x_final[k] = x_k
+            current[k] = f_k
+            history[k].append(f_k)
+        progress.update(iteration, _report(current, single), len(requests))
+        stop = callback is not None and bool(callback(iteration, _report(current, single)))
+        if stop:
+            break
+        for k in list(requests):
+            advance(k, None)
+    z = torch.from_numpy(x_final.reshape(K, L, d)).to(device=device, dtype=dtype)
+    return z, history
+
+
+def _solve_adam(objective: _Objective, z0: Tensor, max_iter: int, tol: float, lr: float,
+                grad_clip: Optional[float], patience: int,
+                callback: Optional[Callable[[int, Any], Any]], progress: _Progress, single: bool
+                ) -> Tuple[Tensor, List[List[float]]]:
+    """Adam, vectorised over the K problems, each with its own clipping, early stopping and best iterate."""
+    K = z0.shape[0]
+    device, dtype = z0.device, z0.dtype
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    z = z0.clone()
+    m = torch.zeros_like(z)
+    v = torch.zeros_like(z)
+    best_z = z0.clone()
+    best_f = torch.full((K,), math.inf, dtype=torch.float64, device=device)
+    wait = torch.zeros(K, dtype=torch.int64, device=device)
+    active = torch.ones(K, dtype=torch.bool, device=device)
+    history: List[List[float]] = [[] for _ in range(K)]
+    current = [math.inf] * K
+    clip = None if grad_clip is None else grad_clip * objective.weight_sum.to(dtype)  # scales with the weights
+    for step in range(max_iter + 1):
+        problems = active.nonzero().squeeze(1)
+        if problems.numel() == 0:
+            break
+        f, g = objective(z.index_select(0, problems), problems)
+        assert g is not None
+        f64 = f.double()
+        for k, value in zip(problems.tolist(), f64.tolist()):
+            history[k].append(value)
+            current[k] = value
+        old_best = best_f[problems]
+        better = f64 < old_best
+        significant = f64 < old_best - tol * torch.clamp(old_best.abs(), min=1.0).nan_to_num(posinf=0.0)
+        best_f[problems] = torch.where(better, f64, old_best)
+        best_z[problems] = torch.where(better.view(-1, 1, 1), z[problems], best_z[problems])
+        wait[problems] = torch.where(significant, torch.zeros_like(wait[problems]), wait[problems] + 1)
+        if step > 0:
+            progress.update(step, _report(current, single), int(problems.numel()))
+            if callback is not None and bool(callback(step, _report(current, single))):
+                break
+        if step == max_iter:
+            break
+        active &= wait < patience
+        run = active[problems]
+        problems = problems[run]
+        if problems.numel() == 0:
+            break
+        g = g[run]
+        if clip is not None:
+            norms = g.flatten(1).norm(dim=1)
+            scale = torch.clamp(clip[problems] / torch.clamp(norms, min=1e-300), max=1.0)
+            g = g * scale.view(-1, 1, 1)
+        lr_t = lr * 0.5 * (1.0 + math.cos(math.pi * step / max(max_iter, 1)))   # cosine decay to 0
+        mk = m[problems].mul_(beta1).add_(g, alpha=1 - beta1)
+        vk = v[problems].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        m[problems] = mk
+        v[problems] = vk
+        t = step + 1
+        denom = (vk / (1 - beta2 ** t)).sqrt_().add_(eps)
+        z[problems] = z[problems] - lr_t * (mk / (1 - beta1 ** t)) / denom
+    return best_z, history
+
+
+def _solve(objective: _Objective, z0: Tensor, method: str, max_iter: int, tol: float, lr: float,
+           callback: Optional[Callable[[int, Any], Any]], progress: bool, single: bool, name: str,
+           grad_clip: Optional[float] = None, patience: int = 10) -> Tuple[Tensor, List[List[float]]]:
+    bar = _Progress(progress, max_iter, name)
+    try:
+        if method == "lbfgs":
+            return _solve_lbfgs(objective, z0, max_iter, tol, lr, callback, bar, single)
+        return _solve_adam(objective, z0, max_iter, tol, lr, grad_clip, patience, callback, bar, single)
+    finally:
+        bar.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------------------------
+def softdtw_barycenter(
+    X: ArrayLike,
+    gamma: float = 1.0,
+    weights: Optional[ArrayLike] = None,
+    init: Optional[ArrayLike] = None,
+    max_iter: int = 50,
+    tol: float = 1e-3,
+    method: str = "lbfgs",
+    x_lengths: Optional[ArrayLike] = None,
+    length: Optional[int] = None,
+    normalize: bool = False,
+    lr: Optional[float] = None,
+    callback: Optional[Callable[[int, Any], Any]] = None,
+    progress: bool = False,
+    bandwidth: Optional[int] = None,
+    grad_clip: Optional[float] = 1.0,
+    patience: int = 10,
+) -> Tuple[Union[Tensor, np.ndarray], Union[List[float], List[List[float]]]]:
+    """Soft-DTW barycenter of one group of series, or of K groups at once.
+
+    Minimises ``Σ_i w_i · sdtw_γ(z, x_i)`` over z (length, d) (Cuturi & Blondel 2017), or
+    ``Σ_i w_i · 𝔇_γ(z, x_i)`` with the soft-DTW divergence when ``normalize=True``. Squared
+    Euclidean cost, as ``softdtw_torch.soft_dtw``.
+
+    Args:
+        X: one group, (n, T, d); (n, T) for n univariate series (tslearn's convention: the result
+            is then (length, 1)); or a list of n series (T_i, d) / (T_i,) of different lengths. Or K
+            groups (K, n, T, d): the K problems are solved together, every objective evaluation
+            being one batched ``soft_dtw`` call over all running problems. Trailing all-NaN time
+            steps are padding (tslearn's ``to_time_series_dataset`` format) unless ``x_lengths``
+            is given.
+        gamma: soft-DTW smoothing, > 0.
+        weights: (n,) or, for K groups, (K, n) (or (n,) shared by all groups); non-negative, with a
+            positive sum per group. **Default: ones**, as tslearn's ``softdtw_barycenter`` (and
+            Blondel's original code): the objective is the *sum* Σ_i sdtw(z, x_i), so the values
+            in ``history`` are directly comparable with tslearn's objective. Pass ``weights=1/n``
+            for the mean; the minimiser is the same, only the objective scale (and hence ``tol``
+            when |objective| < 1, see below) changes. Members of weight 0 are skipped (no DP).
+        init: starting barycenter, (length, d) (or (K, length, d) for K groups, or (length, d)
+            shared by all). Default: the weighted Euclidean mean of the members, each linearly
+            resampled to ``length`` when its length differs (tslearn's initialisation).
+        max_iter: maximum number of iterations (L-BFGS iterations, as scipy's ``maxiter``;
+            Adam steps for ``method="adam"``). 0 returns the initialisation.
+        tol: ``"lbfgs"``: scipy L-BFGS-B's tests as tslearn uses them (``minimize(tol=tol)`` sets
+            ftol = gtol = tol): a problem stops after an iteration where
+            (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol, or when max |∂f/∂z| <= tol.
+            ``"adam"``: a problem stops when its best objective has not improved by more than
+            tol · max(|best|, 1) for ``patience`` consecutive steps.
+        method: ``"lbfgs"`` (default; torch.optim.LBFGS's algorithm with strong-Wolfe line search,
+            one independent state per problem) or ``"adam"`` (cosine decay of ``lr`` to 0 over
+            ``max_iter`` steps, gradient-norm clipping, early stopping; returns the best iterate).
+        x_lengths: (n,) or (K, n) integer lengths in [1, T]; member i uses ``X[..., i, :x_lengths[i], :]``
+            only (the padding is ignored, whatever it holds).
+        length: barycenter length; default the length of ``init`` if given, else T (the longest member).
+        normalize: minimise the soft-DTW divergence instead of the raw soft-DTW value.
+        lr: ``"lbfgs"``: the step scale of torch.optim.LBFGS (default 1.0). ``"adam"``: the initial
+            learning rate (default 0.05, in the units of X: suits standardised series).
+        callback: ``callback(iteration, objective)`` after every iteration (1-based), with the
+            objective as a float for one group or a list of K floats (a stopped problem reports its
+            final value). Returning ``True`` stops all problems.
+        progress: show a tqdm bar when tqdm is installed; without tqdm, print one line per
+            iteration on stderr.
+        bandwidth: Sakoe–Chiba radius (``None``: no band), as in ``soft_dtw``.
+        grad_clip: ``"adam"`` only: each problem's gradient is rescaled to an L2 norm of at most
+            ``grad_clip · Σ_i w_i`` (the bound follows the weights, so it means the same for sums and
+            means). ``None`` disables clipping.
+        patience: ``"adam"`` only: steps without significant improvement before a problem stops.
+
+    Returns:
+        ``(barycenter, history)``. ``barycenter`` is (length, d) for one group or (K, length, d) for
+        K groups, in X's dtype, on X's device; a torch tensor if X is a tensor (or a list of
+        tensors), a numpy array otherwise (numpy in, numpy out). It does not require grad (the
+        optimisation is not differentiated through). ``history`` holds the objective at the
+        initialisation and after each iteration: a list of floats for one group, a list of K such
+        lists (one per problem, of different lengths when problems stop at different
+        iterations) for K groups.
+
+    Raises:
+        ValueError: bad rank, empty input, NaN/inf inside a series, gamma <= 0, unknown method,
+            weights or lengths of the wrong shape or out of range, init of the wrong shape; the
+            message starts with ``softdtw_barycenter:``.
+
+    Works on CPU and CUDA (X's device), float32 and float64. Not TorchScript-scriptable (it is an
+    optimisation loop around the ``soft_dtw`` operator).
+    """
+    name = "softdtw_barycenter"
+    gamma = _check_scalar(gamma, name, "gamma", positive=True)
+    if method not in _METHODS:
+        raise ValueError(f"{name}: expected method to be one of {_METHODS}, got {method!r}")
+    max_iter = _check_int(max_iter, name, "max_iter", 0)
+    tol = _check_scalar(tol, name, "tol", nonneg=True)
+    lr = _DEFAULT_LR[method] if lr is None else _check_scalar(lr, name, "lr", positive=True)
+    bandwidth = _check_bandwidth(bandwidth, name)
+    patience = _check_int(patience, name, "patience", 1)
+    if grad_clip is not None:
+        grad_clip = _check_scalar(grad_clip, name, "grad_clip", positive=True)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"{name}: expected callback to be callable, got {type(callback).__name__}")
+
+    data = _prepare_series(X, x_lengths, name, allow_groups=True)
+    x, lengths = data.x, data.lengths
+    K, n, T, d = x.shape
+    device, dtype = x.device, x.dtype
+
+    w = _prepare_weights(weights, K, n, data.single, device, dtype, name)
+    z0 = _prepare_init(init, length, x, lengths, w, data.single, data.squeeze_2d, name)
+
+    objective = _Objective(
+        series=x.reshape(K * n, T, d),
+        lengths=lengths.reshape(K * n),
+        pair_problem=torch.arange(K, device=device).repeat_interleave(n),
+        pair_series=torch.arange(K * n, device=device),
+        pair_weight=w.reshape(K * n),
+        n_problems=K,
+        gamma=gamma,
+        bandwidth=bandwidth,
+        normalize=normalize,
+    )
+    z, history = _solve(objective, z0, method, max_iter, tol, lr, callback, progress, data.single, name,
+                        grad_clip=grad_clip, patience=patience)
+    if data.single:
+        z = z[0]
+    out: Union[Tensor, np.ndarray] = z if data.kind == "torch" else z.cpu().numpy()
+    return out, (history[0] if data.single else history)
+
+
+def _prepare_weights(weights: Any, K: int, n: int, single: bool, device: torch.device, dtype: torch.dtype,
+                     name: str) -> Tensor:
+    if weights is None:
+        return torch.ones(K, n, dtype=dtype, device=device)
+    w, _ = _to_tensor(weights, name, "weights")
+    w = w.to(device=device, dtype=dtype)
+    if single:
+        if tuple(w.shape) != (n,):
+            raise ValueError(f"{name}: expected weights of shape ({n},) (one per series), got {tuple(w.shape)}")
+        w = w.unsqueeze(0)
+    elif tuple(w.shape) == (n,):
+        w = w.unsqueeze(0).expand(K, n)
+    elif tuple(w.shape) != (K, n):
+        raise ValueError(f"{name}: expected weights of shape ({K}, {n}) or ({n},), got {tuple(w.shape)}")
+    if not bool(torch.isfinite(w).all()) or bool((w < 0).any()):
+        raise ValueError(f"{name}: expected finite, non-negative weights")
+    sums = w.sum(dim=1)
+    if bool((sums <= 0).any()):
+        bad = int((sums <= 0).nonzero()[0])
+        where = "" if single else f" (group {bad})"
+        raise ValueError(f"{name}: expected weights with a positive sum{where}, got all zeros")
+    return w.contiguous()
+
+
+def _prepare_init(init: Any, length: Any, x: Tensor, lengths: Tensor, w: Tensor, single: bool,
+                  squeeze_2d: bool, name: str) -> Tensor:
+    K, n, T, d = x.shape
+    if length is not None:
+        length = _check_int(length, name, "length", 1)
+    if init is not None:
+        z0, _ = _to_tensor(init, name, "init")
+        z0 = z0.to(device=x.device, dtype=x.dtype)
+        if squeeze_2d and z0.dim() == 1:
+            z0 = z0.unsqueeze(-1)
+        if z0.dim() == 2:
+            z0 = z0.unsqueeze(0).expand(K, -1, -1)
+        elif z0.dim() != 3 or single or z0.shape[0] != K:
+            want = "(length, features)" if single else f"({K}, length, features) or (length, features)"
+            raise ValueError(f"{name}: expected init of shape {want}, got {tuple(z0.shape)}")
+        if z0.shape[-1] != d or z0.shape[1] == 0:
+            raise ValueError(f"{name}: expected init with {d} features and length >= 1, got shape "
+                             f"{tuple(z0.shape[1:]) if not single else tuple(z0.shape[1:])}")
+        if length is not None and length != z0.shape[1]:
+            raise ValueError(f"{name}: length={length} contradicts init of length {z0.shape[1]}")
+        if not bool(torch.isfinite(z0).all()):
+            raise ValueError(f"{name}: init holds NaN or inf")
+        return z0.contiguous().clone()
+    L = T if length is None else length
+    if L == T and bool((lengths == T).all()):
+        members = x
+    else:
+        members = _resample(x.reshape(K * n, T, d), lengths.reshape(K * n), L).reshape(K, n, L, d)
+    wn = w / w.sum(dim=1, keepdim=True)
+    return torch.einsum("kn,knld->kld", wn, members).contiguous()
+
+
+# ----------------------------------------------------------------------------------------------
+# k-means
+# ----------------------------------------------------------------------------------------------
+def _check_random_state(seed: Any) -> np.random.RandomState:
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return np.random.RandomState(seed)
+    if isinstance(seed, np.random.RandomState):
+        return seed
+    raise ValueError(f"SoftDTWKMeans: expected random_state to be None, an int or a numpy RandomState, got {seed!r}")
+
+
+class SoftDTWKMeans:
+    """k-means under soft-DTW (or the soft-DTW divergence), with batched barycenter updates.
+
+    Lloyd iterations: (1) assign each series to the center of lowest soft-DTW value (one batched
+    ``soft_dtw`` call over all n·k (series, center) pairs), (2) replace every center by the
+    soft-DTW barycenter of its members, warm-started from the current center — all k barycenters
+    in one batched solve (:func:`softdtw_barycenter`'s machinery: every sample is one pair of the
+    problem of its cluster, so clusters of different sizes need no padding). Behaves like
+    ``tslearn.clustering.TimeSeriesKMeans(metric="softdtw")`` with these differences:
+
+    * ``inertia_`` is the objective both steps decrease: Σ_i value(x_i, center of x_i) (a sum, as
+      scikit-learn's KMeans), where value is sdtw_γ or, with ``metric_normalize=True``, the
+      divergence. tslearn reports the mean of the *squared* soft-DTW values, which is not what its
+      iterations minimise (and squares negative values). Raw soft-DTW values can be negative.
+    * Empty clusters are re-seeded, not restarted: the series with the largest value to its center
+      (taken from a cluster that keeps at least one member) becomes the center of the empty cluster.
+      tslearn raises EmptyClusterError and restarts from a new initialisation.
+    * k-means++ seeding samples proportionally to the soft-DTW *divergence* to the nearest seed
+      (non-negative and 0 at a chosen seed), with 2 + ⌊log k⌋ greedy local trials as scikit-learn
+      and tslearn; raw soft-DTW values can be negative and cannot serve as sampling weights.
+    * Convergence: stops when the assignment no longer changes, or when the inertia changes by at
+      most ``tol · max(|inertia|, 1)`` (relative, with the same floor as the barycenter's tol;
+      tslearn uses an absolute change), or after ``max_iter`` iterations. ``labels_`` and
+      ``inertia_`` always belong to the returned ``cluster_centers_``.
+
+    Args:
+        n_clusters: k.
+        gamma: soft-DTW smoothing (> 0).
+        max_iter: maximum number of Lloyd iterations (tslearn default 50).
+        tol: relative inertia-change tolerance (see above).
+        n_init: number of seedings; the run with the lowest inertia is kept.
+        init: ``"k-means++"`` (default), ``"random"`` (k distinct series), or an array/tensor of
+            initial centers (k, T, d) (then n_init is 1).
+        random_state: None, an int or a ``numpy.random.RandomState``.
+        barycenter_max_iter, barycenter_tol, barycenter_method: passed to the barycenter solver
+            (tslearn: max_iter_barycenter=100, tol 1e-3, L-BFGS).
+        metric_normalize: use the soft-DTW divergence for assignment, inertia and barycenters.
+        bandwidth: Sakoe–Chiba radius, ``None`` for no band.
+        verbose: print the inertia after each iteration.
+
+    Attributes (after ``fit``): ``cluster_centers_`` (k, T, d) with T the longest training series,
+    ``labels_`` (n,), ``inertia_`` (float), ``n_iter_`` (number of center updates performed).
+    numpy in, numpy out: with tensor input they are tensors on X's device (labels int64).
+
+    Input X: (n, T, d), (n, T) univariate, a list of series of different lengths, or NaN-padded
+    (tslearn's format); ``x_lengths`` (n,) may be given to ``fit``/``predict``/``transform``.
+    """
+
+    def __init__(self, n_clusters: int = 3, gamma: float = 1.0, max_iter: int = 50, tol: float = 1e-6,
+                 n_init: int = 1, init: Union[str, ArrayLike] = "k-means++", random_state: Any = None,
+                 barycenter_max_iter: int = 100, barycenter_tol: float = 1e-3, barycenter_method: str = "lbfgs",
+                 metric_normalize: bool = False, bandwidth: Optional[int] = None, verbose: bool = False):
+        self.n_clusters = n_clusters
+        self.gamma = gamma
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_init = n_init
+        self.init = init
+        self.random_state = random_state
+        self.barycenter_max_iter = barycenter_max_iter
+        self.barycenter_tol = barycenter_tol
+        self.barycenter_method = barycenter_method
+        self.metric_normalize = metric_normalize
+        self.bandwidth = bandwidth
+        self.verbose = verbose
+
+    def __repr__(self) -> str:
+        return (f"SoftDTWKMeans(n_clusters={self.n_clusters}, gamma={self.gamma}, "
+                f"metric_normalize={self.metric_normalize})")
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        name = "SoftDTWKMeans"
+        _check_int(self.n_clusters, name, "n_clusters", 1)
+        _check_scalar(self.gamma, name, "gamma", positive=True)
+        _check_int(self.max_iter, name, "max_iter", 1)
+        _check_scalar(self.tol, name, "tol", nonneg=True)
+        _check_int(self.n_init, name, "n_init", 1)
+        _check_int(self.barycenter_max_iter, name, "barycenter_max_iter", 0)
+        _check_scalar(self.barycenter_tol, name, "barycenter_tol", nonneg=True)
+        if self.barycenter_method not in _METHODS:
+            raise ValueError(f"{name}: expected barycenter_method to be one of {_METHODS}, got {self.barycenter_method!r}")
+        _check_bandwidth(self.bandwidth, name)
+        if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
+            raise ValueError(f"{name}: expected init to be 'k-means++', 'random' or an array of centers, got {self.init!r}")
+
+    def _read(self, X: Any, x_lengths: Any, name: str) -> _Data:
+        data = _prepare_series(X, x_lengths, name, allow_groups=False)
+        return data
+
+    def _self_terms(self, x: Tensor, lengths: Optional[Tensor]) -> Tensor:
+        with torch.no_grad():
+            return soft_dtw(x, x, float(self.gamma), self.bandwidth, False, None, lengths, lengths)
+
+    def _pair_values(self, a: Tensor, a_len: Optional[Tensor], ia: Tensor, b: Tensor, b_len: Optional[Tensor],
+                     ib: Tensor) -> Tensor:
+        """sdtw(a[ia[p]], b[ib[p]]) for every pair p, one batched call per chunk (under no_grad)."""
+        P = ia.numel()
+        per_pair = max(a.shape[1], b.shape[1]) * a.shape[2] * 2
+        chunk = max(1, _MAX_PAIR_ELEMENTS // max(per_pair, 1))
+        out = []
+        with torch.no_grad():
+            for start in range(0, P, chunk):
+                sa, sb = ia[start:start + chunk], ib[start:start + chunk]
+                la = None if a_len is None else a_len.index_select(0, sa)
+                lb = None if b_len is None else b_len.index_select(0, sb)
+                out.append(soft_dtw(a.index_select(0, sa), b.index_select(0, sb), float(self.gamma),
+                                    self.bandwidth, False, None, la, lb))
+        return torch.cat(out)
+
+    def _values(self, centers: Tensor, x: Tensor, lengths: Optional[Tensor], x_self: Optional[Tensor]) -> Tensor:
+        """(n, k) soft-DTW values (or divergences) between every series and every center."""
+        n, k = x.shape[0], centers.shape[0]
+        dev = x.device
+        ix = torch.arange(n, device=dev).repeat_interleave(k)
+        ic = torch.arange(k, device=dev).repeat(n)
+        vals = self._pair_values(centers, None, ic, x, lengths, ix).view(n, k)
+        if self.metric_normalize:
+            c_self = self._self_terms(centers, None)
+            assert x_self is not None
+            vals = vals - 0.5 * c_self.view(1, k) - 0.5 * x_self.view(n, 1)
+        return vals
+
+    def _kmeans_pp(self, x: Tensor, lengths: Optional[Tensor], x_self: Tensor, rs: np.random.RandomState) -> Tensor:
+        n = x.shape[0]
+        k = int(self.n_clusters)
+        dev = x.device
+        n_local_trials = 2 + int(np.log(k))
+
+        def divergences(ids: np.ndarray) -> Tensor:  # (len(ids), n)
+            idt = torch.as_tensor(ids, device=dev)
+            ia = idt.repeat_interleave(n)
+            ib = torch.arange(n, device=dev).repeat(len(ids))
+            v = self._pair_values(x, lengths, ia, x, lengths, ib).view(len(ids), n)
+            v = v - 0.5 * x_self[idt].view(-1, 1) - 0.5 * x_self.view(1, n)
+            return v.clamp_min(0).double()
+
+        chosen = [int(rs.randint(n))]
+        closest = divergences(np.array(chosen))[0].cpu().numpy()
+        pot = closest.sum()
+        for _ in range(1, k):
+            if pot <= 0:  # every series coincides with a seed: pick uniformly among the others
+                rest = np.setdiff1d(np.arange(n), chosen)
+                chosen.append(int(rs.choice(rest)) if rest.size else int(rs.randint(n)))
+                continue
+            rand_vals = rs.random_sample(n_local_trials) * pot
+            cand = np.searchsorted(np.cumsum(closest), rand_vals)
+            cand = np.clip(cand, None, n - 1)
+            dist = divergences(cand).cpu().numpy()
+            np.minimum(closest, dist, out=dist)
+            pots = dist.sum(axis=1)
+            best = int(np.argmin(pots))
+            pot, closest = pots[best], dist[best]
+            chosen.append(int(cand[best]))
+        return torch.as_tensor(chosen, device=dev)
+
+    def _seeds_to_centers(self, x: Tensor, lengths: Tensor, ids: Tensor) -> Tensor:
+        T = x.shape[1]
+        sel = x.index_select(0, ids)
+        sl = lengths.index_select(0, ids)
+        if bool((sl == T).all()):
+            return sel.clone()
+        return _resample(sel, sl, T)
+
+    def _assign(self, centers: Tensor, x: Tensor, lengths: Optional[Tensor], x_self: Optional[Tensor]
+                ) -> Tuple[Tensor, Tensor]:
+        vals = self._values(centers, x, lengths, x_self)
+        best, labels = vals.min(dim=1)
+        return labels, best
+
+    def _reseed_empty(self, centers: Tensor, labels: Tensor, best: Tensor, x: Tensor, lengths: Tensor,
+                      x_self_raw: Tensor) -> int:
+        """Give every empty cluster the series farthest from its center (in place). Returns how many."""
+        k = centers.shape[0]
+        counts = torch.bincount(labels, minlength=k)
+        empty = (counts == 0).nonzero().squeeze(1).tolist()
+        taken = torch.zeros_like(labels, dtype=torch.bool)
+        for j in empty:
+            counts = torch.bincount(labels, minlength=k)
+            movable = (counts[labels] > 1) & ~taken
+            if not bool(movable.any()):
+                break
+            score = torch.where(movable, best, torch.full_like(best, -math.inf))
+            i = int(score.argmax())
+            centers[j] = self._seeds_to_centers(x, lengths, torch.tensor([i], device=x.device))[0]
+            labels[i] = j
+            taken[i] = True
+            best[i] = 0.0 if self.metric_normalize else x_self_raw[i]  # value of a series to itself
+        return len(empty)
+
+    def _update(self, centers: Tensor, labels: Tensor, x: Tensor, lengths: Tensor) -> Tensor:
+        n = x.shape[0]
+        objective = _Objective(x, lengths, labels, torch.arange(n, device=x.device),
+                               torch.ones(n, dtype=x.dtype, device=x.device), centers.shape[0],
+                               float(self.gamma), self.bandwidth, bool(self.metric_normalize))
+        lr = _DEFAULT_LR[self.barycenter_method]
+        z, _ = _solve(objective, centers, self.barycenter_method, int(self.barycenter_max_iter),
+                      float(self.barycenter_tol), lr, None, False, False, "SoftDTWKMeans")
+        return z
+
+    def _fit_one(self, x: Tensor, lengths: Tensor, x_self: Tensor, rs: np.random.RandomState,
+                 init_centers: Optional[Tensor]) -> Tuple[Tensor, Tensor, float, int]:
+        n = x.shape[0]
+        k = int(self.n_clusters)
+        lens_or_none = None if bool((lengths == x.shape[1]).all()) else lengths
+        if init_centers is not None:
+            centers = init_centers.clone()
+        elif self.init == "random":
+            centers = self._seeds_to_centers(x, lengths, torch.as_tensor(rs.choice(n, k, replace=False), device=x.device))
+        else:
+            centers = self._seeds_to_centers(x, lengths, self._kmeans_pp(x, lens_or_none, x_self, rs))
+        x_self_norm = x_self if self.metric_normalize else None
+        prev_labels: Optional[Tensor] = None
+        prev_inertia: Optional[float] = None
+        n_iter = 0
+        labels, best = self._assign(centers, x, lens_or_none, x_self_norm)
+        while True:
+            self._reseed_empty(centers, labels, best, x, lengths, x_self)
+            inertia = float(best.double().sum())
+            if self.verbose:
+                print(f"SoftDTWKMeans: iteration {n_iter}, inertia {inertia:.6g}", file=sys.stderr)
+            if prev_labels is not None and bool(torch.equal(labels, prev_labels)):
+                break
+            if prev_inertia is not None and abs(prev_inertia - inertia) <= self.tol * max(abs(prev_inertia), abs(inertia), 1.0):
+                break
+            if n_iter == self.max_iter:
+                break
+            centers = self._update(centers, labels, x, lengths)
+            n_iter += 1
+            prev_labels, prev_inertia = labels, inertia
+            labels, best = self._assign(centers, x, lens_or_none, x_self_norm)
+        return centers, labels, inertia, n_iter
+
+    def _output(self, t: Tensor) -> Union[Tensor, np.ndarray]:
+        return t if self._kind == "torch" else t.cpu().numpy()
+
+    # -- public API ------------------------------------------------------------------------
+    def fit(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None) -> "SoftDTWKMeans":
+        """Cluster X; sets ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``. Returns self."""
+        self._check_params()
+        data = self._read(X, x_lengths, "SoftDTWKMeans.fit")
+        x, lengths = data.x[0], data.lengths[0]
+        n, T, d = x.shape
+        k = int(self.n_clusters)
+        if n < k:
+            raise ValueError(f"SoftDTWKMeans.fit: expected at least n_clusters={k} series, got {n}")
+        init_centers = None
+        n_init = int(self.n_init)
+        if not isinstance(self.init, str):
+            init_centers, _ = _to_tensor(self.init, "SoftDTWKMeans.fit", "init")
+            init_centers = init_centers.to(device=x.device, dtype=x.dtype)
+            if data.squeeze_2d and init_centers.dim() == 2:
+                init_centers = init_centers.unsqueeze(-1)
+            if tuple(init_centers.shape) != (k, T, d):
+                raise ValueError(f"SoftDTWKMeans.fit: expected init centers of shape {(k, T, d)}, got "
+                                 f"{tuple(init_centers.shape)}")
+            n_init = 1
+        rs = _check_random_state(self.random_state)
+        lens_or_none = None if bool((lengths == T).all()) else lengths
+        x_self = self._self_terms(x, lens_or_none)
+        best_run = None
+        for _ in range(n_init):
+            run = self._fit_one(x, lengths, x_self, rs, init_centers)
+            if best_run is None or run[2] < best_run[2]:
+                best_run = run
+        assert best_run is not None
+        centers, labels, inertia, n_iter = best_run
+        self._kind = data.kind
+        self._squeeze_2d = data.squeeze_2d
+        self._centers = centers
+        self.cluster_centers_ = self._output(centers)
+        self.labels_ = self._output(labels)
+        self.inertia_ = inertia
+        self.n_iter_ = n_iter
+        return self
+
+    def _check_fitted(self, name: str) -> None:
+        if not hasattr(self, "_centers"):
+            raise ValueError(f"SoftDTWKMeans.{name}: this instance is not fitted yet; call fit first")
+
+    def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
+        """(n, k) soft-DTW values (or divergences) between each series and each center."""
+        self._check_fitted("transform")
+        data = self._read(X, x_lengths, "SoftDTWKMeans.transform")
+        x, lengths = data.x[0], data.lengths[0]
+        centers = self._centers.to(device=x.device, dtype=x.dtype)
+        if x.shape[2] != centers.shape[2]:
+            raise ValueError(f"SoftDTWKMeans.transform: expected series with {centers.shape[2]} features "
+                             f"(as in fit), got {x.shape[2]}")
+        lens_or_none = None if bool((lengths == x.shape[1]).all()) else lengths
+        x_self = self._self_terms(x, lens_or_none) if self.metric_normalize else None
+        vals = self._values(centers, x, lens_or_none, x_self)
+        return vals if data.kind == "torch" else vals.cpu().numpy()
+
+    def predict(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
+        """Index of the closest center for each series (n,)."""
+        self._check_fitted("predict")
+        vals = self.transform(X, x_lengths)
+        return vals.argmin(axis=1) if isinstance(vals, np.ndarray) else vals.argmin(dim=1)
+
+    def fit_predict(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None
+                    ) -> Union[Tensor, np.ndarray]:
+        """``fit(X)`` then return ``labels_``."""
+        return self.fit(X, y, x_lengths).labels_

@@ -50,11 +50,10 @@ __all__ = ["softdtw_barycenter", "SoftDTWKMeans"]
 ArrayLike = Union[Tensor, np.ndarray, Sequence[Any]]
 
 _METHODS = ("lbfgs", "adam")
-_DEFAULT_LR = {"lbfgs": 1.0, "adam": 0.05}
-# torch.optim.LBFGS constants we keep as they are there.
-_HISTORY_SIZE = 10          # scipy's L-BFGS-B default (maxcor); torch's default is 100
-_MAX_LS = 25                # evaluations per line search (torch's _strong_wolfe default)
-_TOLERANCE_CHANGE = 1e-9    # torch.optim.LBFGS default: minimal directional derivative / step
+# Per-method defaults of (max_iter, tol, lr). L-BFGS: tslearn's (and Blondel's) settings. Adam needs
+# more, smaller steps: 200 steps from lr 0.1 (in X's units, suits standardised series) with the early
+# stop at a 1e-5 relative improvement reach lower objectives than L-BFGS at tol 1e-3 on GunPoint.
+_DEFAULTS = {"lbfgs": (50, 1e-3, 1.0), "adam": (200, 1e-5, 0.1)}
 # Above this many pair elements (pairs · length · d) the k-means assignment is split into chunks.
 _MAX_PAIR_ELEMENTS = 1 << 26
 
@@ -351,170 +350,237 @@ class _Objective:
 
 
 # ----------------------------------------------------------------------------------------------
-# L-BFGS: torch.optim.LBFGS's algorithm as one coroutine per problem
+# L-BFGS: scipy's L-BFGS-B (what tslearn runs) for unconstrained problems, one coroutine per problem
 # ----------------------------------------------------------------------------------------------
-# A coroutine yields ("eval", x) and is sent back (f, g) for that point, and yields ("iter", f)
-# once per completed iteration (sent back None). It returns the reason it stopped.
+# A coroutine yields ("eval", x) and is sent back (f, g) for that point, and yields
+# ("iter", (x, f)) once per completed iteration (sent back None). It returns why it stopped.
 _Request = Tuple[str, Any]
 _Coroutine = Generator[_Request, Any, str]
 
+# L-BFGS-B's constants (lnsrlb / mainlb in scipy's lbfgsb): line-search tolerances, largest step,
+# evaluations per line search (scipy's maxls), memory (maxcor).
+_LS_FTOL, _LS_GTOL, _LS_XTOL, _LS_STPMAX = 1e-3, 0.9, 0.1, 1e10
+_MAX_LS = 20
+_HISTORY_SIZE = 10
+_EPS = float(np.finfo(np.float64).eps)
 
-def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
-                       bounds: Optional[Tuple[float, float]] = None) -> float:
-    """Minimiser of the cubic through (x1, f1, g1), (x2, f2, g2), clipped to bounds (torch's port of polyinterp.lua)."""
-    if bounds is not None:
-        xmin_bound, xmax_bound = bounds
-    else:
-        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1 ** 2 - g1 * g2
-    if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
-        if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+
+def _dcstep(stx: float, fx: float, dx: float, sty: float, fy: float, dy: float, stp: float, fp: float,
+            dp: float, brackt: bool, stpmin: float, stpmax: float
+            ) -> Tuple[float, float, float, float, float, float, float, bool]:
+    """Moré–Thuente safeguarded step (MINPACK-2 ``dcstep``, as ported to Python in scipy's ``_dcsrch.py``).
+
+    Updates the interval [stx, sty] known to contain a step satisfying the sufficient-decrease and
+    curvature conditions and returns the next trial step, from cubic / quadratic / secant models
+    of the line function through the best point (stx) and the current trial (stp).
+    """
+    sgnd = math.copysign(1.0, dp) * math.copysign(1.0, dx) if dp != 0 and dx != 0 else 0.0
+    if fp > fx:
+        # Higher value: the minimum is bracketed. Cubic step if closer to stx than the quadratic step,
+        # else their average.
+        theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
+        s = max(abs(theta), abs(dx), abs(dp))
+        gamma = s * math.sqrt(max(0.0, (theta / s) ** 2 - (dx / s) * (dp / s)))
+        if stp < stx:
+            gamma = -gamma
+        p = (gamma - dx) + theta
+        q = ((gamma - dx) + gamma) + dp
+        stpc = stx + (p / q) * (stp - stx)
+        stpq = stx + ((dx / ((fx - fp) / (stp - stx) + dx)) / 2.0) * (stp - stx)
+        stpf = stpc if abs(stpc - stx) <= abs(stpq - stx) else stpc + (stpq - stpc) / 2.0
+        brackt = True
+    elif sgnd < 0.0:
+        # Lower value, derivatives of opposite signs: bracketed. Cubic step if farther from stp than
+        # the secant step, else the secant step.
+        theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
+        s = max(abs(theta), abs(dx), abs(dp))
+        gamma = s * math.sqrt(max(0.0, (theta / s) ** 2 - (dx / s) * (dp / s)))
+        if stp > stx:
+            gamma = -gamma
+        p = (gamma - dp) + theta
+        q = ((gamma - dp) + gamma) + dx
+        stpc = stp + (p / q) * (stx - stp)
+        stpq = stp + (dp / (dp - dx)) * (stx - stp)
+        stpf = stpc if abs(stpc - stp) > abs(stpq - stp) else stpq
+        brackt = True
+    elif abs(dp) < abs(dx):
+        # Lower value, same-sign derivatives, decreasing in magnitude: cubic step only if the cubic
+        # tends to infinity in the step's direction or its minimum is beyond stp, else secant.
+        theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
+        s = max(abs(theta), abs(dx), abs(dp))
+        gamma = s * math.sqrt(max(0.0, (theta / s) ** 2 - (dx / s) * (dp / s)))
+        if stp > stx:
+            gamma = -gamma
+        p = (gamma - dp) + theta
+        q = (gamma + (dx - dp)) + gamma
+        r = p / q
+        if r < 0 and gamma != 0:
+            stpc = stp + r * (stx - stp)
+        elif stp > stx:
+            stpc = stpmax
         else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        if math.isfinite(min_pos):
-            return min(max(min_pos, xmin_bound), xmax_bound)
-    return (xmin_bound + xmax_bound) / 2.0
-
-
-def _strong_wolfe(x: np.ndarray, t: float, d: np.ndarray, f: float, g: np.ndarray, gtd: float,
-                  c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = _TOLERANCE_CHANGE,
-                  max_ls: int = _MAX_LS) -> Generator[_Request, Any, Tuple[float, np.ndarray, float]]:
-    """torch.optim.lbfgs._strong_wolfe, with each objective evaluation a ``yield``. Returns (f, g, t)."""
-    d_norm = float(np.abs(d).max())
-
-    def evaluate(step: float) -> Generator[_Request, Any, Tuple[float, np.ndarray, float]]:
-        f_e, g_e = yield ("eval", x + step * d)
-        if not math.isfinite(f_e):  # overflow far out on the line: treat as "too far", never accept
-            return math.inf, g_e, math.inf
-        return f_e, g_e, float(g_e @ d)
-
-    f_new, g_new, gtd_new = yield from evaluate(t)
-    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
-    done = False
-    ls_iter = 0
-    bracket: List[float] = []
-    bracket_f: List[float] = []
-    bracket_g: List[np.ndarray] = []
-    bracket_gtd: List[float] = []
-    while ls_iter < max_ls:
-        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bracket_f, bracket_g, bracket_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bracket_f, bracket_g, bracket_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
-            break
-        # interpolate (extrapolation: between 1.01 t and 10 t)
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new, gtd_new
-        f_new, g_new, gtd_new = yield from evaluate(t)
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
-
-    # zoom phase: refine the bracket until a point satisfies the strong Wolfe conditions
-    insuf_progress = False
-    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
-            break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1])
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
-                insuf_progress = False
+            stpc = stpmin
+        stpq = stp + (dp / (dp - dx)) * (stx - stp)
+        if brackt:
+            stpf = stpc if abs(stpc - stp) < abs(stpq - stp) else stpq
+            if stp > stx:
+                stpf = min(stp + 0.66 * (sty - stp), stpf)
             else:
-                insuf_progress = True
+                stpf = max(stp + 0.66 * (sty - stp), stpf)
         else:
-            insuf_progress = False
-        f_new, g_new, gtd_new = yield from evaluate(t)
-        ls_iter += 1
-        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
-            bracket[high_pos], bracket_f[high_pos], bracket_g[high_pos], bracket_gtd[high_pos] = t, f_new, g_new, gtd_new
-            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
+            stpf = stpc if abs(stpc - stp) > abs(stpq - stp) else stpq
+            stpf = min(max(stpf, stpmin), stpmax)
+    else:
+        # Lower value, same-sign derivatives, not decreasing: cubic step if bracketed, else a bound.
+        if brackt:
+            theta = 3.0 * (fp - fy) / (sty - stp) + dy + dp
+            s = max(abs(theta), abs(dy), abs(dp))
+            gamma = s * math.sqrt(max(0.0, (theta / s) ** 2 - (dy / s) * (dp / s)))
+            if stp > sty:
+                gamma = -gamma
+            p = (gamma - dp) + theta
+            q = ((gamma - dp) + gamma) + dy
+            stpf = stp + (p / q) * (sty - stp)
+        elif stp > stx:
+            stpf = stpmax
         else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
-                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
-                bracket_g[high_pos], bracket_gtd[high_pos] = bracket_g[low_pos], bracket_gtd[low_pos]
-            bracket[low_pos], bracket_f[low_pos], bracket_g[low_pos], bracket_gtd[low_pos] = t, f_new, g_new, gtd_new
-    if len(bracket) == 1:
-        low_pos = 0
-    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos]
+            stpf = stpmin
+    if fp > fx:
+        sty, fy, dy = stp, fp, dp
+    else:
+        if sgnd < 0:
+            sty, fy, dy = stx, fx, dx
+        stx, fx, dx = stp, fp, dp
+    return stx, fx, dx, sty, fy, dy, stpf, brackt
+
+
+def _line_search(x: np.ndarray, d: np.ndarray, stp: float, f0: float, g0: float
+                 ) -> Generator[_Request, Any, Optional[Tuple[float, float, np.ndarray]]]:
+    """Moré–Thuente line search (MINPACK-2 ``dcsrch``) with L-BFGS-B's settings.
+
+    Finds a step satisfying the strong Wolfe conditions f(x + stp·d) <= f0 + ftol·stp·g0 and
+    |∇f(x + stp·d)·d| <= gtol·|g0|, at most ``_MAX_LS`` evaluations. Returns (stp, f, gradient) at
+    the accepted step (also when dcsrch stops with a warning, as L-BFGS-B does), or None on failure.
+    """
+    ftol, gtol, xtol, stpmin, stpmax = _LS_FTOL, _LS_GTOL, _LS_XTOL, 0.0, _LS_STPMAX
+    gtest = ftol * g0
+    width = stpmax - stpmin
+    width1 = width / 0.5
+    brackt = False
+    stage = 1
+    stx, fx, gx = 0.0, f0, g0
+    sty, fy, gy = 0.0, f0, g0
+    stmin, stmax = 0.0, stp + 4.0 * stp
+    for _ in range(_MAX_LS):
+        f, grad = yield ("eval", x + stp * d)
+        if not math.isfinite(f):
+            return None
+        g = float(grad @ d)
+        ftest = f0 + stp * gtest
+        if stage == 1 and f <= ftest and g >= 0:
+            stage = 2
+        warn = ((brackt and (stp <= stmin or stp >= stmax))
+                or (brackt and stmax - stmin <= xtol * stmax)
+                or (stp == stpmax and f <= ftest and g <= gtest)
+                or (stp == stpmin and (f > ftest or g >= gtest)))
+        if warn or (f <= ftest and abs(g) <= gtol * -g0):
+            return stp, f, grad
+        if stage == 1 and f <= fx and f > ftest:
+            # modified function psi(stp) = f(stp) − f0 − stp·gtest while no sufficient decrease yet
+            stx, fxm, gxm, sty, fym, gym, stp, brackt = _dcstep(
+                stx, fx - stx * gtest, gx - gtest, sty, fy - sty * gtest, gy - gtest,
+                stp, f - stp * gtest, g - gtest, brackt, stmin, stmax)
+            fx, fy = fxm + stx * gtest, fym + sty * gtest
+            gx, gy = gxm + gtest, gym + gtest
+        else:
+            stx, fx, gx, sty, fy, gy, stp, brackt = _dcstep(stx, fx, gx, sty, fy, gy, stp, f, g, brackt,
+                                                          stmin, stmax)
+        if brackt:
+            if abs(sty - stx) >= 0.66 * width1:
+                stp = stx + 0.5 * (sty - stx)     # bisection when the interval shrinks too slowly
+            width1 = width
+            width = abs(sty - stx)
+            stmin, stmax = min(stx, sty), max(stx, sty)
+        else:
+            stmin, stmax = stp + 1.1 * (stp - stx), stp + 4.0 * (stp - stx)
+        stp = min(max(stp, stpmin), stpmax)
+        if (brackt and (stp <= stmin or stp >= stmax)) or (brackt and stmax - stmin <= xtol * stmax):
+            stp = stx
+        if not math.isfinite(stp):
+            return None
+    return None
 
 
 def _lbfgs(x: np.ndarray, f: float, g: np.ndarray, lr: float, max_iter: int, tol: float) -> _Coroutine:
-    """L-BFGS for one problem (torch.optim.LBFGS's steps), stopping as scipy's L-BFGS-B does in tslearn.
+    """L-BFGS for one problem, as scipy's L-BFGS-B runs it without bounds (what tslearn calls).
 
-    tslearn calls ``scipy.optimize.minimize(method="L-BFGS-B", tol=tol, options={"maxiter": max_iter})``,
-    i.e. ftol = gtol = tol: stop after an iteration when (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol,
-    or when max_i |g_i| <= tol (also before the first iteration), or after max_iter iterations.
+    tslearn runs ``scipy.optimize.minimize(method="L-BFGS-B", tol=tol, options={"maxiter": max_iter})``,
+    i.e. ftol = gtol = tol. Same here: the direction is −H·g with the L-BFGS inverse Hessian from the
+    last 10 pairs (s, y) and H0 = (sᵀy / yᵀy)·I (the two-loop recursion; L-BFGS-B computes the same
+    product in its compact form); pairs with sᵀy <= eps·(−gᵀs) are skipped. The first step has length
+    1 (stp = 1 / ||d||), later ones start at stp = 1 (times ``lr``), refined by the Moré–Thuente line
+    search. Stops, after an iteration, when max|g| <= tol, when (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)
+    <= tol, or after max_iter iterations; also before the first iteration when max|g| <= tol. A failed
+    line search restarts from steepest descent with an empty memory, and ends the run if the memory
+    was already empty.
     """
     if max_iter <= 0:
         return "max_iter"
     if float(np.abs(g).max()) <= tol:
         return "gtol"
-    old_dirs: List[np.ndarray] = []
-    old_stps: List[np.ndarray] = []
-    ro: List[float] = []
-    H_diag = 1.0
-    d = -g
-    t = 0.0
-    prev_g = g
-    for n_iter in range(1, max_iter + 1):
-        if n_iter > 1:
-            y = g - prev_g
-            s = d * t
-            ys = float(y @ s)
-            if ys > 1e-10:
-                if len(old_dirs) == _HISTORY_SIZE:
-                    old_dirs.pop(0)
-                    old_stps.pop(0)
-                    ro.pop(0)
-                old_dirs.append(y)
-                old_stps.append(s)
-                ro.append(1.0 / ys)
-                H_diag = ys / float(y @ y)
-            # two-loop recursion: d = −H g with the L-BFGS inverse-Hessian approximation H
-            q = -g
-            al = [0.0] * len(old_dirs)
-            for i in range(len(old_dirs) - 1, -1, -1):
-                al[i] = float(old_stps[i] @ q) * ro[i]
-                q = q - al[i] * old_dirs[i]
-            d = q * H_diag
-            for i in range(len(old_dirs)):
-                be_i = float(old_dirs[i] @ d) * ro[i]
-                d = d + (al[i] - be_i) * old_stps[i]
-        prev_g, prev_f = g, f
-        # first step as torch: at most 1 / ||g||_1 (times lr), then lr
-        t = min(1.0, 1.0 / float(np.abs(g).sum())) * lr if n_iter == 1 else lr
-        gtd = float(g @ d)
-        if gtd > -_TOLERANCE_CHANGE:
+    old_s: List[np.ndarray] = []
+    old_y: List[np.ndarray] = []
+    rho: List[float] = []
+    n_iter = 0
+    while True:
+        # two-loop recursion: d = −H g
+        q = -g
+        alpha = [0.0] * len(old_s)
+        for i in range(len(old_s) - 1, -1, -1):
+            alpha[i] = rho[i] * float(old_s[i] @ q)
+            q = q - alpha[i] * old_y[i]
+        if old_s:
+            q = q * (float(old_s[-1] @ old_y[-1]) / float(old_y[-1] @ old_y[-1]))
+        for i in range(len(old_s)):
+            beta = rho[i] * float(old_y[i] @ q)
+            q = q + (alpha[i] - beta) * old_s[i]
+        d = q
+        gd = float(g @ d)
+        if not gd < 0:
+            if old_s:          # not a descent direction: forget the memory, retry along −g
+                old_s, old_y, rho = [], [], []
+                continue
             return "no_descent"
-        f_new, g_new, t = yield from _strong_wolfe(x, t, d, f, g, gtd)
-        if not f_new <= f:   # the line search found nothing better (or only non-finite values): stay
+        stp = (1.0 / float(np.linalg.norm(d)) if n_iter == 0 else 1.0) * lr
+        result = yield from _line_search(x, d, stp, f, gd)
+        if result is None:
+            if old_s:
+                old_s, old_y, rho = [], [], []
+                continue
             return "line_search"
-        x = x + t * d
+        stp, f_new, g_new = result
+        f_old, g_old = f, g
+        x = x + stp * d
         f, g = f_new, g_new
+        n_iter += 1
         yield ("iter", (x, f))
-        if prev_f - f <= tol * max(abs(prev_f), abs(f), 1.0):
-            return "ftol"
+        if n_iter >= max_iter:
+            return "max_iter"
         if float(np.abs(g).max()) <= tol:
             return "gtol"
-        if float(np.abs(d * t).max()) <= _TOLERANCE_CHANGE:
-            return "small_step"
-    return "max_iter"
+        if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
+            return "ftol"
+        s = stp * d
+        y = g - g_old
+        sy = float(s @ y)
+        if sy > _EPS * (-gd * stp):
+            if len(old_s) == _HISTORY_SIZE:
+                old_s.pop(0)
+                old_y.pop(0)
+                rho.pop(0)
+            old_s.append(s)
+            old_y.append(y)
+            rho.append(1.0 / sy)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -694,8 +760,8 @@ def softdtw_barycenter(
     gamma: float = 1.0,
     weights: Optional[ArrayLike] = None,
     init: Optional[ArrayLike] = None,
-    max_iter: int = 50,
-    tol: float = 1e-3,
+    max_iter: Optional[int] = None,
+    tol: Optional[float] = None,
     method: str = "lbfgs",
     x_lengths: Optional[ArrayLike] = None,
     length: Optional[int] = None,
@@ -778,9 +844,10 @@ def softdtw_barycenter(
     gamma = _check_scalar(gamma, name, "gamma", positive=True)
     if method not in _METHODS:
         raise ValueError(f"{name}: expected method to be one of {_METHODS}, got {method!r}")
-    max_iter = _check_int(max_iter, name, "max_iter", 0)
-    tol = _check_scalar(tol, name, "tol", nonneg=True)
-    lr = _DEFAULT_LR[method] if lr is None else _check_scalar(lr, name, "lr", positive=True)
+    default_max_iter, default_tol, default_lr = _DEFAULTS[method]
+    max_iter = default_max_iter if max_iter is None else _check_int(max_iter, name, "max_iter", 0)
+    tol = default_tol if tol is None else _check_scalar(tol, name, "tol", nonneg=True)
+    lr = default_lr if lr is None else _check_scalar(lr, name, "lr", positive=True)
     bandwidth = _check_bandwidth(bandwidth, name)
     patience = _check_int(patience, name, "patience", 1)
     if grad_clip is not None:
@@ -1077,7 +1144,7 @@ class SoftDTWKMeans:
         objective = _Objective(x, lengths, labels, torch.arange(n, device=x.device),
                                torch.ones(n, dtype=x.dtype, device=x.device), centers.shape[0],
                                float(self.gamma), self.bandwidth, bool(self.metric_normalize))
-        lr = _DEFAULT_LR[self.barycenter_method]
+        lr = _DEFAULTS[self.barycenter_method][2]
         z, _ = _solve(objective, centers, self.barycenter_method, int(self.barycenter_max_iter),
                       float(self.barycenter_tol), lr, None, False, False, "SoftDTWKMeans")
         return z

@@ -12,6 +12,7 @@ from .functional import (
     soft_dtw_alignment_from_cost,
     soft_dtw_from_cost,
 )
+from .barycenter import SoftDTWKMeans, softdtw_barycenter
 from .nn import SoftDTW
 
 __version__ = "0.1.0"
@@ -23,5 +24,7 @@ __all__ = [
     "pairwise_cost",
     "cdist_soft_dtw",
     "SoftDTW",
+    "softdtw_barycenter",
+    "SoftDTWKMeans",
     "__version__",
 ]

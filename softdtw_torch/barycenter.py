@@ -19,19 +19,26 @@ of the ragged ``soft_dtw``), so padding never enters a DP.
 
 Solvers:
 
-* ``"lbfgs"`` (default): the L-BFGS of ``torch.optim.LBFGS(line_search_fn="strong_wolfe")`` — the
-  same two-loop recursion, initial step and strong-Wolfe line search with cubic interpolation —
-  run as one coroutine per problem. ``torch.optim.LBFGS`` itself can only optimise one objective:
-  on the stacked (K, length, d) tensor it would share one curvature history, one line search and
-  one stopping test between K independent problems (an easy problem waits for, and is perturbed
-  by, a hard one, and the result depends on which groups are batched together). Here each problem
-  keeps its own state and the coroutines only meet to have their trial points evaluated together.
-  For one problem the iterates are those of ``torch.optim.LBFGS`` (tested). The optimiser state
-  lives in float64 numpy on the host (a few vectors of length·d per problem); the objective and
-  its gradient are computed on X's device and dtype.
+* ``"lbfgs"`` (default): L-BFGS with a strong-Wolfe line search, as scipy's L-BFGS-B runs it on
+  an unconstrained problem, which is what tslearn's ``softdtw_barycenter`` calls: the same
+  first step, Moré–Thuente line search (MINPACK-2 ``dcsrch``, same tolerances), memory of 10,
+  curvature-pair skipping and stopping tests. Same ``tol`` and ``max_iter`` therefore mean the
+  same iterations as tslearn: on GunPoint and ArrowHead (5 gammas, 25 problems) it takes exactly
+  tslearn's iterations and evaluations and ends at its objective within 3e-8 relative (rounding),
+  only faster. ``torch.optim.LBFGS`` was the first candidate and is not used, for two measured
+  reasons: (1) it optimises ONE objective; on the stacked (K, length, d) tensor, K independent
+  problems would share one curvature history, one line search and one stopping test (a problem's
+  result would depend on which other groups it is batched with); (2) its line search (cubic
+  interpolation from a first step of 1/||g||₁) follows other trajectories than L-BFGS-B, and with
+  tslearn's loose tol = 1e-3 the end point is then a coin flip against tslearn's (lower in 11 of the
+  25 problems). Here each problem is one coroutine with its own state; the coroutines only meet to
+  have their trial points evaluated together, so a problem solved in a batch takes exactly the
+  steps it takes alone (tested bit for bit). The optimiser state is float64 numpy on the host (a
+  few vectors of length·d per problem); objective and gradient are computed on X's device and dtype.
 * ``"adam"``: Adam with a cosine learning-rate decay, per-problem gradient-norm clipping and
   per-problem early stopping (patience), as in the BGU ``sdtw-cuda-torch`` library; vectorised
-  over the K problems, returns each problem's best iterate.
+  over the K problems; returns each problem's best iterate. With its defaults (200 steps) it
+  usually ends below L-BFGS at tol 1e-3, for more evaluations.
 """
 from __future__ import annotations
 
@@ -43,7 +50,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .functional import soft_dtw
+from .functional import cdist_soft_dtw, soft_dtw
 
 __all__ = ["softdtw_barycenter", "SoftDTWKMeans"]
 
@@ -163,7 +170,9 @@ def _check_lengths(lengths: Any, shape: Tuple[int, ...], T: int, device: torch.d
 def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _Data:
     """Read X as one group (n, T, d) / (n, T) / list of series, or K groups (K, n, T, d)."""
     squeeze_2d = False
-    if isinstance(X, (list, tuple)) and len(X) > 0 and _is_ragged_or_series_list(X):
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        raise ValueError(f"{name}: expected non-empty X, got an empty {type(X).__name__}")
+    if isinstance(X, (list, tuple)) and _is_ragged_or_series_list(X):
         x, lengths, kind = _series_list_to_padded(X, name)
         x = x.unsqueeze(0)
         lengths = lengths.unsqueeze(0)
@@ -201,7 +210,8 @@ def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _D
         x = torch.where(inside.unsqueeze(-1), x, torch.zeros((), dtype=x.dtype, device=x.device))
     elif user_lengths is not None:
         lengths = user_lengths
-        bad = ~torch.isfinite(x) & (torch.arange(T, device=x.device).view(1, 1, T) < lengths.unsqueeze(-1)).unsqueeze(-1)
+        inside = torch.arange(T, device=x.device).view(1, 1, T) < lengths.unsqueeze(-1)
+        bad = ~torch.isfinite(x) & inside.unsqueeze(-1)
         if bool(bad.any()):
             raise ValueError(f"{name}: X holds NaN or inf inside a series")
         x = torch.nan_to_num(x, nan=0.0)
@@ -221,6 +231,9 @@ def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _D
             x = torch.nan_to_num(x, nan=0.0)
         else:
             lengths = torch.full((K, n), T, dtype=torch.int64, device=x.device)
+    longest = int(lengths.max())
+    if longest < T:  # padding past the longest series: drop it, T is the longest length from here on
+        x = x[:, :, :longest]
     return _Data(x.contiguous(), lengths, single, kind, squeeze_2d)
 
 
@@ -306,7 +319,8 @@ class _Objective:
         self.normalize = normalize
         self.full_length = bool((lengths == series.shape[1]).all())
         dev, dt = series.device, series.dtype
-        self.weight_sum = torch.zeros(n_problems, dtype=dt, device=dev).index_add_(0, self.pair_problem, self.pair_weight)
+        self.weight_sum = torch.zeros(n_problems, dtype=dt, device=dev)
+        self.weight_sum.index_add_(0, self.pair_problem, self.pair_weight)
         self.const = torch.zeros(n_problems, dtype=dt, device=dev)
         if normalize:
             with torch.no_grad():
@@ -365,6 +379,14 @@ _HISTORY_SIZE = 10
 _EPS = float(np.finfo(np.float64).eps)
 
 
+# _dcstep and _line_search are derived from scipy/optimize/_dcsrch.py (a Python port of MINPACK-2's
+# dcsrch/dcstep by J. J. Moré and D. J. Thuente), used under SciPy's BSD-3-Clause license:
+# Copyright (c) 2001-2002 Enthought, Inc. 2003, SciPy Developers. All rights reserved.
+# Redistribution and use in source and binary forms, with or without modification, are permitted
+# provided that the conditions of the BSD-3-Clause license are met (see scipy's LICENSE.txt):
+# source redistributions retain this notice; binary redistributions reproduce it in their
+# documentation; the names of the copyright holders are not used to endorse derived products.
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.
 def _dcstep(stx: float, fx: float, dx: float, sty: float, fy: float, dy: float, stp: float, fp: float,
             dp: float, brackt: bool, stpmin: float, stpmax: float
             ) -> Tuple[float, float, float, float, float, float, float, bool]:
@@ -793,25 +815,33 @@ def softdtw_barycenter(
             in ``history`` are directly comparable with tslearn's objective. Pass ``weights=1/n``
             for the mean; the minimiser is the same, only the objective scale (and hence ``tol``
             when |objective| < 1, see below) changes. Members of weight 0 are skipped (no DP).
+            Unlike tslearn, which silently replaces weights of the wrong length by ones, a bad
+            shape raises.
         init: starting barycenter, (length, d) (or (K, length, d) for K groups, or (length, d)
             shared by all). Default: the weighted Euclidean mean of the members, each linearly
             resampled to ``length`` when its length differs (tslearn's initialisation).
-        max_iter: maximum number of iterations (L-BFGS iterations, as scipy's ``maxiter``;
-            Adam steps for ``method="adam"``). 0 returns the initialisation.
-        tol: ``"lbfgs"``: scipy L-BFGS-B's tests as tslearn uses them (``minimize(tol=tol)`` sets
-            ftol = gtol = tol): a problem stops after an iteration where
-            (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol, or when max |∂f/∂z| <= tol.
-            ``"adam"``: a problem stops when its best objective has not improved by more than
+        max_iter: maximum number of iterations per problem: L-BFGS iterations, scipy's ``maxiter``
+            (default 50, tslearn's), or Adam steps (default 200). 0 returns the initialisation.
+        tol: ``"lbfgs"`` (default 1e-3, tslearn's): scipy L-BFGS-B's tests as tslearn uses them
+            (``minimize(tol=tol)`` sets ftol = gtol = tol): a problem stops after an iteration where
+            (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol, or when max |∂f/∂z| <= tol (also
+            checked at the start). The test is relative, and soft-DTW sums are large (often
+            negative, e.g. −5 800 for a GunPoint class at γ = 1): 1e-3 stops early, after 2 to 15
+            iterations on GunPoint; use 1e-6 or less for a converged barycenter. ``"adam"``
+            (default 1e-5): a problem stops when its best objective has not improved by more than
             tol · max(|best|, 1) for ``patience`` consecutive steps.
-        method: ``"lbfgs"`` (default; torch.optim.LBFGS's algorithm with strong-Wolfe line search,
-            one independent state per problem) or ``"adam"`` (cosine decay of ``lr`` to 0 over
-            ``max_iter`` steps, gradient-norm clipping, early stopping; returns the best iterate).
+        method: ``"lbfgs"`` (default; scipy's L-BFGS-B algorithm, i.e. tslearn's solver, with one
+            independent state per problem: same iterates as tslearn for the same tol and
+            max_iter) or ``"adam"`` (cosine decay of ``lr`` to 0 over ``max_iter`` steps,
+            gradient-norm clipping, early stopping; returns the best iterate).
         x_lengths: (n,) or (K, n) integer lengths in [1, T]; member i uses ``X[..., i, :x_lengths[i], :]``
             only (the padding is ignored, whatever it holds).
-        length: barycenter length; default the length of ``init`` if given, else T (the longest member).
+        length: barycenter length; default the length of ``init`` if given, else the length of the
+            longest member.
         normalize: minimise the soft-DTW divergence instead of the raw soft-DTW value.
-        lr: ``"lbfgs"``: the step scale of torch.optim.LBFGS (default 1.0). ``"adam"``: the initial
-            learning rate (default 0.05, in the units of X: suits standardised series).
+        lr: ``"lbfgs"``: scale of the first trial step of each line search (default 1.0, as
+            L-BFGS-B). ``"adam"``: the initial learning rate (default 0.1, in the units of X: suits
+            standardised series).
         callback: ``callback(iteration, objective)`` after every iteration (1-based), with the
             objective as a float for one group or a list of K floats (a stopped problem reports its
             final value). Returning ``True`` stops all problems.
@@ -923,7 +953,7 @@ def _prepare_init(init: Any, length: Any, x: Tensor, lengths: Tensor, w: Tensor,
             raise ValueError(f"{name}: expected init of shape {want}, got {tuple(z0.shape)}")
         if z0.shape[-1] != d or z0.shape[1] == 0:
             raise ValueError(f"{name}: expected init with {d} features and length >= 1, got shape "
-                             f"{tuple(z0.shape[1:]) if not single else tuple(z0.shape[1:])}")
+                             f"{tuple(z0.shape[1:])}")
         if length is not None and length != z0.shape[1]:
             raise ValueError(f"{name}: length={length} contradicts init of length {z0.shape[1]}")
         if not bool(torch.isfinite(z0).all()):
@@ -952,8 +982,9 @@ def _check_random_state(seed: Any) -> np.random.RandomState:
 class SoftDTWKMeans:
     """k-means under soft-DTW (or the soft-DTW divergence), with batched barycenter updates.
 
-    Lloyd iterations: (1) assign each series to the center of lowest soft-DTW value (one batched
-    ``soft_dtw`` call over all n·k (series, center) pairs), (2) replace every center by the
+    Lloyd iterations: (1) assign each series to the center of lowest soft-DTW value (the n·k
+    (series, center) pairs in one batched ``soft_dtw`` call, through ``cdist_soft_dtw``; split in
+    chunks only beyond 2^26 gathered elements), (2) replace every center by the
     soft-DTW barycenter of its members, warm-started from the current center — all k barycenters
     in one batched solve (:func:`softdtw_barycenter`'s machinery: every sample is one pair of the
     problem of its cluster, so clusters of different sizes need no padding). Behaves like
@@ -969,9 +1000,13 @@ class SoftDTWKMeans:
     * k-means++ seeding samples proportionally to the soft-DTW *divergence* to the nearest seed
       (non-negative and 0 at a chosen seed), with 2 + ⌊log k⌋ greedy local trials as scikit-learn
       and tslearn; raw soft-DTW values can be negative and cannot serve as sampling weights.
-    * Convergence: stops when the assignment no longer changes, or when the inertia changes by at
-      most ``tol · max(|inertia|, 1)`` (relative, with the same floor as the barycenter's tol;
-      tslearn uses an absolute change), or after ``max_iter`` iterations. ``labels_`` and
+    * Convergence: stops when the assignment did not change AND the inertia changed by at most
+      ``tol · max(|inertia|, 1)`` in the last iteration, or after ``max_iter`` iterations. The
+      test is relative (the barycenter's floor of 1), default 1e-4; tslearn stops on an absolute
+      change below 1e-6, which with inertias in the thousands and barycenters stopped at tol
+      1e-3 almost never happens: it runs its 50 iterations. Requiring a stable assignment alone
+      would stop while the centers are still moving (each update is warm-started and stops
+      early); the labels found either way were the same in our runs. ``labels_`` and
       ``inertia_`` always belong to the returned ``cluster_centers_``.
 
     Args:
@@ -997,7 +1032,7 @@ class SoftDTWKMeans:
     (tslearn's format); ``x_lengths`` (n,) may be given to ``fit``/``predict``/``transform``.
     """
 
-    def __init__(self, n_clusters: int = 3, gamma: float = 1.0, max_iter: int = 50, tol: float = 1e-6,
+    def __init__(self, n_clusters: int = 3, gamma: float = 1.0, max_iter: int = 50, tol: float = 1e-4,
                  n_init: int = 1, init: Union[str, ArrayLike] = "k-means++", random_state: Any = None,
                  barycenter_max_iter: int = 100, barycenter_tol: float = 1e-3, barycenter_method: str = "lbfgs",
                  metric_normalize: bool = False, bandwidth: Optional[int] = None, verbose: bool = False):
@@ -1015,6 +1050,21 @@ class SoftDTWKMeans:
         self.bandwidth = bandwidth
         self.verbose = verbose
 
+    _PARAMS = ("n_clusters", "gamma", "max_iter", "tol", "n_init", "init", "random_state", "barycenter_max_iter",
+               "barycenter_tol", "barycenter_method", "metric_normalize", "bandwidth", "verbose")
+
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        """The constructor's parameters (scikit-learn's estimator protocol, so ``sklearn.base.clone`` works)."""
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params: Any) -> "SoftDTWKMeans":
+        """Set constructor parameters (scikit-learn's estimator protocol)."""
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise ValueError(f"SoftDTWKMeans.set_params: unknown parameter {name!r}; valid: {self._PARAMS}")
+            setattr(self, name, value)
+        return self
+
     def __repr__(self) -> str:
         return (f"SoftDTWKMeans(n_clusters={self.n_clusters}, gamma={self.gamma}, "
                 f"metric_normalize={self.metric_normalize})")
@@ -1030,10 +1080,12 @@ class SoftDTWKMeans:
         _check_int(self.barycenter_max_iter, name, "barycenter_max_iter", 0)
         _check_scalar(self.barycenter_tol, name, "barycenter_tol", nonneg=True)
         if self.barycenter_method not in _METHODS:
-            raise ValueError(f"{name}: expected barycenter_method to be one of {_METHODS}, got {self.barycenter_method!r}")
+            raise ValueError(
+                f"{name}: expected barycenter_method to be one of {_METHODS}, got {self.barycenter_method!r}")
         _check_bandwidth(self.bandwidth, name)
         if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
-            raise ValueError(f"{name}: expected init to be 'k-means++', 'random' or an array of centers, got {self.init!r}")
+            raise ValueError(
+                f"{name}: expected init to be 'k-means++', 'random' or an array of centers, got {self.init!r}")
 
     def _read(self, X: Any, x_lengths: Any, name: str) -> _Data:
         data = _prepare_series(X, x_lengths, name, allow_groups=False)
@@ -1043,33 +1095,26 @@ class SoftDTWKMeans:
         with torch.no_grad():
             return soft_dtw(x, x, float(self.gamma), self.bandwidth, False, None, lengths, lengths)
 
-    def _pair_values(self, a: Tensor, a_len: Optional[Tensor], ia: Tensor, b: Tensor, b_len: Optional[Tensor],
-                     ib: Tensor) -> Tensor:
-        """sdtw(a[ia[p]], b[ib[p]]) for every pair p, one batched call per chunk (under no_grad)."""
-        P = ia.numel()
-        per_pair = max(a.shape[1], b.shape[1]) * a.shape[2] * 2
-        chunk = max(1, _MAX_PAIR_ELEMENTS // max(per_pair, 1))
-        out = []
+    def _cdist(self, a: Tensor, a_len: Optional[Tensor], b: Tensor, b_len: Optional[Tensor]) -> Tensor:
+        """(A, B) raw soft-DTW values between the series of a and b: ``cdist_soft_dtw``, whose batched
+        soft_dtw call covers all A·B pairs at once (split only beyond 2^26 gathered elements)."""
+        per_pair = (a.shape[1] + b.shape[1]) * a.shape[2]
+        chunk = max(1, _MAX_PAIR_ELEMENTS // per_pair)
         with torch.no_grad():
-            for start in range(0, P, chunk):
-                sa, sb = ia[start:start + chunk], ib[start:start + chunk]
-                la = None if a_len is None else a_len.index_select(0, sa)
-                lb = None if b_len is None else b_len.index_select(0, sb)
-                out.append(soft_dtw(a.index_select(0, sa), b.index_select(0, sb), float(self.gamma),
-                                    self.bandwidth, False, None, la, lb))
-        return torch.cat(out)
+            return cdist_soft_dtw(a, b, float(self.gamma), False, self.bandwidth, x_lengths=a_len,
+                                  y_lengths=b_len, chunk_size=chunk)
 
     def _values(self, centers: Tensor, x: Tensor, lengths: Optional[Tensor], x_self: Optional[Tensor]) -> Tensor:
-        """(n, k) soft-DTW values (or divergences) between every series and every center."""
-        n, k = x.shape[0], centers.shape[0]
-        dev = x.device
-        ix = torch.arange(n, device=dev).repeat_interleave(k)
-        ic = torch.arange(k, device=dev).repeat(n)
-        vals = self._pair_values(centers, None, ic, x, lengths, ix).view(n, k)
+        """(n, k) soft-DTW values (or divergences) between every series and every center.
+
+        The divergence reuses the series' self-terms sdtw(x_i, x_i), computed once per fit, and
+        computes the k centers' self-terms once per call: n·k + k DPs instead of 3·n·k.
+        """
+        vals = self._cdist(x, lengths, centers, None)
         if self.metric_normalize:
-            c_self = self._self_terms(centers, None)
             assert x_self is not None
-            vals = vals - 0.5 * c_self.view(1, k) - 0.5 * x_self.view(n, 1)
+            c_self = self._self_terms(centers, None)
+            vals = vals - 0.5 * x_self.view(-1, 1) - 0.5 * c_self.view(1, -1)
         return vals
 
     def _kmeans_pp(self, x: Tensor, lengths: Optional[Tensor], x_self: Tensor, rs: np.random.RandomState) -> Tensor:
@@ -1080,9 +1125,8 @@ class SoftDTWKMeans:
 
         def divergences(ids: np.ndarray) -> Tensor:  # (len(ids), n)
             idt = torch.as_tensor(ids, device=dev)
-            ia = idt.repeat_interleave(n)
-            ib = torch.arange(n, device=dev).repeat(len(ids))
-            v = self._pair_values(x, lengths, ia, x, lengths, ib).view(len(ids), n)
+            v = self._cdist(x.index_select(0, idt), None if lengths is None else lengths.index_select(0, idt),
+                            x, lengths)
             v = v - 0.5 * x_self[idt].view(-1, 1) - 0.5 * x_self.view(1, n)
             return v.clamp_min(0).double()
 
@@ -1157,7 +1201,8 @@ class SoftDTWKMeans:
         if init_centers is not None:
             centers = init_centers.clone()
         elif self.init == "random":
-            centers = self._seeds_to_centers(x, lengths, torch.as_tensor(rs.choice(n, k, replace=False), device=x.device))
+            seeds = torch.as_tensor(rs.choice(n, k, replace=False), device=x.device)
+            centers = self._seeds_to_centers(x, lengths, seeds)
         else:
             centers = self._seeds_to_centers(x, lengths, self._kmeans_pp(x, lens_or_none, x_self, rs))
         x_self_norm = x_self if self.metric_normalize else None
@@ -1170,9 +1215,10 @@ class SoftDTWKMeans:
             inertia = float(best.double().sum())
             if self.verbose:
                 print(f"SoftDTWKMeans: iteration {n_iter}, inertia {inertia:.6g}", file=sys.stderr)
-            if prev_labels is not None and bool(torch.equal(labels, prev_labels)):
-                break
-            if prev_inertia is not None and abs(prev_inertia - inertia) <= self.tol * max(abs(prev_inertia), abs(inertia), 1.0):
+            same = prev_labels is not None and bool(torch.equal(labels, prev_labels))
+            small = prev_inertia is not None and (
+                abs(prev_inertia - inertia) <= self.tol * max(abs(prev_inertia), abs(inertia), 1.0))
+            if same and small:
                 break
             if n_iter == self.max_iter:
                 break

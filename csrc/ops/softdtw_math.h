@@ -22,13 +22,14 @@ SDTW_HOST_DEVICE T positive_infinity() {
   return static_cast<T>(INFINITY);
 }
 
-// exp and log1p for the cell math. On the GPU: the CUDA math library. On the CPU, float uses the
-// branch-free polynomials below (Cephes expf/logf, ~1–2 ulp), which the compiler vectorizes
-// across the cells of an anti-diagonal; libm calls would keep those loops scalar. double uses libm.
+// exp and log1p for the cell math. On the GPU: the CUDA math library. On the CPU: the branch-free
+// Cephes approximations below (measured against libm: expf 1.35 ulp, log1pf 2.1 ulp, exp 1.41 ulp,
+// log1p 1.03 ulp), which the compiler vectorizes across the cells of an anti-diagonal; libm calls
+// would keep those loops scalar. Integer/float conversions use bit tricks that need no AVX-512.
 #if !defined(__CUDA_ARCH__)
 namespace cpu_math {
 
-inline float from_bits(int32_t bits) {
+inline float bits_to_float(int32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
@@ -57,7 +58,7 @@ inline float expf(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  const float y = p * from_bits((static_cast<int32_t>(n) + 127) << 23);
+  const float y = p * bits_to_float((static_cast<int32_t>(n) + 127) << 23);
   return x < lowest ? 0.0f : y;
 }
 
@@ -67,7 +68,7 @@ inline float log1pf(float u) {
   const float v = 1.0f + u;
   const int32_t bits = to_bits(v);
   float e = static_cast<float>(((bits >> 23) & 0xff) - 126);
-  float m = from_bits((bits & 0x007fffff) | 0x3f000000);  // v = m · 2^e, m in [0.5, 1)
+  float m = bits_to_float((bits & 0x007fffff) | 0x3f000000);  // v = m · 2^e, m in [0.5, 1)
   const bool small = m < 0.707106781186547524f;
   e = small ? e - 1.0f : e;
   const float x = small ? (m + m) - 1.0f : m - 1.0f;
@@ -88,6 +89,73 @@ inline float log1pf(float u) {
   return log_v - ((v - 1.0f) - u) / v;
 }
 
+inline double bits_to_double(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+inline int64_t to_bits(double d) {
+  int64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+// exp(x) = 2^n · exp(r) with the Cephes Padé form exp(r) = 1 + 2r·P(r²)/(Q(r²) − r·P(r²)).
+// Arguments below −708 (−inf included) give 0, as for expf.
+inline double exp(double x) {
+  const double lowest = -708.0;
+  const double magic = 6755399441055744.0;  // 1.5·2^52: adding it rounds to an integer in the low bits
+  double xc = x < 708.0 ? x : 708.0;
+  xc = xc > lowest ? xc : lowest;
+  const double shifted = xc * 1.4426950408889634073599 + magic;
+  const double n = shifted - magic;
+  const int64_t n_int = to_bits(shifted) - to_bits(magic);
+  double r = xc - n * 6.93145751953125e-1;
+  r = r - n * 1.42860682030941723212e-6;
+  const double rr = r * r;
+  double p = 1.26177193074810590878e-4;
+  p = p * rr + 3.02994407707441961300e-2;
+  p = p * rr + 9.99999999999999999910e-1;
+  p = p * r;
+  double q = 3.00198505138664455042e-6;
+  q = q * rr + 2.52448340349684104192e-3;
+  q = q * rr + 2.27265548208155028766e-1;
+  q = q * rr + 2.00000000000000000009e0;
+  const double y = (1.0 + 2.0 * (p / (q - p))) * bits_to_double((n_int + 1023) << 52);
+  return x < lowest ? 0.0 : y;
+}
+
+// log1p(u) for u >= 0, as log1pf: frexp of v = 1 + u, the Cephes rational log, then the rounding
+// correction −((v − 1) − u)/v.
+inline double log1p(double u) {
+  const double two52 = 4503599627370496.0;
+  const double v = 1.0 + u;
+  const int64_t bits = to_bits(v);
+  // The biased exponent as a double without an int64 → double conversion: 2^52 + e − 2^52.
+  double e = (bits_to_double(to_bits(two52) | ((bits >> 52) & 0x7ff)) - two52) - 1022.0;
+  const double m = bits_to_double((bits & 0x000fffffffffffffLL) | 0x3fe0000000000000LL);  // [0.5, 1)
+  const bool small = m < 0.70710678118654752440;
+  e = small ? e - 1.0 : e;
+  const double x = small ? (m + m) - 1.0 : m - 1.0;
+  const double z = x * x;
+  double p = 1.01875663804580931796e-4;
+  p = p * x + 4.97494994976747001425e-1;
+  p = p * x + 4.70579119878881725854e0;
+  p = p * x + 1.44989225341610930846e1;
+  p = p * x + 1.79368678507819816313e1;
+  p = p * x + 7.70838733755885391666e0;
+  double q = x + 1.12873587189167450590e1;
+  q = q * x + 4.52279145837532221105e1;
+  q = q * x + 8.29875266912776603211e1;
+  q = q * x + 7.11544750618563894466e1;
+  q = q * x + 2.31251620126765340583e1;
+  double y = x * (z * p / q);
+  y = y + e * -2.121944400546905827679e-4;
+  y = y - 0.5 * z;
+  const double log_v = (x + y) + e * 0.693359375;
+  return log_v - ((v - 1.0) - u) / v;
+}
+
 }  // namespace cpu_math
 #endif
 
@@ -98,7 +166,13 @@ SDTW_HOST_DEVICE float exp_(float x) {
   return cpu_math::expf(x);
 #endif
 }
-SDTW_HOST_DEVICE double exp_(double x) { return exp(x); }
+SDTW_HOST_DEVICE double exp_(double x) {
+#if defined(__CUDA_ARCH__)
+  return exp(x);
+#else
+  return cpu_math::exp(x);
+#endif
+}
 SDTW_HOST_DEVICE float log1p_(float x) {
 #if defined(__CUDA_ARCH__)
   return log1pf(x);
@@ -106,7 +180,13 @@ SDTW_HOST_DEVICE float log1p_(float x) {
   return cpu_math::log1pf(x);
 #endif
 }
-SDTW_HOST_DEVICE double log1p_(double x) { return log1p(x); }
+SDTW_HOST_DEVICE double log1p_(double x) {
+#if defined(__CUDA_ARCH__)
+  return log1p(x);
+#else
+  return cpu_math::log1p(x);
+#endif
+}
 
 template <typename T>
 SDTW_HOST_DEVICE T min_(T a, T b) { return b < a ? b : a; }

@@ -27,24 +27,10 @@ import os
 import sys
 
 
-def _available_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def _set_thread_env_from_argv() -> None:
-    """numba and OpenMP read their thread-pool sizes once, at import: set them before importing."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--threads", type=int, default=_available_cores())
-    known = pre.parse_known_args()[0]
-    for var in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(known.threads)
-
+from _threads import available_cores, set_thread_env_from_argv  # noqa: E402
 
 if __name__ == "__main__":
-    _set_thread_env_from_argv()
+    set_thread_env_from_argv()
 
 import platform  # noqa: E402
 import statistics  # noqa: E402
@@ -116,7 +102,7 @@ class CountingObjective:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--threads", type=int, default=_available_cores())
+    parser.add_argument("--threads", type=int, default=available_cores())
     parser.add_argument("--gammas", type=float, nargs="+", default=[1.0, 0.1])
     parser.add_argument("--max-iter", type=int, default=50)
     parser.add_argument("--tol", type=float, default=1e-3)

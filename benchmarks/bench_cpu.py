@@ -36,27 +36,10 @@ import os
 import sys
 
 
-def _available_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def _set_thread_env_from_argv() -> None:
-    """numba and OpenMP read their thread-pool sizes once, at import: set them before importing."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--threads", type=int, default=_available_cores())
-    pre.add_argument("--numba-threading-layer", default=None)
-    known = pre.parse_known_args()[0]
-    for var in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(known.threads)
-    if known.numba_threading_layer:
-        os.environ["NUMBA_THREADING_LAYER"] = known.numba_threading_layer
-
+from _threads import available_cores, set_thread_env_from_argv  # noqa: E402
 
 if __name__ == "__main__":
-    _set_thread_env_from_argv()
+    set_thread_env_from_argv()
 
 import platform  # noqa: E402
 import statistics  # noqa: E402
@@ -383,7 +366,7 @@ def _cell(text: str) -> str:
 def render(results: List[CaseResult], args, skipped: List[str]) -> str:
     lines = ["# SoftDTW forward+backward on CPU: softdtw_torch vs CPU peers", ""]
     lines += [
-        f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs ({_available_cores()} available), "
+        f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs ({available_cores()} available), "
         f"{platform.system()} {platform.release()}",
         f"- threads: {args.threads} for everyone (torch intra-op {torch.get_num_threads()}; numba "
         f"{_numba_threading()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
@@ -437,7 +420,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "C (ragged: B=64, N=M=256 padded, d=8, lengths in [128, 256]); default A,B,C")
     p.add_argument("--impls", default=",".join(ADAPTERS),
                    help="comma-separated implementations, default all: " + ", ".join(ADAPTERS))
-    p.add_argument("--threads", type=int, default=_available_cores(),
+    p.add_argument("--threads", type=int, default=available_cores(),
                    help="threads for every implementation (default: all available cores)")
     p.add_argument("--numba-threading-layer", choices=["default", "safe", "threadsafe", "forksafe", "omp",
                                                            "tbb", "workqueue"],

@@ -99,12 +99,21 @@ def soft_dtw(
             values = torch.ops.softdtw_torch.soft_dtw(
                 x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost
             )
+            values = values * scale.to(values.dtype)
         else:
             values = _divergence_or_value_from_cost(x, y, scale, bandwidth, normalize, x_lengths, y_lengths, cost)
-        values = values * scale.to(values.dtype)
     else:
         values = torch.ops.softdtw_torch.soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost)
     return values.squeeze(0) if unbatched else values
+
+
+def _scaled_from_cost(
+    D: Tensor, scale: Tensor, bandwidth: Optional[int], x_lengths: Optional[Tensor], y_lengths: Optional[Tensor]
+) -> Tensor:
+    """sdtw_γ(D) = γ·sdtw_1(D/γ) for a checked (1,) or (B,) tensor γ: the γ-gradient comes from autograd."""
+    s = scale.to(D.dtype)
+    values = torch.ops.softdtw_torch.soft_dtw_from_cost(D / s.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths)
+    return values * s
 
 
 def _divergence_or_value_from_cost(
@@ -117,13 +126,12 @@ def _divergence_or_value_from_cost(
     y_lengths: Optional[Tensor],
     cost: str,
 ) -> Tensor:
-    """sdtw_1(D/γ) (or its divergence) for a named cost, γ a (1,) or (B,) tensor."""
-    s = scale.to(x.dtype).reshape(-1, 1, 1)
-    ops = torch.ops.softdtw_torch
-    value = ops.soft_dtw_from_cost(ops.pairwise_cost(x, y, cost) / s, 1.0, bandwidth, x_lengths, y_lengths)
+    """sdtw_γ (or the divergence) of a named cost for a checked (1,) or (B,) tensor γ."""
+    cost_of = torch.ops.softdtw_torch.pairwise_cost
+    value = _scaled_from_cost(cost_of(x, y, cost), scale, bandwidth, x_lengths, y_lengths)
     if normalize:
-        xx = ops.soft_dtw_from_cost(ops.pairwise_cost(x, x, cost) / s, 1.0, bandwidth, x_lengths, x_lengths)
-        yy = ops.soft_dtw_from_cost(ops.pairwise_cost(y, y, cost) / s, 1.0, bandwidth, y_lengths, y_lengths)
+        xx = _scaled_from_cost(cost_of(x, x, cost), scale, bandwidth, x_lengths, x_lengths)
+        yy = _scaled_from_cost(cost_of(y, y, cost), scale, bandwidth, y_lengths, y_lengths)
         value = value - 0.5 * xx - 0.5 * yy
     return value
 
@@ -145,9 +153,7 @@ def soft_dtw_from_cost(
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
         scale = _checked_gamma("soft_dtw_from_cost", gamma, D.shape[0])
-        s = scale.to(D.dtype).reshape(-1, 1, 1)
-        values = torch.ops.softdtw_torch.soft_dtw_from_cost(D / s, 1.0, bandwidth, x_lengths, y_lengths)
-        values = values * scale.to(values.dtype)
+        values = _scaled_from_cost(D, scale, bandwidth, x_lengths, y_lengths)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     return values.squeeze(0) if unbatched else values
@@ -179,11 +185,10 @@ def soft_dtw_alignment(
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
-    if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
-        scale = _checked_gamma("soft_dtw_alignment", gamma, x.shape[0]).detach()
-        D = torch.ops.softdtw_torch.pairwise_cost(x.detach(), y.detach(), cost) / scale.to(x.dtype).reshape(-1, 1, 1)
-        values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, 1.0, bandwidth, x_lengths, y_lengths)
-        values = values * scale.to(values.dtype)
+    if isinstance(gamma, Tensor):
+        _checked_gamma("soft_dtw_alignment", gamma, x.shape[0])  # errors name the function called
+        D = torch.ops.softdtw_torch.pairwise_cost(x.detach(), y.detach(), cost)
+        values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     else:
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost)
     if unbatched:
@@ -202,7 +207,7 @@ def soft_dtw_alignment_from_cost(
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
-    if isinstance(gamma, Tensor):
+    if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
         scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0]).detach()
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
             D.detach() / scale.to(D.dtype).reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths

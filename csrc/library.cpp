@@ -41,6 +41,44 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def(
       "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor R, float gamma, int? bandwidth, "
       "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+
+  // ROCKET. A kernels tuple is aeon's 7 arrays (weights float32 [sum_i m_i*L_i], lengths int32 [K],
+  // biases float32 [K], dilations int32 [K], paddings int32 [K], num_channel_indices int32 [K],
+  // channel_indices int32 [sum_i m_i]); kernel i's weights are row-major (m_i, L_i).
+  // Seeded kernel generation reproducing aeon's Rocket random stream (CPU tensors).
+  m.def(
+      "rocket_generate_kernels(int n_timepoints, int n_channels, int n_kernels, int seed) -> (Tensor, Tensor, "
+      "Tensor, Tensor, Tensor, Tensor, Tensor)");
+  // aeon's per-(case, channel) z-normalisation (numpy's summation order; std == 0 -> 1), differentiable.
+  m.def("rocket_normalise(Tensor x, Tensor? x_lengths=None) -> Tensor");
+  // Features (n_cases, 2K) float32, interleaved [ppv, max] per kernel; differentiable w.r.t. x,
+  // weights and biases (MAX through its argmax; PPV hard, or soft with ppv_temperature).
+  m.def(
+      "rocket_convolve(Tensor x, Tensor weights, Tensor lengths, Tensor biases, Tensor dilations, Tensor paddings, "
+      "Tensor num_channel_indices, Tensor channel_indices, str accumulate=\"float32_fma\", Tensor? x_lengths=None, "
+      "float? ppv_temperature=None) -> Tensor");
+  // rocket_normalise (when normalise) then rocket_convolve: aeon's Rocket.transform.
+  m.def(
+      "rocket_transform(Tensor x, Tensor weights, Tensor lengths, Tensor biases, Tensor dilations, Tensor paddings, "
+      "Tensor num_channel_indices, Tensor channel_indices, bool normalise=True, str accumulate=\"float32_fma\", "
+      "Tensor? x_lengths=None, float? ppv_temperature=None) -> Tensor");
+  m.def(
+      "_rocket_convolve_forward(Tensor x, Tensor weights, Tensor lengths, Tensor biases, Tensor dilations, "
+      "Tensor paddings, Tensor num_channel_indices, Tensor channel_indices, str accumulate, Tensor? x_lengths, "
+      "float? ppv_temperature) -> (Tensor, Tensor)");
+  m.def(
+      "_rocket_convolve_backward(Tensor grad, Tensor x, Tensor weights, Tensor lengths, Tensor biases, "
+      "Tensor dilations, Tensor paddings, Tensor num_channel_indices, Tensor channel_indices, Tensor argmax, "
+      "str accumulate, Tensor? x_lengths, float? ppv_temperature) -> (Tensor, Tensor, Tensor)");
+
+  // MiniRocket. Parameters are aeon's 5 arrays (num_channels_per_combination int32, channel_indices int32,
+  // dilations int32, num_features_per_dilation int32, biases float32).
+  m.def(
+      "minirocket_fit(Tensor x, int n_features, int max_dilations_per_kernel, int seed) -> (Tensor, Tensor, Tensor, "
+      "Tensor, Tensor)");
+  m.def(
+      "minirocket_transform(Tensor x, Tensor num_channels_per_combination, Tensor channel_indices, Tensor dilations, "
+      "Tensor num_features_per_dilation, Tensor biases, Tensor? x_lengths=None) -> Tensor");
 }
 
 #ifdef SOFTDTW_TORCH_PYTHON_MODULE

@@ -1,0 +1,214 @@
+"""ROCKET (Dempster et al. 2020) as operators: aeon's ``Rocket`` with the same kernels and features.
+
+``Rocket`` is the sklearn-style transformer, ``RocketLayer`` the ``nn.Module`` (frozen or learnable
+kernels), ``rocket_transform`` the functional form. All of them call
+``torch.ops.softdtw_torch.rocket_transform``, which works on CPU and CUDA, under autograd, in
+TorchScript, with ``torch.compile`` and from C++.
+
+Documented behaviours (tested in tests/test_rocket.py):
+
+- Features: float32 ``(n_cases, 2 * n_kernels)``, interleaved ``[ppv_0, max_0, ppv_1, ...]`` as aeon.
+- ``normalise=True``: aeon's per-(case, channel) z-normalisation (numpy's mean and population std
+  in the input's precision, std == 0 -> 1, no epsilon), then conversion to the accumulation precision.
+- ``accumulate``: ``"float64"`` is bit-identical to aeon's convolution code run on float64 input
+  (aeon <= 1.5 convolved float64 input in float64); ``"float32_fma"`` (default) accumulates in
+  float32 with one fused multiply-add per term in aeon's source order; ``"float32"`` without FMA.
+  aeon >= 1.6 casts to float32 and lets numba/LLVM vectorise the tap loop for the host CPU, so
+  aeon's own float32 features depend on the CPU: see the README for the measured differences.
+- ``x_lengths``: case i is transformed as if it were alone with its first ``x_lengths[i]`` values
+  (normalisation and output positions included). A kernel that does not fit a case even with its
+  padding (no output position) gives PPV = 0 and MAX = 0 for that case (aeon would divide by zero).
+- Gradients: MAX through the position of its first maximum (an exact subgradient) w.r.t. the series,
+  weights and biases; the hard PPV has zero gradient; ``ppv_temperature=tau`` replaces the PPV by
+  the soft ``mean(sigmoid(s / tau))`` and differentiates it.
+"""
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from . import _fake  # noqa: F401  (registers the fake kernels of the ROCKET ops)
+from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
+
+ArrayLike = Union[np.ndarray, Tensor]
+_ACCUMULATE_MODES = ("float32_fma", "float64", "float32")
+
+
+def rocket_transform(
+    x: Tensor,
+    kernels: Sequence[Tensor],
+    normalise: bool = True,
+    accumulate: str = "float32_fma",
+    x_lengths: Optional[Tensor] = None,
+    ppv_temperature: Optional[float] = None,
+) -> Tensor:
+    """ROCKET features of ``x`` (n_cases, n_channels, n_timepoints) with an aeon kernels tuple.
+
+    Returns float32 (n_cases, 2 * n_kernels) on x's device; the kernels tuple (7 tensors, see
+    :mod:`softdtw_torch.rocket._kernels`) is moved there. Differentiable w.r.t. ``x`` and the
+    kernels' weights and biases (see the module docstring).
+    """
+    w, lengths, b, d, p, m, ch = [t.to(x.device) for t in kernels]
+    return torch.ops.softdtw_torch.rocket_transform(x, w, lengths, b, d, p, m, ch, normalise, accumulate, x_lengths,
+                                                    ppv_temperature)
+
+
+def as_series_tensor(X: ArrayLike, device: Optional[Union[str, torch.device]], who: str) -> Tensor:
+    """X as a 3-D float tensor (2-D input = one channel), float64 unless it is float32 (like numpy)."""
+    t = torch.as_tensor(X)
+    if t.dim() == 2:
+        t = t.unsqueeze(1)
+    if t.dim() != 3:
+        raise ValueError(f"{who}: expected X of shape (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), "
+                         f"got shape {tuple(t.shape)}")
+    if t.dtype not in (torch.float32, torch.float64):
+        t = t.to(torch.float64)
+    return t.to(device) if device is not None else t
+
+
+def _seed_from(random_state: Any) -> int:
+    """aeon's rule: None -> a fresh seed, int -> itself, RandomState -> rng.randint(int32 max)."""
+    if random_state is None:
+        return int(np.random.randint(np.iinfo(np.int32).max))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return int(random_state)
+
+
+class Rocket:
+    """aeon's ``Rocket`` transformer on softdtw-torch's operators (sklearn-style).
+
+    Args:
+        n_kernels: number of random kernels (features = 2 * n_kernels).
+        normalise: z-normalise each case and channel first (aeon's default).
+        random_state: None, an int seed or a ``np.random.RandomState``, as in aeon; the same int
+            gives aeon's kernels (weights within 1 float32 ulp, all other fields identical).
+        device: where transform runs (None: the input tensor's device, the CPU for numpy input).
+        accumulate: ``"float32_fma"`` (default), ``"float64"`` or ``"float32"``; see the module docstring.
+        chunk_size: cases per operator call, so very large collections stream through bounded
+            memory (None: 4096).
+
+    Attributes after ``fit``: ``kernels`` (aeon's tuple of 7 numpy arrays), ``n_channels_``,
+    ``n_timepoints_``.
+
+    ``transform`` returns a float32 numpy array for numpy input and a torch tensor (on the device)
+    for tensor input. A series length other than the fitted one is an error unless ``x_lengths``
+    is given; another channel count is always an error.
+    """
+
+    def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
+                 device: Optional[Union[str, torch.device]] = None, accumulate: str = "float32_fma",
+                 chunk_size: Optional[int] = None) -> None:
+        self.n_kernels = n_kernels
+        self.normalise = normalise
+        self.random_state = random_state
+        self.device = device
+        self.accumulate = accumulate
+        self.chunk_size = chunk_size
+
+    # sklearn-style parameters ------------------------------------------------------------------
+    _PARAMS = ("n_kernels", "normalise", "random_state", "device", "accumulate", "chunk_size")
+
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params: Any) -> "Rocket":
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise ValueError(f"Rocket: unknown parameter {name!r}; valid parameters are {list(self._PARAMS)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"Rocket({args})"
+
+    # fit / transform ---------------------------------------------------------------------------
+    def fit(self, X: ArrayLike, y: Any = None) -> "Rocket":
+        """Draws the kernels from X's shape only (like aeon)."""
+        if self.accumulate not in _ACCUMULATE_MODES:
+            raise ValueError(f"Rocket: accumulate must be one of {_ACCUMULATE_MODES}, got {self.accumulate!r}")
+        x = as_series_tensor(X, None, "Rocket")
+        _, self.n_channels_, self.n_timepoints_ = x.shape
+        self._seed = _seed_from(self.random_state)
+        self._kernels = generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed)
+        self.kernels = kernels_to_aeon(self._kernels)
+        return self
+
+    @classmethod
+    def from_kernels(cls, kernels: Sequence[ArrayLike], n_channels: Optional[int] = None,
+                     n_timepoints: Optional[int] = None, **params: Any) -> "Rocket":
+        """A fitted Rocket using an existing kernels tuple (e.g. aeon's ``Rocket().fit(X).kernels``).
+
+        ``n_channels``/``n_timepoints`` fix what transform accepts (None: any length; channels
+        only need to cover the kernels' channel indices).
+        """
+        rocket = cls(n_kernels=len(kernels[1]), **params)
+        rocket._kernels = kernels_from_aeon(kernels)
+        rocket.kernels = kernels_to_aeon(rocket._kernels)
+        rocket.n_channels_ = n_channels
+        rocket.n_timepoints_ = n_timepoints
+        return rocket
+
+    def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
+        if not hasattr(self, "_kernels"):
+            raise ValueError("Rocket: this instance is not fitted yet; call fit(X) or use Rocket.from_kernels first")
+        x = as_series_tensor(X, self.device, "Rocket")
+        if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
+            raise ValueError(f"Rocket: fitted on {self.n_channels_} channels, got X with {x.shape[1]}")
+        lengths = None if x_lengths is None else torch.as_tensor(x_lengths, dtype=torch.int64, device=x.device)
+        if lengths is None and self.n_timepoints_ is not None and x.shape[2] != self.n_timepoints_:
+            raise ValueError(f"Rocket: fitted on series of length {self.n_timepoints_}, got length {x.shape[2]}; "
+                             "pass x_lengths to transform series of other lengths")
+        kernels = [t.to(x.device) for t in self._kernels]
+        chunk = self.chunk_size or 4096
+        with torch.no_grad():
+            parts = [
+                rocket_transform(x[i:i + chunk], kernels, self.normalise, self.accumulate,
+                                 None if lengths is None else lengths[i:i + chunk])
+                for i in range(0, max(x.shape[0], 1), chunk)
+            ]
+        features = torch.cat(parts) if len(parts) > 1 else parts[0]
+        return features if isinstance(X, Tensor) else features.cpu().numpy()
+
+    def fit_transform(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
+        return self.fit(X, y).transform(X, x_lengths)
+
+
+class RocketLayer(nn.Module):
+    """ROCKET as a differentiable layer: (batch, c_in, seq_len) -> (batch, 2 * n_kernels) float32.
+
+    Kernels are drawn like aeon's ``Rocket(random_state=seed)`` for series of ``seq_len`` points and
+    ``c_in`` channels (or taken from ``kernels``, aeon's tuple). With ``learnable=True`` the weights
+    and biases are ``nn.Parameter`` s trained through the MAX features (and the soft PPV when
+    ``ppv_temperature`` is set); otherwise they are buffers. Scriptable with ``torch.jit.script``.
+    """
+
+    def __init__(self, c_in: int, seq_len: int, n_kernels: int = 10_000, normalise: bool = True,
+                 learnable: bool = False, seed: Optional[int] = None, accumulate: str = "float32_fma",
+                 ppv_temperature: Optional[float] = None, kernels: Optional[Sequence[ArrayLike]] = None) -> None:
+        super().__init__()
+        k = kernels_from_aeon(kernels) if kernels is not None else generate_kernels(
+            seq_len, c_in, n_kernels, _seed_from(seed))
+        if learnable:
+            self.weights = nn.Parameter(k.weights.clone())
+            self.biases = nn.Parameter(k.biases.clone())
+        else:
+            self.register_buffer("weights", k.weights.clone())
+            self.register_buffer("biases", k.biases.clone())
+        for name in ("lengths", "dilations", "paddings", "num_channel_indices", "channel_indices"):
+            self.register_buffer(name, getattr(k, name).clone())
+        self.normalise = normalise
+        self.accumulate = accumulate
+        self.ppv_temperature = ppv_temperature
+        self.n_kernels = int(k.lengths.shape[0])
+
+    def forward(self, x: Tensor, x_lengths: Optional[Tensor] = None) -> Tensor:
+        return torch.ops.softdtw_torch.rocket_transform(
+            x, self.weights, self.lengths, self.biases, self.dilations, self.paddings, self.num_channel_indices,
+            self.channel_indices, self.normalise, self.accumulate, x_lengths, self.ppv_temperature)
+
+    def extra_repr(self) -> str:
+        return (f"n_kernels={self.n_kernels}, normalise={self.normalise}, accumulate={self.accumulate!r}, "
+                f"ppv_temperature={self.ppv_temperature}, learnable={isinstance(self.weights, nn.Parameter)}")

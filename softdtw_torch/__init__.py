@@ -14,6 +14,7 @@ from .functional import (
 )
 from .barycenter import SoftDTWKMeans, softdtw_barycenter
 from .nn import SoftDTW
+from . import rocket  # noqa: F401  (ROCKET: registers its fake kernels; softdtw_torch.rocket.*)
 
 __version__ = "0.1.0"
 __all__ = [

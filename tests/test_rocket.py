@@ -236,7 +236,7 @@ def test_errors_name_the_op_and_what_came():
         (lambda: rocket_transform(x[:, :, :0], k), RuntimeError, "expected a non-empty x"),
         (lambda: rocket_transform(x.clone().index_fill_(2, torch.tensor([3]), float("nan")), k), RuntimeError,
          "expected x to contain only finite values"),
-        (lambda: rocket_transform(x[:, :1], k), RuntimeError, r"rocket_convolve: expected num_channel_indices in \[1, 1\]"),
+        (lambda: rocket_transform(x[:, :1], k), RuntimeError, r"rocket_convolve: expected .*channel_indices in .*the series has 1 channels"),
         (lambda: rocket_transform(x, [k[0][:-1]] + k[1:]), RuntimeError, "expected weights of length"),
         (lambda: rocket_transform(x, k[:2] + [k[2][:-1]] + k[3:]), RuntimeError, "expected biases of length 4"),
         (lambda: rocket_transform(x, k[:6] + [k[6] + 5]), RuntimeError, r"expected channel_indices in \[0, 2\)"),

@@ -55,7 +55,11 @@ class NumpyLegacyRandom {
     }
     uint64_t r;
     do {
-      r = ((static_cast<uint64_t>(next_u32()) << 32) | next_u32()) & mask;
+      // numpy draws the high word first; two statements fix that order (the operands of one
+      // `|` expression are unsequenced in C++).
+      const uint64_t high = next_u32();
+      const uint64_t low = next_u32();
+      r = ((high << 32) | low) & mask;
     } while (r > max);
     return static_cast<int64_t>(r);
   }

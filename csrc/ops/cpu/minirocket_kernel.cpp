@@ -1,0 +1,587 @@
+// MiniRocket on the CPU (../shared/design/rocket.md §7, aeon's _minirocket.py):
+//   minirocket_fit        aeon's _static_fit: dilations, channel combinations (numpy's global
+//                         legacy RNG) and biases (numba's RNG and np.quantile), bit for bit;
+//   minirocket_transform  PPV features, bit-exact with aeon's float32 transform.
+// Also the host-side validation shared with the CUDA kernel, and the Autograd kernels that make
+// both ops non-differentiable (PPV is piecewise constant: its gradient is zero almost everywhere).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "../minirocket_common.h"
+#include "../rocket_random.h"
+
+namespace softdtw_torch {
+namespace minirocket {
+
+namespace {
+
+// Hot loops compiled for AVX-512, AVX2 and the baseline ISA, picked at run time. Only float
+// additions and comparisons (no FMA, -ffp-contract=off): every version computes the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MINIROCKET_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MINIROCKET_CPU_CLONES
+#endif
+
+bool is_supported_float(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
+}
+
+void check_series(const char* op, const at::Tensor& x) {
+  TORCH_CHECK(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
+              "-D");
+  TORCH_CHECK(is_supported_float(x.scalar_type()), op,
+              ": expected x to be a floating-point tensor (float16, bfloat16, float32 or float64), got ",
+              x.scalar_type());
+  TORCH_CHECK(x.size(1) >= 1, op, ": expected x to have at least one channel, got x of shape ", x.sizes());
+  TORCH_CHECK(x.size(2) >= kMinLength, op, ": expected at least 9 time points (zero-pad shorter series), got x of shape ",
+              x.sizes());
+}
+
+// aeon converts x to float32 first (X.astype(np.float32)); a float64 value beyond float32's range
+// becomes inf there, so finiteness is checked after the conversion. Only the first lengths[i]
+// time points of case i are read, so only those must be finite (padding may hold anything).
+void check_finite(const char* op, const at::Tensor& x32, const at::Tensor& lengths) {
+  at::Tensor bad = at::isfinite(x32).logical_not_();
+  if (lengths.defined()) {
+    const at::Tensor inside = at::arange(x32.size(2), lengths.options()).unsqueeze(0) < lengths.unsqueeze(1);
+    bad.logical_and_(inside.unsqueeze(1));
+  }
+  TORCH_CHECK_VALUE(!bad.any().item<bool>(), op,
+                    ": expected x to contain only finite values (after conversion to float32), got NaN or inf");
+}
+
+// A 1-D parameter tensor read on the host as int64 (any integer dtype, on any device).
+std::vector<int64_t> integer_parameter(const char* name, const at::Tensor& t, const at::Device& device) {
+  TORCH_CHECK(t.dim() == 1, kTransformOp, ": expected ", name, " to be a 1-D tensor, got ", t.dim(), "-D");
+  TORCH_CHECK(at::isIntegralType(t.scalar_type(), /*includeBool=*/false), kTransformOp, ": expected ", name,
+              " to be an integer tensor (aeon: int32), got ", t.scalar_type());
+  TORCH_CHECK(t.device() == device || t.device().is_cpu(), kTransformOp, ": expected ", name, " on ", device,
+              " or the CPU, got ", t.device());
+  const at::Tensor h = t.to(at::kCPU, at::kLong).contiguous();
+  return std::vector<int64_t>(h.data_ptr<int64_t>(), h.data_ptr<int64_t>() + h.numel());
+}
+
+int64_t min_of(const std::vector<int64_t>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
+int64_t max_of(const std::vector<int64_t>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
+int64_t sum_of(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t e : v) s += e;
+  return s;
+}
+
+}  // namespace
+
+TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
+                                   const at::Tensor& channel_indices, const at::Tensor& dilations,
+                                   const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
+                                   const std::optional<at::Tensor>& x_lengths) {
+  const char* op = kTransformOp;
+  check_series(op, x);
+  const at::Device device = x.device();
+  const std::vector<int64_t> ncpc = integer_parameter("num_channels_per_combination", num_channels_per_combination,
+                                                     device);
+  const std::vector<int64_t> channels = integer_parameter("channel_indices", channel_indices, device);
+  const std::vector<int64_t> dil = integer_parameter("dilations", dilations, device);
+  const std::vector<int64_t> nfpd = integer_parameter("num_features_per_dilation", num_features_per_dilation, device);
+  TORCH_CHECK(biases.dim() == 1, op, ": expected biases to be a 1-D tensor, got ", biases.dim(), "-D");
+  TORCH_CHECK(at::isFloatingType(biases.scalar_type()), op,
+              ": expected biases to be a floating-point tensor (aeon: float32), got ", biases.scalar_type());
+  TORCH_CHECK(biases.device() == device || biases.device().is_cpu(), op, ": expected biases on ", device,
+              " or the CPU, got ", biases.device());
+
+  const int64_t n_dilations = static_cast<int64_t>(dil.size());
+  TORCH_CHECK(n_dilations >= 1, op, ": expected at least one dilation, got dilations of shape [0]");
+  TORCH_CHECK(static_cast<int64_t>(nfpd.size()) == n_dilations, op,
+              ": expected num_features_per_dilation to have one entry per dilation (", n_dilations, "), got ",
+              nfpd.size());
+  TORCH_CHECK(static_cast<int64_t>(ncpc.size()) == kKernels * n_dilations, op,
+              ": expected num_channels_per_combination to have 84 entries per dilation (", kKernels * n_dilations,
+              "), got ", ncpc.size());
+  TORCH_CHECK_VALUE(min_of(dil) >= 1 && max_of(dil) <= std::numeric_limits<int32_t>::max(), op,
+                    ": expected dilations in [1, 2**31 - 1], got min ", min_of(dil), " and max ", max_of(dil));
+  TORCH_CHECK_VALUE(min_of(nfpd) >= 0, op, ": expected num_features_per_dilation >= 0, got min ", min_of(nfpd));
+  const int64_t n_features = kKernels * sum_of(nfpd);
+  TORCH_CHECK(biases.numel() == n_features, op,
+              ": expected biases to have 84 * sum(num_features_per_dilation) = ", n_features, " entries, got ",
+              biases.numel());
+  TORCH_CHECK_VALUE(min_of(ncpc) >= 1, op, ": expected num_channels_per_combination >= 1, got min ", min_of(ncpc));
+  TORCH_CHECK(static_cast<int64_t>(channels.size()) == sum_of(ncpc), op,
+              ": expected channel_indices to have sum(num_channels_per_combination) = ", sum_of(ncpc),
+              " entries, got ", channels.size());
+  TORCH_CHECK_VALUE(min_of(channels) >= 0, op, ": expected channel_indices >= 0, got min ", min_of(channels));
+  TORCH_CHECK(channels.empty() || max_of(channels) < x.size(1), op, ": expected x with at least ",
+              max_of(channels) + 1, " channels (the parameters use channel index ", max_of(channels), "), got ",
+              x.size(1), " channels");
+
+  TransformProblem p;
+  p.n_cases = x.size(0);
+  p.n_channels = x.size(1);
+  p.n_timepoints = x.size(2);
+  p.n_features = n_features;
+  p.max_dilation = max_of(dil);
+  if (x_lengths.has_value() && x_lengths->defined()) {
+    const at::Tensor& l = *x_lengths;
+    TORCH_CHECK(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
+                ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
+    TORCH_CHECK(l.dim() == 1 && l.size(0) == p.n_cases, op, ": expected x_lengths of shape (", p.n_cases,
+                ",) (one length per case), got shape ", l.sizes());
+    TORCH_CHECK(l.device() == device || l.device().is_cpu(), op, ": expected x_lengths on ", device,
+                " or the CPU, got ", l.device());
+    p.x_lengths = l.to(device, at::kLong).contiguous();
+    if (p.n_cases > 0) {
+      const int64_t lo = p.x_lengths.min().item<int64_t>(), hi = p.x_lengths.max().item<int64_t>();
+      TORCH_CHECK_VALUE(lo >= kMinLength && hi <= p.n_timepoints, op, ": expected x_lengths values in [9, ",
+                        p.n_timepoints, "] (MiniRocket needs at least 9 time points; zero-pad shorter series), got min ",
+                        lo, " and max ", hi);
+    }
+  }
+  p.x = x.to(at::kFloat).contiguous();
+  check_finite(op, p.x, p.x_lengths);
+
+  p.channel_indices.assign(channels.begin(), channels.end());
+  const at::Tensor b = biases.to(at::kCPU, at::kFloat).contiguous();
+  p.biases.assign(b.data_ptr<float>(), b.data_ptr<float>() + b.numel());
+  int64_t channel_start = 0, feature_start = 0;
+  for (int64_t di = 0; di < n_dilations; ++di) {
+    for (int64_t k = 0; k < kKernels; ++k) {
+      const int64_t m = ncpc[di * kKernels + k];
+      p.combinations.push_back({dil[di], di, k, channel_start, m, feature_start, nfpd[di]});
+      channel_start += m;
+      feature_start += nfpd[di];
+    }
+  }
+  return p;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Fit (aeon's _static_fit).
+
+// _fit_dilations: D = min(n_features_per_kernel, max_dilations) exponents linspace(0, log2((T-1)/8), D)
+// (numpy: i * step, the last one exactly the stop), dilations int32(2 ** e) made unique with their
+// counts, then n_features_per_dilation = int32(counts * multiplier) plus the remainder, round robin.
+// 2 ** e uses the C library's pow: numpy's scalar loop does the same, but numpy's AVX-512 (SVML)
+// loop is not correctly rounded and gives 2 ** log2(3) = 2.9999999999999996, so on AVX-512 machines
+// aeon's last dilation is one smaller for the few lengths with (T - 1) / 8 an integer that is not a
+// power of two (T = 25, 49, 97, ...; see tests/test_minirocket.py).
+void fit_dilations(int64_t n_timepoints, int64_t n_features, int64_t max_dilations, std::vector<int32_t>* dilations,
+                   std::vector<int32_t>* features_per_dilation) {
+  const int64_t per_kernel = n_features / kKernels;
+  const int64_t count = std::min(per_kernel, max_dilations);
+  const double multiplier = static_cast<double>(per_kernel) / static_cast<double>(count);
+  const double max_exponent = std::log2(static_cast<double>(n_timepoints - 1) / 8.0);
+  const double step = count > 1 ? max_exponent / static_cast<double>(count - 1) : 0.0;
+  std::vector<int32_t> raw(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const double e = (count > 1 && i == count - 1) ? max_exponent : static_cast<double>(i) * step;
+    raw[i] = static_cast<int32_t>(std::pow(2.0, e));
+  }
+  std::sort(raw.begin(), raw.end());  // already non-decreasing; np.unique sorts anyway
+  dilations->clear();
+  std::vector<int64_t> counts;
+  for (int32_t d : raw) {
+    if (dilations->empty() || dilations->back() != d) {
+      dilations->push_back(d);
+      counts.push_back(0);
+    }
+    ++counts.back();
+  }
+  features_per_dilation->clear();
+  int64_t assigned = 0;
+  for (int64_t c : counts) {
+    features_per_dilation->push_back(static_cast<int32_t>(static_cast<double>(c) * multiplier));
+    assigned += features_per_dilation->back();
+  }
+  for (int64_t i = 0, remainder = per_kernel - assigned; remainder > 0; --remainder) {
+    ++(*features_per_dilation)[i];
+    i = (i + 1) % static_cast<int64_t>(features_per_dilation->size());
+  }
+}
+
+// aeon's _quantiles(n): float32(((i + 1) · golden ratio) mod 1), a low-discrepancy sequence.
+std::vector<float> fit_quantiles(int64_t n) {
+  const double phi = (std::sqrt(5.0) + 1.0) / 2.0;
+  std::vector<float> q(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<float>(std::fmod(static_cast<double>(i + 1) * phi, 1.0));
+  return q;
+}
+
+// numba's np.quantile (linear interpolation between closest ranks) of `sorted` (ascending) at q,
+// rounded to float32 like aeon's biases array. numba compiles it inside aeon's fastmath function,
+// where LLVM rewrites rank = 1 + (n - 1)·(p / 100) as (n - 1)·0.01·p + 1 and the interpolation
+// lower·(1 - m) + upper·m as (upper - lower)·m + lower, both mul-adds fused (FMA, on every CPU
+// numba targets with it: x86-64 since 2013, ARM). The rounding differs from the literal formula
+// only near float32 ties, which integer-valued data hits (tests/test_minirocket.py).
+float numba_quantile(const std::vector<double>& sorted, float q) {
+  const int64_t n = static_cast<int64_t>(sorted.size());
+  const double percentile = static_cast<double>(q) * 100.0;
+  double value;
+  if (n == 1) {
+    value = sorted[0];
+  } else if (percentile == 100.0) {
+    value = sorted[n - 1];
+  } else if (percentile == 0.0) {
+    value = sorted[0];
+  } else {
+    const double rank = std::fma(static_cast<double>(n - 1) * 0.01, percentile, 1.0);
+    const int64_t f = static_cast<int64_t>(std::floor(rank));
+    const double m = rank - static_cast<double>(f);
+    const double lower = sorted[f - 1], upper = sorted[std::min(f, n - 1)];
+    value = std::fma(upper - lower, m, lower);
+  }
+  return static_cast<float>(value);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(const at::Tensor& x_in,
+                                                                                int64_t n_features_in,
+                                                                                int64_t max_dilations,
+                                                                                int64_t seed) {
+  const char* op = kFitOp;
+  check_series(op, x_in);
+  TORCH_CHECK(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
+  TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
+  TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
+                    seed);
+  const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
+  check_finite(op, x, at::Tensor());
+  const int64_t n_cases = x.size(0), n_channels = x.size(1), T = x.size(2);
+  const int64_t n_features = std::max<int64_t>(n_features_in, kKernels);  // aeon's n_kernels_
+
+  std::vector<int32_t> dilations, per_dilation;
+  fit_dilations(T, n_features, max_dilations, &dilations, &per_dilation);
+  const int64_t n_dilations = static_cast<int64_t>(dilations.size());
+  const int64_t n_combinations = kKernels * n_dilations;
+  int64_t per_kernel = 0;
+  for (int32_t f : per_dilation) per_kernel += f;
+  const std::vector<float> quantiles = fit_quantiles(kKernels * per_kernel);
+
+  // numpy's global RNG, np.random.seed(seed): all the channel counts first (one uniform each,
+  // drawn even for one channel), then choice(C, m, replace=False) = permutation(C)[:m] per combination.
+  NumpyLegacyRandom numpy_rng(static_cast<uint64_t>(seed));
+  const double max_exponent = std::log2(static_cast<double>(std::min<int64_t>(n_channels, 9) + 1));
+  std::vector<int32_t> channels_per_combination(static_cast<size_t>(n_combinations));
+  for (auto& m : channels_per_combination) {
+    m = static_cast<int32_t>(std::pow(2.0, numpy_rng.uniform(0.0, max_exponent)));
+  }
+  std::vector<int32_t> channel_indices;
+  std::vector<int64_t> channel_start(static_cast<size_t>(n_combinations));
+  for (int64_t c = 0; c < n_combinations; ++c) {
+    channel_start[c] = static_cast<int64_t>(channel_indices.size());
+    const std::vector<int32_t> perm = numpy_rng.permutation(static_cast<int32_t>(n_channels));
+    channel_indices.insert(channel_indices.end(), perm.begin(), perm.begin() + channels_per_combination[c]);
+  }
+
+  // numba's own RNG re-seeded with the same seed: one example per combination, in order.
+  NumpyLegacyRandom numba_rng(static_cast<uint64_t>(seed));
+  std::vector<int64_t> example(static_cast<size_t>(n_combinations));
+  for (auto& e : example) e = numba_rng.randint(n_cases);
+
+  // Combination c's features (dilation-major, then kernel) start at feature_start[c].
+  std::vector<int64_t> feature_start(static_cast<size_t>(n_combinations + 1), 0);
+  for (int64_t c = 0; c < n_combinations; ++c) feature_start[c + 1] = feature_start[c] + per_dilation[c / kKernels];
+
+  // Biases: the quantiles of each combination's output on its example (independent per
+  // combination, so computed in parallel with the same result for any thread count).
+  at::Tensor biases = at::empty({kKernels * per_kernel}, x.options());
+  float* bias_out = biases.data_ptr<float>();
+  const float* xp = x.data_ptr<float>();
+  std::vector<char> overflow(static_cast<size_t>(n_combinations), 0);
+  at::parallel_for(0, n_combinations, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> conv(static_cast<size_t>(T));
+    std::vector<double> sorted(static_cast<size_t>(T));
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t di = c / kKernels, k = c % kKernels, d = dilations[di];
+      int a, b, g;
+      kernel_taps(k, &a, &b, &g);
+      std::fill(conv.begin(), conv.end(), 0.0f);  // np.sum over channels starts from 0
+      for (int64_t j = 0; j < channels_per_combination[c]; ++j) {
+        const float* row = xp + (example[c] * n_channels + channel_indices[channel_start[c] + j]) * T;
+        for (int64_t t = 0; t < T; ++t) {
+          conv[t] = conv[t] + combine_fit(alpha_at(row, T, t, d), gamma_at(row, T, t, d, a), gamma_at(row, T, t, d, b),
+                                          gamma_at(row, T, t, d, g));
+        }
+      }
+      for (int64_t t = 0; t < T; ++t) {
+        if (!std::isfinite(conv[t])) overflow[c] = 1;
+        sorted[t] = conv[t];
+      }
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t f = feature_start[c]; f < feature_start[c] + per_dilation[di]; ++f) {
+        bias_out[f] = numba_quantile(sorted, quantiles[f]);
+      }
+    }
+  });
+  // aeon would go on with inf/NaN biases (numba's quantile heuristics for non-finite data); an
+  // output beyond float32's range only comes from |x| near 1e37, so it is reported instead.
+  TORCH_CHECK_VALUE(std::none_of(overflow.begin(), overflow.end(), [](char o) { return o != 0; }), op,
+                    ": expected the convolution outputs to fit in float32, got inf or NaN (|x| is too large; "
+                    "rescale x)");
+
+  auto int_tensor = [](const std::vector<int32_t>& v) {
+    return at::tensor(at::ArrayRef<int32_t>(v), at::TensorOptions().dtype(at::kInt));
+  };
+  return {int_tensor(channels_per_combination), int_tensor(channel_indices), int_tensor(dilations),
+          int_tensor(per_dilation), biases};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transform. Per case (cases in parallel): G = 3x zero-padded once; per dilation C_alpha once per
+// channel; per kernel its output over the counted segment, then one pass per bias to count.
+
+MINIROCKET_CPU_CLONES void add_negated(float* __restrict acc, const float* __restrict x, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + -x[t];
+}
+
+MINIROCKET_CPU_CLONES void negate(float* __restrict out, const float* __restrict x, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = -x[t];
+}
+
+// out[t] (+)= ((alpha[t] + ga[t]) + gb[t]) + gc[t]; the first channel starts from 0 like np.sum.
+MINIROCKET_CPU_CLONES void combine_channel(float* __restrict out, const float* __restrict alpha,
+                                           const float* __restrict ga, const float* __restrict gb,
+                                           const float* __restrict gc, int64_t n, bool first) {
+  if (first) {
+    for (int64_t t = 0; t < n; ++t) out[t] = 0.0f + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
+  } else {
+    for (int64_t t = 0; t < n; ++t) out[t] = out[t] + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
+  }
+}
+
+// counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
+// fused for one-channel combinations, c[t] + gc[t] with c = (alpha + ga) + gb (aeon adds the
+// output to np.sum's 0, which only turns -0 into +0: no comparison changes). NB biases per pass
+// keep their counters in registers; int32 lanes vectorize best, blocks keep them from overflow.
+template <int NB, bool kFused>
+MINIROCKET_CPU_CLONES void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
+                                         const float* bias, int64_t* counts) {
+  float b[NB];
+  int64_t total[NB];
+  for (int j = 0; j < NB; ++j) {
+    b[j] = bias[j];
+    total[j] = 0;
+  }
+  constexpr int64_t kBlock = int64_t(1) << 30;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t stop = std::min(n, start + kBlock);
+    int32_t k[NB] = {};
+    for (int64_t t = start; t < stop; ++t) {
+      const float v = kFused ? c[t] + gc[t] : c[t];
+      for (int j = 0; j < NB; ++j) k[j] += v > b[j];
+    }
+    for (int j = 0; j < NB; ++j) total[j] += k[j];
+  }
+  for (int j = 0; j < NB; ++j) counts[j] = total[j];
+}
+
+// Counts for nb biases (any number): passes of 4, then the remainder.
+template <bool kFused>
+void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, int64_t* counts) {
+  int64_t j = 0;
+  for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, counts + j);
+  if (j + 4 <= nb) {
+    count_greater<4, kFused>(c, gc, n, bias + j, counts + j);
+    j += 4;
+  }
+  switch (nb - j) {
+    case 3: count_greater<3, kFused>(c, gc, n, bias + j, counts + j); break;
+    case 2: count_greater<2, kFused>(c, gc, n, bias + j, counts + j); break;
+    case 1: count_greater<1, kFused>(c, gc, n, bias + j, counts + j); break;
+    default: break;
+  }
+}
+
+// out[t] = (alpha[t] + ga[t]) + gb[t]: the partial sum shared by the kernels with taps a < b < c
+// for every c (consecutive in the kernel order).
+MINIROCKET_CPU_CLONES void partial_sum(float* __restrict out, const float* __restrict alpha,
+                                       const float* __restrict ga, const float* __restrict gb, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = (alpha[t] + ga[t]) + gb[t];
+}
+
+// kernel_taps(k) for every kernel, looked up once.
+const std::array<std::array<int, 3>, kKernels> kTaps = [] {
+  std::array<std::array<int, 3>, kKernels> taps{};
+  for (int64_t k = 0; k < kKernels; ++k) kernel_taps(k, &taps[k][0], &taps[k][1], &taps[k][2]);
+  return taps;
+}();
+
+struct CaseWorkspace {
+  std::vector<float> neg, gpad, alpha, conv, partial;
+  std::vector<int64_t> alpha_row, counts;
+  std::array<int64_t, 3> partial_key{-1, -1, -1};  // (a, b, channel) of `partial`, per dilation  // channel -> row of `alpha` for the current dilation, -1 if unused
+};
+
+// One case of length T (its own length with x_lengths): features out[0, n_features).
+void transform_case(const TransformProblem& p, const std::vector<std::vector<int64_t>>& channels_of_dilation,
+                    const float* x, int64_t T, float* out, CaseWorkspace& w) {
+  const int64_t C = p.n_channels, row_stride = p.n_timepoints;
+  // Shifts beyond ±T only read zeros: clamp them to ±T, so padding by min(4·max dilation, T) suffices.
+  const int64_t pad = std::min<int64_t>(4 * p.max_dilation, T), padded = T + 2 * pad;
+  w.neg.resize(static_cast<size_t>(C * T));
+  w.gpad.assign(static_cast<size_t>(C * padded), 0.0f);
+  for (int64_t c = 0; c < C; ++c) {
+    const float* row = x + c * row_stride;
+    negate(w.neg.data() + c * T, row, T);
+    float* g = w.gpad.data() + c * padded + pad;
+    for (int64_t t = 0; t < T; ++t) g[t] = 3.0f * row[t];
+  }
+  w.conv.resize(static_cast<size_t>(T));
+  w.partial.resize(static_cast<size_t>(T));
+  w.alpha_row.assign(static_cast<size_t>(C), -1);
+  const int64_t n_dilations = static_cast<int64_t>(channels_of_dilation.size());
+  for (int64_t di = 0; di < n_dilations; ++di) {
+    const int64_t d = p.combinations[di * kKernels].dilation;
+    w.partial_key = {-1, -1, -1};
+    // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies.
+    const std::vector<int64_t>& used = channels_of_dilation[di];
+    w.alpha.resize(used.size() * static_cast<size_t>(T));
+    for (size_t r = 0; r < used.size(); ++r) {
+      const float* neg = w.neg.data() + used[r] * T;
+      float* alpha = w.alpha.data() + r * T;
+      std::copy(neg, neg + T, alpha);
+      for (int64_t o : {-4, -3, -2, -1, 1, 2, 3, 4}) {
+        const int64_t s = o * d;
+        if (s <= -T || s >= T) continue;
+        if (s < 0) {
+          add_negated(alpha - s, x + used[r] * row_stride, T + s);  // alpha[t] += -x[t + s], t >= -s
+        } else {
+          add_negated(alpha, x + used[r] * row_stride + s, T - s);  // alpha[t] += -x[t + s], t < T - s
+        }
+      }
+      w.alpha_row[used[r]] = static_cast<int64_t>(r);
+    }
+    for (int64_t k = 0; k < kKernels; ++k) {
+      const Combination& cb = p.combinations[di * kKernels + k];
+      if (cb.n_features == 0) continue;
+      int64_t lo, hi;
+      ppv_segment(T, d, di, k, &lo, &hi);
+      const int64_t len = hi - lo;
+      float* features = out + cb.feature_start;
+      if (len == 0) {
+        std::fill(features, features + cb.n_features, ppv_value(0, 0));
+        continue;
+      }
+      const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
+      auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
+      const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
+      const float* bias = p.biases.data() + cb.feature_start;
+      w.counts.resize(static_cast<size_t>(cb.n_features));
+      auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
+      auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
+      if (cb.n_channels == 1 && cb.n_features <= 4) {
+        // One channel and few biases (the common case): the output is never stored, and
+        // (alpha + ga) + gb over the whole series is kept for the next kernels with the same a, b.
+        const int64_t ch = p.channel_indices[cb.channel_start];
+        const float* g = w.gpad.data() + ch * padded + pad;
+        if (w.partial_key[0] != ta || w.partial_key[1] != tb || w.partial_key[2] != ch) {
+          partial_sum(w.partial.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, g + sb, T);
+          w.partial_key = {ta, tb, ch};
+        }
+        count_all<true>(w.partial.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
+      } else {
+        for (int64_t j = 0; j < cb.n_channels; ++j) {
+          const int64_t ch = p.channel_indices[cb.channel_start + j];
+          const float* g = gamma_row(ch);
+          combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
+        }
+        count_all<false>(w.conv.data(), nullptr, len, bias, cb.n_features, w.counts.data());
+      }
+      for (int64_t f = 0; f < cb.n_features; ++f) features[f] = ppv_value(w.counts[f], len);
+    }
+  }
+}
+
+at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
+                         const at::Tensor& channel_indices, const at::Tensor& dilations,
+                         const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
+                         const std::optional<at::Tensor>& x_lengths) {
+  const TransformProblem p = prepare_transform(x, num_channels_per_combination, channel_indices, dilations,
+                                               num_features_per_dilation, biases, x_lengths);
+  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options());
+  if (p.n_cases == 0 || p.n_features == 0) return out;
+  const int64_t n_dilations = static_cast<int64_t>(p.combinations.size()) / kKernels;
+  std::vector<std::vector<int64_t>> channels_of_dilation(static_cast<size_t>(n_dilations));
+  for (int64_t di = 0; di < n_dilations; ++di) {
+    std::vector<char> used(static_cast<size_t>(p.n_channels), 0);
+    for (int64_t k = 0; k < kKernels; ++k) {
+      const Combination& cb = p.combinations[di * kKernels + k];
+      for (int64_t j = 0; j < cb.n_channels; ++j) used[p.channel_indices[cb.channel_start + j]] = 1;
+    }
+    for (int64_t c = 0; c < p.n_channels; ++c) {
+      if (used[c]) channels_of_dilation[di].push_back(c);
+    }
+  }
+  const float* xp = p.x.data_ptr<float>();
+  const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
+  float* op = out.data_ptr<float>();
+  // Each case is computed start to finish by one thread: the same bits for any thread count.
+  at::parallel_for(0, p.n_cases, 1, [&](int64_t begin, int64_t end) {
+    CaseWorkspace w;
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t T = lengths ? lengths[i] : p.n_timepoints;
+      transform_case(p, channels_of_dilation, xp + i * p.n_channels * p.n_timepoints, T, op + i * p.n_features, w);
+    }
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autograd: both ops run below autograd and return results that do not require grad, so a
+// requires_grad x gives features detached from the graph (documented; no backward exists).
+
+at::Tensor transform_autograd(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
+                              const at::Tensor& channel_indices, const at::Tensor& dilations,
+                              const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
+                              const std::optional<at::Tensor>& x_lengths) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("softdtw_torch::minirocket_transform", "")
+                             .typed<decltype(transform_cpu)>();
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return op.call(x, num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases,
+                 x_lengths);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_autograd(const at::Tensor& x,
+                                                                                    int64_t n_features,
+                                                                                    int64_t max_dilations,
+                                                                                    int64_t seed) {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("softdtw_torch::minirocket_fit", "").typed<decltype(fit_impl)>();
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return op.call(x, n_features, max_dilations, seed);
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_cpu(const at::Tensor& x,
+                                                                               int64_t n_features,
+                                                                               int64_t max_dilations_per_kernel,
+                                                                               int64_t seed) {
+  return fit_impl(x, n_features, max_dilations_per_kernel, seed);
+}
+
+TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
+  m.impl("minirocket_fit", &fit_impl);
+  m.impl("minirocket_transform", &transform_cpu);
+}
+
+TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
+  m.impl("minirocket_fit", &fit_autograd);
+  m.impl("minirocket_transform", &transform_autograd);
+}
+
+}  // namespace minirocket
+}  // namespace softdtw_torch

@@ -38,6 +38,11 @@ for fused in (True, False):
         st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl).sum().backward()
         with torch.no_grad():
             st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl)
+from softdtw_torch.rocket import RocketLayer, MiniRocket
+layer = RocketLayer(c_in=2, seq_len=50, n_kernels=64, learnable=True, seed=0, ppv_temperature=0.5).cuda()
+xr = torch.randn(5, 2, 50, device="cuda", requires_grad=True)
+layer(xr, torch.tensor([50, 30, 12, 50, 9], device="cuda")).sum().backward()
+MiniRocket(n_kernels=168, random_state=0).fit(torch.randn(6, 2, 40)).transform(torch.randn(6, 2, 40, device="cuda"))
 torch.cuda.synchronize()
 print("sanitizer workload done")
 '
@@ -50,5 +55,8 @@ done
 
 echo "== benchmark"
 python3 benchmarks/bench_gpu.py --markdown "$out/bench_gpu.md" 2>&1 | tee "$out/bench_gpu.log" | tail -40
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# ROCKET / MiniRocket next to aeon (needs aeon's wheel in .whl/ on a machine without network)
+python3 benchmarks/bench_rocket.py --markdown "$out/bench_rocket.md" 2>&1 | tee "$out/bench_rocket.log" | tail -20
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 exit "$status"

@@ -13,11 +13,11 @@ from conftest import DEVICES
 from softdtw_torch.datasets import load_ts
 from softdtw_torch.rocket import MiniRocket
 
-aeon_mr = pytest.importorskip("aeon.transformations.collection.convolution_based._minirocket")
+import aeon.transformations.collection.convolution_based._minirocket as aeon_mr  # noqa: E402
 AeonMiniRocket = aeon_mr.MiniRocket
 
 ops = torch.ops.softdtw_torch
-DATA = os.environ.get("AEON_DATASETS", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "aeon-datasets"))
+from conftest import AEON_DATASETS as DATA  # noqa: E402
 COMBINATIONS = list(itertools.combinations(range(9), 3))
 
 

@@ -17,7 +17,7 @@ from softdtw_torch.rocket import Rocket, RocketLayer, kernels_from_aeon, rocket_
 
 from conftest import DEVICES
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "aeon-datasets")
+from conftest import AEON_DATASETS as DATA  # noqa: E402
 EQUAL_LENGTH = ["UnitTest", "GunPoint", "ItalyPowerDemand", "ArrowHead", "OSULeaf", "ACSF1", "BasicMotions"]
 ops = torch.ops.softdtw_torch
 

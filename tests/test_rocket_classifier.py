@@ -20,7 +20,7 @@ sklearn_pre = pytest.importorskip("sklearn.preprocessing")
 SkRidgeCV = sklearn_linear.RidgeClassifierCV
 SkScaler = sklearn_pre.StandardScaler
 
-DATA = os.environ.get("SOFTDTW_AEON_DATASETS", "/work/shared/aeon-datasets")
+from conftest import AEON_DATASETS as DATA  # noqa: E402
 ALPHAS = np.logspace(-2, 4, 13)
 
 
@@ -38,10 +38,7 @@ def _make(n, p, k, seed, noise=0.5, labels="int"):
 
 
 def _load(name, split):
-    path = os.path.join(DATA, name, f"{name}_{split}.ts")
-    if not os.path.exists(path):
-        pytest.skip(f"data set file {path} not found (set SOFTDTW_AEON_DATASETS)")
-    return load_ts(path)
+    return load_ts(os.path.join(DATA, name, f"{name}_{split}.ts"))
 
 
 def _assert_same_fit(ours, ref, X):

@@ -21,3 +21,17 @@ def set_thread_env_from_argv() -> None:
         os.environ[var] = str(known.threads)
     if known.numba_threading_layer:
         os.environ["NUMBA_THREADING_LAYER"] = known.numba_threading_layer
+
+
+def cpu_model() -> str:
+    """The CPU's model name, for benchmark headers."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

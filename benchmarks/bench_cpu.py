@@ -36,7 +36,7 @@ import os
 import sys
 
 
-from _threads import available_cores, set_thread_env_from_argv  # noqa: E402
+from _threads import available_cores, cpu_model, set_thread_env_from_argv  # noqa: E402
 
 if __name__ == "__main__":
     set_thread_env_from_argv()
@@ -313,17 +313,6 @@ def _version(module_name: str) -> str:
         return f"not available ({type(exc).__name__}: {exc})"
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _git_revision() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     try:
@@ -366,7 +355,7 @@ def _cell(text: str) -> str:
 def render(results: List[CaseResult], args, skipped: List[str]) -> str:
     lines = ["# SoftDTW forward+backward on CPU: softdtw_torch vs CPU peers", ""]
     lines += [
-        f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs ({available_cores()} available), "
+        f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs ({available_cores()} available), "
         f"{platform.system()} {platform.release()}",
         f"- threads: {args.threads} for everyone (torch intra-op {torch.get_num_threads()}; numba "
         f"{_numba_threading()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "

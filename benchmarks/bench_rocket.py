@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _threads import set_thread_env_from_argv  # noqa: E402
+from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
 
 set_thread_env_from_argv()
 
@@ -81,7 +81,7 @@ def main():
         MiniRocket = None
 
     lines = [f"# ROCKET transform benchmark ({threads} CPU threads, {args.n_kernels} kernels, best of {args.repeats})",
-             "", f"CPU: {platform_cpu()}; torch {torch.__version__}", "",
+             "", f"CPU: {cpu_model()}; torch {torch.__version__}", "",
              "| collection | method | aeon (s) | ours (s) | speed-up | features equal |", "|---|---|---|---|---|---|"]
     gpu_lines = []
     for name, X in collections(args):
@@ -123,17 +123,6 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("\n".join(lines) + "\n")
-
-
-def platform_cpu():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 if __name__ == "__main__":

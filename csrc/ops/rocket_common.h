@@ -47,6 +47,23 @@ RocketAccumulate parse_rocket_accumulate(const char* op, const std::string& accu
 // ppv_temperature: None (hard PPV, aeon's) or a positive finite temperature of the soft PPV.
 void check_ppv_temperature(const char* op, const std::optional<double>& ppv_temperature);
 
+// The accumulation mode as types, for the kernels' templates: Mode::acc (float or double), Mode::fma.
+template <typename acc_t, bool kFma>
+struct RocketMode {
+  using acc = acc_t;
+  static constexpr bool fma = kFma;
+};
+
+// Calls body(RocketMode<...>{}) for the accumulation mode.
+template <typename Body>
+void dispatch_rocket_accumulate(RocketAccumulate mode, const Body& body) {
+  switch (mode) {
+    case RocketAccumulate::Float64: return body(RocketMode<double, true>{});
+    case RocketAccumulate::Float32Fma: return body(RocketMode<float, true>{});
+    case RocketAccumulate::Float32: return body(RocketMode<float, false>{});
+  }
+}
+
 // The dtype the series is convolved in: float64 for Float64, else float32.
 at::ScalarType rocket_compute_dtype(RocketAccumulate mode);
 

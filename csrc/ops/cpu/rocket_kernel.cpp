@@ -178,23 +178,6 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   });
 }
 
-// The accumulation mode as types: Mode::acc (float or double) and Mode::fma.
-template <typename acc_t, bool kFma>
-struct Mode {
-  using acc = acc_t;
-  static constexpr bool fma = kFma;
-};
-
-// Calls body(Mode<...>{}) for the accumulation mode.
-template <typename Body>
-void dispatch_accumulate(RocketAccumulate mode, const Body& body) {
-  switch (mode) {
-    case RocketAccumulate::Float64: return body(Mode<double, true>{});
-    case RocketAccumulate::Float32Fma: return body(Mode<float, true>{});
-    case RocketAccumulate::Float32: return body(Mode<float, false>{});
-  }
-}
-
 std::tuple<at::Tensor, at::Tensor> convolve_forward_cpu(
     const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths, const at::Tensor& biases,
     const at::Tensor& dilations, const at::Tensor& paddings, const at::Tensor& num_channel_indices,
@@ -205,7 +188,7 @@ std::tuple<at::Tensor, at::Tensor> convolve_forward_cpu(
       ppv_temperature);
   at::Tensor features = at::empty({x.size(0), 2 * in.plan.n_kernels}, x.options().dtype(at::kFloat));
   at::Tensor argmax = at::empty({x.size(0), in.plan.n_kernels}, x.options().dtype(at::kLong));
-  dispatch_accumulate(in.mode, [&](auto mode) {
+  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
     using M = decltype(mode);
     convolve_forward_impl<typename M::acc, M::fma>(in, ppv_temperature, features, argmax);
   });
@@ -305,7 +288,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_cpu(
   const auto acc64 = x.options().dtype(at::kDouble);
   at::Tensor x_grad = at::zeros(x.sizes(), acc64), w_grad = at::zeros(weights.sizes(), acc64);
   at::Tensor b_grad = at::zeros(biases.sizes(), acc64);
-  dispatch_accumulate(in.mode, [&](auto mode) {
+  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
     using M = decltype(mode);
     convolve_backward_impl<typename M::acc, M::fma>(in, g, arg, ppv_temperature, x_grad, w_grad, b_grad);
   });

@@ -266,21 +266,6 @@ __global__ void rocket_normalise_kernel(const scalar_t* __restrict__ x, int64_t 
   for (int64_t t = valid; t < T; ++t) o[t] = scalar_t(0);
 }
 
-template <typename acc_t, bool kFma>
-struct ModeTag {
-  using acc = acc_t;
-  static constexpr bool fma = kFma;
-};
-
-template <typename Body>
-void dispatch_accumulate(RocketAccumulate mode, const Body& body) {
-  switch (mode) {
-    case RocketAccumulate::Float64: return body(ModeTag<double, true>{});
-    case RocketAccumulate::Float32Fma: return body(ModeTag<float, true>{});
-    case RocketAccumulate::Float32: return body(ModeTag<float, false>{});
-  }
-}
-
 const int64_t* lengths_ptr(const ConvolveInputs& in) {
   return in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
 }
@@ -298,7 +283,7 @@ std::tuple<at::Tensor, at::Tensor> convolve_forward_cuda(
   at::Tensor features = at::empty({n_cases, 2 * K}, x.options().dtype(at::kFloat));
   at::Tensor argmax = at::empty({n_cases, K}, x.options().dtype(at::kLong));
   const double temperature = ppv_temperature.value_or(-1.0);
-  dispatch_accumulate(in.mode, [&](auto mode) {
+  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
     using M = decltype(mode);
     using acc_t = typename M::acc;
     const size_t series_bytes = static_cast<size_t>(C * T) * sizeof(acc_t);
@@ -330,7 +315,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_cuda(
   at::Tensor b_grad = at::zeros(biases.sizes(), acc64);
   const double temperature = ppv_temperature.value_or(-1.0);
   const auto stream = at::cuda::getCurrentCUDAStream();
-  dispatch_accumulate(in.mode, [&](auto mode) {
+  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
     using M = decltype(mode);
     using acc_t = typename M::acc;
     const DeviceKernels kernels = device_kernels(in.plan);

@@ -330,7 +330,7 @@ def test_estimator_inputs_and_outputs():
         rocket.transform(X[:, :, :39])
     with pytest.raises(ValueError, match=r"MiniRocket.transform: expected X with 1 channels \(as in fit\), got 2"):
         rocket.transform(np.concatenate([X, X], axis=1))
-    with pytest.raises(ValueError, match="MiniRocket.transform: expected X to be 2-D"):
+    with pytest.raises(ValueError, match=r"MiniRocket.transform: expected X to be 3-D \(n_cases, n_channels, n_timepoints\) or 2-D"):
         rocket.transform(X[None])
     with pytest.raises(RuntimeError, match="MiniRocket.transform: this MiniRocket is not fitted"):
         MiniRocket().transform(X)

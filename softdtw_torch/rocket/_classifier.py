@@ -33,6 +33,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 from torch import Tensor
+from ._input import as_series_tensor
 
 __all__ = ["RidgeClassifierCV", "RocketClassifier", "StandardScaler", "NotFittedError"]
 
@@ -487,14 +488,7 @@ class RocketClassifier:
         Rocket gets a tensor, so its features come back as a tensor on that same device and the
         scaler and ridge run there too (no host round trip on CUDA)."""
         name = "RocketClassifier"
-        x = _as_tensor(X, device)
-        if x.dim() == 2:
-            x = x.unsqueeze(1)
-        if x.dim() != 3:
-            raise ValueError(
-                f"{name}: expected X to be 3-D (n_cases, n_channels, n_timepoints) or 2-D "
-                f"(n_cases, n_timepoints), got {x.dim()}-D"
-            )
+        x = as_series_tensor(X, name, device)
         if x.numel() == 0:
             raise ValueError(f"{name}: expected a non-empty X, got shape {tuple(x.shape)}")
         _check_finite(x, name)

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from .. import _ops  # noqa: F401  (loads the operators)
+from ._input import as_series_tensor
 
 __all__ = ["MiniRocket"]
 
@@ -196,27 +197,6 @@ def _seed_from(random_state: Any) -> int:
     )
 
 
-def _as_series(method: str, X: ArrayLike) -> torch.Tensor:
-    """X as a 3-D float tensor (n_cases, n_channels, n_timepoints) on its own device."""
-    if isinstance(X, torch.Tensor):
-        t = X.detach()
-    else:
-        arr = np.asarray(X)
-        if not np.issubdtype(arr.dtype, np.floating):
-            arr = arr.astype(np.float32)  # aeon casts to float32 directly
-        t = torch.from_numpy(np.ascontiguousarray(arr))
-    if not t.dtype.is_floating_point:
-        t = t.to(torch.float32)
-    if t.dim() == 2:
-        t = t.unsqueeze(1)
-    if t.dim() != 3:
-        raise ValueError(
-            f"MiniRocket.{method}: expected X to be 2-D (n_cases, n_timepoints) or 3-D "
-            f"(n_cases, n_channels, n_timepoints), got {t.dim()}-D"
-        )
-    return t
-
-
 class MiniRocket:
     """MiniRocket transform, bit-exact with aeon's ``MiniRocket`` (float32 features).
 
@@ -278,7 +258,7 @@ class MiniRocket:
 
     def fit(self, X: ArrayLike, y: Any = None) -> "MiniRocket":
         """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored."""
-        x = _as_series("fit", X)
+        x = as_series_tensor(X, "MiniRocket.fit", integer_dtype=torch.float32)
         self.seed_ = _seed_from(self.random_state)
         self.n_kernels_ = max(int(self.n_kernels), _KERNELS)
         params = torch.ops.softdtw_torch.minirocket_fit(
@@ -327,7 +307,7 @@ class MiniRocket:
         """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
         if not hasattr(self, "parameters"):
             raise RuntimeError("MiniRocket.transform: this MiniRocket is not fitted; call fit first")
-        x = _as_series("transform", X)
+        x = as_series_tensor(X, "MiniRocket.transform", integer_dtype=torch.float32)
         if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
             raise ValueError(
                 f"MiniRocket.transform: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}"

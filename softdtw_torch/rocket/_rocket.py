@@ -29,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from . import _fake  # noqa: F401  (registers the fake kernels of the ROCKET ops)
+from ._input import as_series_tensor
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
 
 ArrayLike = Union[np.ndarray, Tensor]
@@ -52,19 +53,6 @@ def rocket_transform(
     w, lengths, b, d, p, m, ch = [t.to(x.device) for t in kernels]
     return torch.ops.softdtw_torch.rocket_transform(x, w, lengths, b, d, p, m, ch, normalise, accumulate, x_lengths,
                                                     ppv_temperature)
-
-
-def as_series_tensor(X: ArrayLike, device: Optional[Union[str, torch.device]], who: str) -> Tensor:
-    """X as a 3-D float tensor (2-D input = one channel), float64 unless it is float32 (like numpy)."""
-    t = torch.as_tensor(X)
-    if t.dim() == 2:
-        t = t.unsqueeze(1)
-    if t.dim() != 3:
-        raise ValueError(f"{who}: expected X of shape (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), "
-                         f"got shape {tuple(t.shape)}")
-    if t.dtype not in (torch.float32, torch.float64):
-        t = t.to(torch.float64)
-    return t.to(device) if device is not None else t
 
 
 def _seed_from(random_state: Any) -> int:
@@ -129,7 +117,7 @@ class Rocket:
         """Draws the kernels from X's shape only (like aeon)."""
         if self.accumulate not in _ACCUMULATE_MODES:
             raise ValueError(f"Rocket: accumulate must be one of {_ACCUMULATE_MODES}, got {self.accumulate!r}")
-        x = as_series_tensor(X, None, "Rocket")
+        x = as_series_tensor(X, "Rocket")
         _, self.n_channels_, self.n_timepoints_ = x.shape
         self._seed = _seed_from(self.random_state)
         self._kernels = generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed)
@@ -154,7 +142,7 @@ class Rocket:
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
         if not hasattr(self, "_kernels"):
             raise ValueError("Rocket: this instance is not fitted yet; call fit(X) or use Rocket.from_kernels first")
-        x = as_series_tensor(X, self.device, "Rocket")
+        x = as_series_tensor(X, "Rocket", self.device)
         if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
             raise ValueError(f"Rocket: fitted on {self.n_channels_} channels, got X with {x.shape[1]}")
         lengths = None if x_lengths is None else torch.as_tensor(x_lengths, dtype=torch.int64, device=x.device)

@@ -8,19 +8,13 @@
 
 #include "../rocket_common.h"
 #include "../rocket_dispatch.h"
+#include "autograd_helpers.h"
 
 namespace softdtw_torch {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-at::Tensor or_undefined(const std::optional<at::Tensor>& t) {
-  return t.has_value() ? *t : at::Tensor();
-}
-std::optional<at::Tensor> as_optional(const at::Tensor& t) {
-  return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
-}
 
 class RocketConvolveFunction : public torch::autograd::Function<RocketConvolveFunction> {
  public:
@@ -100,17 +94,13 @@ at::Tensor rocket_normalise_autograd(const at::Tensor& x, const std::optional<at
   return RocketNormaliseFunction::apply(x, x_lengths);
 }
 
-[[noreturn]] void fail_double_backward() {
-  TORCH_CHECK(false, kRocketConvolveOp, ": double backward (differentiating the gradient) is not supported");
-}
-
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_autograd(
     const at::Tensor& grad, const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths,
     const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
     const at::Tensor& num_channel_indices, const at::Tensor& channel_indices, const at::Tensor& argmax,
     c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
   if (at::GradMode::is_enabled() && (grad.requires_grad() || x.requires_grad() || weights.requires_grad())) {
-    fail_double_backward();
+    fail_double_backward(kRocketConvolveOp);
   }
   at::AutoDispatchBelowADInplaceOrView guard;
   const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};

@@ -8,6 +8,7 @@
 
 #include "../softdtw_common.h"
 #include "../softdtw_dispatch.h"
+#include "autograd_helpers.h"
 
 namespace softdtw_torch {
 namespace {
@@ -15,14 +16,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 using dispatch::OptTensor;
-
-// Optional lengths travel through autograd as possibly undefined tensors.
-at::Tensor or_undefined(const OptTensor& t) {
-  return t.has_value() ? *t : at::Tensor();
-}
-OptTensor as_optional(const at::Tensor& t) {
-  return t.defined() ? OptTensor(t) : std::nullopt;
-}
 
 void save_options(AutogradContext* ctx, double gamma, std::optional<int64_t> bandwidth) {
   ctx->saved_data["gamma"] = gamma;
@@ -34,10 +27,6 @@ double saved_gamma(AutogradContext* ctx) {
 std::optional<int64_t> saved_bandwidth(AutogradContext* ctx) {
   const int64_t b = ctx->saved_data["bandwidth"].toInt();
   return b < 0 ? std::nullopt : std::optional<int64_t>(b);
-}
-
-[[noreturn]] void fail_double_backward(const char* op) {
-  TORCH_CHECK(false, op, ": double backward (differentiating the gradient) is not supported");
 }
 
 class FromCostBackwardFunction : public torch::autograd::Function<FromCostBackwardFunction> {

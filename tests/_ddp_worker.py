@@ -22,5 +22,8 @@ def train_step(rank, world_size, init_file, x, y, state, out_file):
         loss.backward()  # DDP all-reduces (averages) the gradients here
         if rank == 0:
             torch.save({name: p.grad for name, p in model.module.named_parameters()}, out_file)
+        # Both ranks reach here before either tears gloo down: a rank destroying its process group
+        # while the other is still in it can abort the other's gloo threads (SIGABRT seen in CI).
+        dist.barrier()
     finally:
         dist.destroy_process_group()

@@ -8,6 +8,7 @@ torch already installed.
 """
 import glob
 import os
+import re
 
 from setuptools import find_packages, setup
 
@@ -22,6 +23,12 @@ except ImportError as exc:  # pragma: no cover - only hit on a machine without t
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_ARCH_LIST = "9.0+PTX"
+
+
+def package_version() -> str:
+    """The one place the version is written: softdtw_torch/__init__.py (CMakeLists.txt reads it too)."""
+    with open(os.path.join(ROOT, "softdtw_torch", "__init__.py"), encoding="utf-8") as f:
+        return re.search(r'^__version__ = "([^"]+)"', f.read(), re.MULTILINE).group(1)
 
 
 def want_cuda() -> bool:
@@ -53,7 +60,7 @@ def check_arch_list() -> None:
 
 def extension():
     sources = sorted(glob.glob(os.path.join("csrc", "*.cpp")) + glob.glob(os.path.join("csrc", "ops", "**", "*.cpp"), recursive=True))
-    define_macros = [("SOFTDTW_TORCH_PYTHON_MODULE", None)]
+    define_macros = [("SOFTDTW_TORCH_PYTHON_MODULE", None), ("SOFTDTW_TORCH_VERSION", f'"{package_version()}"')]
     # No FMA contraction: the CPU kernels' vectorized (AVX2) and baseline code paths then compute
     # the same bits, so results do not depend on the machine's instruction set. No trapping math
     # (we never read FP exception flags): lets the compiler turn the cell math's selects into
@@ -82,7 +89,7 @@ def extension():
 def main() -> None:
     setup(
         name="softdtw-torch",
-        version="0.1.0",
+        version=package_version(),
         description="SoftDTW and ROCKET as PyTorch C++/CUDA operators",
         long_description=open(os.path.join(ROOT, "README.md"), encoding="utf-8").read(),
         long_description_content_type="text/markdown",

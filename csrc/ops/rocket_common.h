@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "../softdtw_torch.h"  // RocketKernels
 #include "rocket_math.h"
 
 namespace softdtw_torch {
@@ -15,11 +16,6 @@ namespace softdtw_torch {
 constexpr const char* kRocketTransformOp = "rocket_transform";
 constexpr const char* kRocketConvolveOp = "rocket_convolve";
 constexpr const char* kRocketNormaliseOp = "rocket_normalise";
-
-// aeon's kernels tuple, in its order.
-struct RocketKernels {
-  at::Tensor weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices;
-};
 
 // The kernels tuple, validated against a series with n_channels channels and laid out for the
 // kernels: int32 fields and float32 weights/biases contiguous on the series' device, plus the

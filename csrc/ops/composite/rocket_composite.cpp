@@ -7,11 +7,11 @@
 namespace softdtw_torch {
 namespace {
 
-at::Tensor rocket_transform(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths,
-                            const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
-                            const at::Tensor& num_channel_indices, const at::Tensor& channel_indices, bool normalise,
-                            c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths,
-                            std::optional<double> ppv_temperature) {
+at::Tensor normalise_then_convolve(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths,
+                                   const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
+                                   const at::Tensor& num_channel_indices, const at::Tensor& channel_indices,
+                                   bool normalise, c10::string_view accumulate,
+                                   const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
   const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
   // aeon normalises in the input's precision and only then converts to the convolution's.
   const at::Tensor series = normalise ? dispatch::rocket_normalise(x, x_lengths) : x;
@@ -30,7 +30,7 @@ at::Tensor rocket_convolve_values(const at::Tensor& x, const at::Tensor& weights
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeImplicitAutograd, m) {
-  m.impl("rocket_transform", &rocket_transform);
+  m.impl("rocket_transform", &normalise_then_convolve);
 }
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeExplicitAutograd, m) {

@@ -1,0 +1,163 @@
+"""Writes what the C++ tests (tests/cpp/test_softdtw_torch.cpp) compare against, from Python.
+
+Usage: python tests/cpp/write_references.py OUTDIR
+
+OUTDIR gets
+- references.pt: a TorchScript module whose attributes hold the inputs, the Python API's outputs
+  and gradients, independent float64 references (softdtw_torch._reference: a DP written with torch
+  ops and differentiated by autograd), and the error messages the Python API raises for misuse;
+- softdtw_forecaster.pt, rocket_classifier.pt: the TorchScript models of
+  examples/export_torchscript.py, plus their outputs and parameter gradients on fixed inputs.
+"""
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Callable, Dict
+
+import torch
+
+import softdtw_torch as st
+from softdtw_torch import _reference as ref
+from softdtw_torch.rocket import generate_kernels
+
+ROOT = Path(__file__).resolve().parents[2]
+GAMMA = 0.7
+
+
+def load_export_example():
+    spec = importlib.util.spec_from_file_location("export_torchscript", ROOT / "examples" / "export_torchscript.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class References(torch.nn.Module):
+    """A container the C++ side reads with torch::jit::load(path).attr(name)."""
+
+    tensors: Dict[str, torch.Tensor]
+    messages: Dict[str, str]
+
+    def __init__(self, tensors: Dict[str, torch.Tensor], messages: Dict[str, str]) -> None:
+        super().__init__()
+        self.tensors = tensors
+        self.messages = messages
+
+    def forward(self) -> int:  # TorchScript needs a method; the data is in the attributes
+        return len(self.tensors)
+
+
+def grads(f: Callable[..., torch.Tensor], *inputs: torch.Tensor):
+    """f(*inputs).sum() and its gradients w.r.t. every input."""
+    leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
+    value = f(*leaves)
+    value.sum().backward()
+    return [value.detach()] + [t.grad for t in leaves]
+
+
+def softdtw_references(t: Dict[str, torch.Tensor]) -> None:
+    x, y = ref.random_pairs(3, 7, 5, 2, seed=1)
+    t["x"], t["y"] = x, y
+    t["fused"], t["fused_grad_x"], t["fused_grad_y"] = grads(lambda a, b: st.soft_dtw(a, b, GAMMA, fused=True), x, y)
+    # Independent: the same values and gradients from a DP written with torch ops, through autograd.
+    t["reference"], t["reference_grad_x"], t["reference_grad_y"] = grads(
+        lambda a, b: torch.stack([ref.soft_dtw_autograd(ref.sqeuclidean(a[i], b[i]), GAMMA) for i in range(3)]), x, y)
+    t["divergence_band2"], t["divergence_band2_grad_x"], t["divergence_band2_grad_y"] = grads(
+        lambda a, b: st.soft_dtw(a, b, GAMMA, bandwidth=2, normalize=True), x, y)
+    t["x_lengths"], t["y_lengths"] = torch.tensor([7, 4, 6]), torch.tensor([5, 5, 2])
+    t["ragged"] = st.soft_dtw(x, y, GAMMA, x_lengths=t["x_lengths"], y_lengths=t["y_lengths"])
+    t["cosine"] = st.soft_dtw(x, y, GAMMA, cost="cosine")
+    D = ref.sqeuclidean(x, y) + 0.5
+    t["D"] = D
+    t["from_cost_band1"], t["from_cost_band1_grad_D"] = grads(lambda d: st.soft_dtw_from_cost(d, 0.3, bandwidth=1), D)
+    t["alignment_values"], t["alignment_E"] = st.soft_dtw_alignment(x, y, GAMMA)
+
+
+def rocket_references(t: Dict[str, torch.Tensor]) -> None:
+    kernels = generate_kernels(40, 2, 20, seed=3)
+    for name, tensor in kernels._asdict().items():
+        t["rocket_" + name] = tensor
+    series = torch.randn(4, 2, 40, generator=torch.Generator().manual_seed(2))
+    t["rocket_x"] = series
+
+    def transform(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        k = kernels._replace(weights=w, biases=b)
+        return st.rocket.rocket_transform(series, list(k), ppv_temperature=0.5)
+
+    t["rocket_soft"], t["rocket_soft_grad_weights"], t["rocket_soft_grad_biases"] = grads(
+        transform, kernels.weights, kernels.biases)
+    t["rocket_hard"] = torch.ops.softdtw_torch.rocket_transform(series, *kernels)
+    minirocket_x = torch.randn(6, 1, 30, generator=torch.Generator().manual_seed(4))
+    parameters = torch.ops.softdtw_torch.minirocket_fit(minirocket_x, 840, 32, 7)
+    t["minirocket_x"] = minirocket_x
+    for name, tensor in zip(["num_channels_per_combination", "channel_indices", "dilations",
+                             "num_features_per_dilation", "biases"], parameters):
+        t["minirocket_" + name] = tensor
+    t["minirocket_features"] = torch.ops.softdtw_torch.minirocket_transform(minirocket_x, *parameters)
+
+
+def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
+    """Misuse through the Python API; the C++ test repeats each case and expects the same text.
+    Keys: "<case>" -> message and "<case>.type" -> the Python exception class."""
+    x, y = t["x"], t["y"]
+    nan_x = x.clone()
+    nan_x[0, 1, 0] = float("nan")
+    k = [t["rocket_" + n] for n in ("weights", "lengths", "biases", "dilations", "paddings",
+                                    "num_channel_indices", "channel_indices")]
+    cases = {
+        "gamma_negative": lambda: st.soft_dtw(x, y, -1.0),
+        "rank": lambda: st.soft_dtw_from_cost(x[0, 0]),
+        "feature_mismatch": lambda: st.soft_dtw(x, y[:, :, :1]),
+        "integer_dtype": lambda: st.soft_dtw(x.long(), y.long()),
+        "nan_fused": lambda: st.soft_dtw(nan_x, y, fused=True),
+        "lengths_out_of_range": lambda: st.soft_dtw(x, y, x_lengths=torch.tensor([7, 8, 1])),
+        "unknown_cost": lambda: st.soft_dtw(x, y, cost="l3"),
+        "rocket_channels": lambda: torch.ops.softdtw_torch.rocket_transform(t["rocket_x"][:, :1], *k),
+        "rocket_accumulate": lambda: torch.ops.softdtw_torch.rocket_transform(t["rocket_x"], *k, True, "float16"),
+        "minirocket_short": lambda: torch.ops.softdtw_torch.minirocket_fit(t["minirocket_x"][:, :, :8], 840, 32, 7),
+    }
+    messages = {}
+    for name, call in cases.items():
+        try:
+            call()
+        except Exception as error:  # noqa: BLE001 - recording whatever the API raises is the point
+            messages[name] = str(error)
+            messages[name + ".type"] = type(error).__name__
+        else:
+            raise AssertionError(f"write_references: case {name} raised nothing")
+    return messages
+
+
+def model_references(out: Path, t: Dict[str, torch.Tensor]) -> None:
+    example = load_export_example()
+    paths = example.export(out, steps=5)
+    g = torch.Generator().manual_seed(5)
+    inputs = {
+        "forecaster": (torch.randn(4, 60, 1, generator=g), torch.randn(4, 90, 1, generator=g)),
+        "classifier": (torch.randn(4, 1, 150, generator=g), torch.tensor([0, 1, 1, 0])),
+    }
+    for name, (a, b) in inputs.items():
+        model = torch.jit.load(str(paths[name]))
+        a_leaf = a.clone().requires_grad_(a.is_floating_point())
+        loss = model.loss(a_leaf, b)
+        loss.backward()
+        t[name + "_input"], t[name + "_target"] = a, b
+        t[name + "_output"] = model(a).detach()
+        t[name + "_loss"] = loss.detach()
+        t[name + "_input_grad"] = a_leaf.grad
+        for i, p in enumerate(model.parameters()):  # the order torch::jit::Module::parameters() gives
+            t[f"{name}_param_grad_{i}"] = p.grad
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tensors: Dict[str, torch.Tensor] = {}
+    softdtw_references(tensors)
+    rocket_references(tensors)
+    messages = error_messages(tensors)
+    model_references(out, tensors)
+    torch.jit.script(References(tensors, messages)).save(str(out / "references.pt"))
+    print(f"write_references: {len(tensors)} tensors, {len(messages) // 2} error messages in {out}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

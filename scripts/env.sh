@@ -4,6 +4,7 @@
 #   SOFTDTW_TORCH_VENV  where the environment lives (default: ~/.cache/softdtw-torch/venv)
 #   PYTHON              interpreter used to create it (default: python3)
 #   FORCE_CUDA=1, TORCH_CUDA_ARCH_LIST, MAX_JOBS  passed to the build (see setup.py)
+#   SOFTDTW_TORCH_BUILD=0  skip the in-place build (scripts/wheel_check.sh builds its own)
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${SOFTDTW_TORCH_VENV:-$HOME/.cache/softdtw-torch/venv}"
@@ -15,6 +16,8 @@ fi
 source "$venv/bin/activate"
 python -m pip install --quiet --upgrade pip setuptools wheel
 python -m pip install --quiet "torch>=2.4" -r "$repo_root/requirements-dev.txt"
-echo "softdtw-torch: building the extension (FORCE_CUDA=${FORCE_CUDA:-0}, TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-default})"
-MAX_JOBS="${MAX_JOBS:-2}" python -m pip install --quiet --no-build-isolation --no-deps -e "$repo_root"
+if [ "${SOFTDTW_TORCH_BUILD:-1}" != 0 ]; then
+  echo "softdtw-torch: building the extension (FORCE_CUDA=${FORCE_CUDA:-0}, TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-default})"
+  MAX_JOBS="${MAX_JOBS:-2}" python -m pip install --quiet --no-build-isolation --no-deps -e "$repo_root"
+fi
 cd "$repo_root"

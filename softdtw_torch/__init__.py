@@ -3,7 +3,19 @@
 Every operator is registered with the dispatcher as ``torch.ops.softdtw_torch.*``, so it works in
 eager mode, under autograd, in TorchScript, with ``torch.compile`` and from C++.
 """
-from . import _ops  # noqa: F401  (loads the compiled operators and registers their fake kernels)
+from ._version import __version__
+from ._info import ExtensionLoadError, TorchVersionMismatchWarning, info
+from . import _info
+
+try:
+    # Loads the compiled operators (ExtensionLoadError, naming the torch versions and how to
+    # rebuild, when they cannot load) and registers their fake kernels.
+    from . import _ops  # noqa: F401
+except ExtensionLoadError:
+    if not _info.invoked_as_info_cli():
+        raise
+    # `python -m softdtw_torch --info` reports a broken extension instead of dying of it.
+    raise SystemExit(_info.main())
 from .functional import (
     cdist_soft_dtw,
     pairwise_cost,
@@ -16,7 +28,6 @@ from .barycenter import SoftDTWKMeans, softdtw_barycenter
 from .nn import SoftDTW
 from . import rocket  # noqa: F401  (ROCKET: registers its fake kernels; softdtw_torch.rocket.*)
 
-__version__ = "0.1.0"
 __all__ = [
     "soft_dtw",
     "soft_dtw_from_cost",
@@ -27,5 +38,8 @@ __all__ = [
     "SoftDTW",
     "softdtw_barycenter",
     "SoftDTWKMeans",
+    "info",
+    "ExtensionLoadError",
+    "TorchVersionMismatchWarning",
     "__version__",
 ]

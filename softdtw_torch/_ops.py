@@ -9,7 +9,9 @@ from typing import Optional
 
 import torch
 
-from . import _C  # noqa: F401  (importing the extension runs its TORCH_LIBRARY registrations)
+from ._info import load_extension
+
+_C = load_extension()  # importing the extension runs its TORCH_LIBRARY registrations
 
 _FROM_COST_OP = "soft_dtw_from_cost"
 _FUSED_OP = "soft_dtw"

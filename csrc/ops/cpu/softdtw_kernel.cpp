@@ -27,7 +27,7 @@ constexpr int64_t kTile = 64;
 // loader picks one for the machine (GCC function multi-versioning; other compilers build the
 // baseline only).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SDTW_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#define SDTW_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define SDTW_CPU_CLONES
 #endif
@@ -381,6 +381,208 @@ bool all_finite(const T* values, int64_t count) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Packed pairs (fused ops, short series, no band): a pack of P consecutive pairs with the same
+// lengths runs its whole DP together, one anti-diagonal of the full n × m matrix at a time, with
+// the pairs interleaved: element (slot s, lane p) of every diagonal array is at s·P + p. A
+// diagonal's cells of all P pairs are then one contiguous run of count·P independent cells, so
+// the same forward_diagonal / backward_diagonal loops fill whole vectors even where a diagonal is
+// short (corners, short series), and the costs and the gradient sums run vectorized along it.
+// Each cell is computed by exactly the same operations as in the tile path, and every row (column)
+// of the gradient is summed in the same order (j, resp. i, descending), so both paths give the
+// same bits: which one runs may depend on the thread count without breaking determinism.
+constexpr int64_t kMaxPackLanes = 4;
+// Longer pairs run in tiles, whose working set stays in L1; a pack's diagonals have n·P slots.
+constexpr int64_t kMaxPackedLength = 512;
+
+// A pack: pairs [begin, end), all n × m.
+struct Pack {
+  int64_t begin, end, n, m;
+  int64_t lanes() const { return end - begin; }
+};
+
+// Splits the batch into packs of at most kMaxPackLanes pairs, a multiple of the thread count of
+// them in near-equal sizes (so that at::parallel_for hands every thread the same work), cut
+// where the lengths change. Empty when packing does not apply (band, long series).
+std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths) {
+  std::vector<Pack> packs;
+  if (p.band_radius >= 0 || std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
+  const int64_t threads = at::get_num_threads();
+  const int64_t count = threads * ceil_div(p.batch, threads * kMaxPackLanes);
+  for (int64_t q = 0; q < count; ++q) {
+    const int64_t begin = q * p.batch / count, end = (q + 1) * p.batch / count;
+    for (int64_t b = begin; b < end; ++b) {
+      const PairGeometry g = pair_geometry(p, x_lengths, y_lengths, b);
+      if (b == begin || packs.back().n != g.n || packs.back().m != g.m) {
+        packs.push_back({b, b + 1, g.n, g.m});
+      } else {
+        packs.back().end = b + 1;
+      }
+    }
+  }
+  return packs;
+}
+
+template <typename PackFn>
+void for_each_pack(const std::vector<Pack>& packs, const PackFn& body) {
+  at::parallel_for(0, static_cast<int64_t>(packs.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t q = begin; q < end; ++q) body(packs[q]);
+  });
+}
+
+// The pack's sequences interleaved by lane, one plane per feature: x as [k][i][lane] and y with
+// its time axis reversed, [k][m − 1 − j][lane], so that along an anti-diagonal (i up, j down)
+// both advance one slot per cell.
+template <typename T>
+struct PackedSequences {
+  std::vector<T> x, y;
+  int64_t n, m, d, P;
+  PackedSequences(const Pack& pk, const T* x_all, const T* y_all, int64_t x_stride, int64_t y_stride, int64_t d)
+      : x(pk.n * d * pk.lanes()), y(pk.m * d * pk.lanes()), n(pk.n), m(pk.m), d(d), P(pk.lanes()) {
+    for (int64_t p = 0; p < P; ++p) {
+      const T* xb = x_all + (pk.begin + p) * x_stride;
+      const T* yb = y_all + (pk.begin + p) * y_stride;
+      for (int64_t k = 0; k < d; ++k) {
+        for (int64_t i = 0; i < n; ++i) x[(k * n + i) * P + p] = xb[i * d + k];
+        for (int64_t j = 0; j < m; ++j) y[(k * m + (m - 1 - j)) * P + p] = yb[j * d + k];
+      }
+    }
+  }
+  // First element of cell (r, k − r) of diagonal k in feature plane 0 of x and of reversed y.
+  const T* x_at(int64_t r) const { return x.data() + r * P; }
+  const T* y_at(int64_t k, int64_t r) const { return y.data() + (r + m - 1 - k) * P; }
+};
+
+// out[t] = Σ_k (x[k·plane_x + t] − y[k·plane_y + t])², summed over k in order as in
+// SquaredEuclideanTile.
+template <typename T>
+SDTW_CPU_CLONES void squared_euclidean_run(const T* __restrict x, const T* __restrict y, int64_t d, int64_t plane_x,
+                                           int64_t plane_y, T* __restrict out, int64_t count) {
+  for (int64_t t = 0; t < count; ++t) out[t] = T(0);
+  for (int64_t k = 0; k < d; ++k) {
+    const T* xk = x + k * plane_x;
+    const T* yk = y + k * plane_y;
+    for (int64_t t = 0; t < count; ++t) {
+      const T diff = xk[t] - yk[t];
+      out[t] += diff * diff;
+    }
+  }
+}
+
+// Σ_j E_ij (x_i − y_j) into acc_x and Σ_i E_ij (y_j − x_i) into acc_y along one diagonal run
+// (same operations as the tile path's emit; E = 0 adds nothing there, so it adds nothing here).
+template <typename T>
+SDTW_CPU_CLONES void gradient_run(const T* __restrict E, const T* __restrict x, const T* __restrict y, int64_t d,
+                                  int64_t plane_x, int64_t plane_y, double* __restrict acc_x,
+                                  double* __restrict acc_y, int64_t count) {
+  for (int64_t k = 0; k < d; ++k) {
+    const T* xk = x + k * plane_x;
+    const T* yk = y + k * plane_y;
+    double* ax = acc_x + k * plane_x;
+    double* ay = acc_y + k * plane_y;
+    for (int64_t t = 0; t < count; ++t) {
+      const double flow = E[t] == T(0) ? 0.0 : static_cast<double>(E[t]) * (xk[t] - yk[t]);
+      ax[t] += flow;
+      ay[t] -= flow;
+    }
+  }
+}
+
+// Writes R(n − 1, m − 1) of each lane to values[lane]; fills each lane's table when given.
+template <typename T>
+void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, T* tables, int64_t table_stride,
+                  int64_t table_ld, T* values) {
+  const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
+  const T inf = positive_infinity<T>(), inv_gamma = T(1) / gamma;
+  // Diagonals by slot r + 1 (r = −1..n), as in forward_tile with the virtual border around.
+  std::vector<T> buffers(3 * slots + n * P, inf);
+  T* older = buffers.data();       // diagonal k − 2
+  T* prev = older + slots;         // diagonal k − 1
+  T* cur = prev + slots;           // diagonal k
+  T* cost = cur + slots;
+  std::fill_n(older, P, T(0));     // diagonal −2: R(−1, −1) = 0; diagonal −1 is all +inf
+  for (int64_t k = 0; k < n + m - 1; ++k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
+    const int64_t run = (r_hi - r_lo + 1) * P;
+    squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost, run);
+    forward_diagonal(cost, older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P, run,
+                     gamma, inv_gamma);
+    std::fill_n(cur, P, inf);                                  // (−1, k + 1)
+    if (k + 1 < n) std::fill_n(cur + (k + 2) * P, P, inf);     // (k + 1, −1)
+    if (tables != nullptr) {
+      for (int64_t r = r_lo; r <= r_hi; ++r) {
+        for (int64_t p = 0; p < P; ++p) tables[p * table_stride + r * table_ld + k - r] = cur[(r + 1) * P + p];
+      }
+    }
+    std::swap(older, prev);
+    std::swap(prev, cur);
+  }
+  for (int64_t p = 0; p < P; ++p) values[p] = prev[n * P + p];
+}
+
+// Mirror of backward_tile over the whole matrix: flow diagonals by slot r (rows 0..n, row n and
+// the column m right of the matrix being zero flow), table diagonals by slot r + 1. Adds
+// Σ_j E_ij (x_i − y_j) to acc_x ([k][i][lane]) and Σ_i E_ij (y_j − x_i) to acc_y ([k][m−1−j][lane]).
+template <typename T>
+void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, const T* tables, int64_t table_stride,
+                   int64_t table_ld, double* acc_x, double* acc_y) {
+  const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
+  const T inv_gamma = T(1) / gamma;
+  struct Flow {
+    T *E, *w_diag, *w_up, *w_left;
+  };
+  std::vector<T> storage(3 * 4 * slots + 3 * slots, T(0));
+  Flow flows[3];
+  for (int f = 0; f < 3; ++f) {
+    T* base = storage.data() + f * 4 * slots;
+    flows[f] = {base, base + slots, base + 2 * slots, base + 3 * slots};
+  }
+  Flow* next2 = &flows[0];  // diagonal k + 2
+  Flow* next1 = &flows[1];  // diagonal k + 1
+  Flow* cur = &flows[2];
+  T* r_cur = storage.data() + 12 * slots;  // table diagonal k
+  T* r_prev = r_cur + slots;               // k − 1
+  T* r_older = r_prev + slots;             // k − 2
+  auto gather = [&](int64_t k, T* out) {  // as gather_table_diagonal, for every lane
+    const int64_t r_lo = std::max<int64_t>(-1, k - (m - 1)), r_hi = std::min(n - 1, k + 1);
+    for (int64_t r = r_lo; r <= r_hi; ++r) {
+      const int64_t i = r, j = k - r;
+      for (int64_t p = 0; p < P; ++p) {
+        out[(r + 1) * P + p] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>())
+                                                : tables[p * table_stride + i * table_ld + j];
+      }
+    }
+  };
+  const int64_t last = n + m - 2;
+  gather(last, r_cur);
+  gather(last - 1, r_prev);
+  gather(last - 2, r_older);
+  for (int64_t k = last; k >= 0; --k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
+    const int64_t a = r_lo * P, run = (r_hi - r_lo + 1) * P;
+    backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, next2->E + a + P, next2->w_diag + a + P,
+                      next1->E + a + P, next1->w_up + a + P, next1->E + a, next1->w_left + a, cur->E + a,
+                      cur->w_diag + a, cur->w_up + a, cur->w_left + a, run, inv_gamma);
+    if (k == last) {  // E(n−1, m−1) = 1
+      for (int64_t p = 0; p < P; ++p) cur->E[(n - 1) * P + p] = is_reachable(r_cur[n * P + p]) ? T(1) : T(0);
+    }
+    // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
+    for (T* f : {cur->E, cur->w_diag, cur->w_up, cur->w_left}) {
+      std::fill_n(f + n * P, P, T(0));
+      if (k - m >= 0) std::fill_n(f + (k - m) * P, P, T(0));
+    }
+    gradient_run(cur->E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
+                 acc_y + (r_lo + m - 1 - k) * P, run);
+    std::swap(next2, next1);
+    std::swap(next1, cur);
+    T* r_recycled = r_cur;
+    r_cur = r_prev;
+    r_prev = r_older;
+    r_older = r_recycled;
+    if (k - 3 >= -2) gather(k - 3, r_older);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Op implementations.
 
 std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in, double gamma,
@@ -455,6 +657,21 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
     scalar_t* r_all = keep_table ? out.R.data_ptr<scalar_t>() : nullptr;
     scalar_t* v = out.values.data_ptr<scalar_t>();
     bool* bad = out.invalid.data_ptr<bool>();
+    const std::vector<Pack> packs = make_packs(p, xl, yl);
+    if (!packs.empty()) {
+      for_each_pack(packs, [&](const Pack& pk) {
+        bool pack_ok = true;
+        for (int64_t b = pk.begin; b < pk.end; ++b) {
+          bad[b] = !all_finite(x_all + b * p.n * d, pk.n * d) || !all_finite(y_all + b * p.m * d, pk.m * d);
+          pack_ok = pack_ok && !bad[b];
+        }
+        if (!pack_ok) return;  // the op raises
+        const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), r_all ? r_all + pk.begin * p.n * p.m : nullptr,
+                               p.n * p.m, p.m, v + pk.begin);
+      });
+      return;
+    }
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const PairGeometry g = pair_geometry(p, xl, yl, b);
       const SquaredEuclideanTile<scalar_t> costs{x_all + b * p.n * d, y_all + b * p.m * d, d};
@@ -488,6 +705,29 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
     const scalar_t* r_all = R.data_ptr<scalar_t>();
     const scalar_t* g = grad.data_ptr<scalar_t>();
+    const std::vector<Pack> packs = make_packs(p, xl, yl);
+    if (!packs.empty()) {
+      for_each_pack(packs, [&](const Pack& pk) {
+        const PackedSequences<scalar_t> s(pk, x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), p.n * d, p.m * d, d);
+        const int64_t P = pk.lanes();
+        std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // as s.x and s.y: [k][i or m−1−j][lane]
+        backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), r_all + pk.begin * p.n * p.m, p.n * p.m, p.m,
+                                acc_x.data(), acc_y.data());
+        for (int64_t q = 0; q < P; ++q) {
+          const int64_t b = pk.begin + q;
+          const double scale = 2.0 * static_cast<double>(g[b]);
+          scalar_t* gx = grad_x.data_ptr<scalar_t>() + b * p.n * d;
+          scalar_t* gy = grad_y.data_ptr<scalar_t>() + b * p.m * d;
+          for (int64_t k = 0; k < d; ++k) {
+            for (int64_t i = 0; i < pk.n; ++i) gx[i * d + k] = static_cast<scalar_t>(scale * acc_x[(k * pk.n + i) * P + q]);
+            for (int64_t j = 0; j < pk.m; ++j) {
+              gy[j * d + k] = static_cast<scalar_t>(scale * acc_y[(k * pk.m + pk.m - 1 - j) * P + q]);
+            }
+          }
+        }
+      });
+      return;
+    }
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const PairGeometry geo = pair_geometry(p, xl, yl, b);
       const scalar_t* xb = x.data_ptr<scalar_t>() + b * p.n * d;

@@ -487,50 +487,114 @@ SDTW_CPU_CLONES void gradient_run(const T* __restrict E, const T* __restrict x, 
   }
 }
 
-// Writes R(n − 1, m − 1) of each lane to values[lane]; fills each lane's table when given.
+// A pack's DP diagonals k = −2..n+m−2, element (slot s, lane p) at diagonal(k)[s·P + p], slot
+// r + 1 holding row r (slot 0: the border row −1). Either every diagonal is kept (compactly, only
+// the slots [max(0, k − m + 2), min(n, k + 2)] that the forward writes and the backward reads), for
+// a backward in the same call, or only the last three (the forward of the ops, which writes its
+// table to R instead).
 template <typename T>
-void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, T* tables, int64_t table_stride,
-                  int64_t table_ld, T* values) {
-  const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
+class PackDiagonals {
+ public:
+  PackDiagonals(int64_t n, int64_t m, int64_t P, bool keep_all) : n_(n), m_(m), P_(P), keep_all_(keep_all) {
+    if (!keep_all) {
+      data_.assign(3 * (n + 2) * P, positive_infinity<T>());
+      return;
+    }
+    offsets_.resize(n + m + 1);
+    int64_t size = 0;
+    for (int64_t k = -2; k <= n + m - 2; ++k) {
+      offsets_[k + 2] = size - first_slot(k) * P;  // >= 0: every diagonal before k holds a slot
+      size += (std::min(n, k + 2) - first_slot(k) + 1) * P;
+    }
+    data_.resize(size);
+  }
+  T* operator()(int64_t k) {
+    return keep_all_ ? data_.data() + offsets_[k + 2] : data_.data() + ((k + 2) % 3) * (n_ + 2) * P_;
+  }
+
+ private:
+  int64_t first_slot(int64_t k) const { return std::max<int64_t>(0, k - m_ + 2); }
+  int64_t n_, m_, P_;
+  bool keep_all_;
+  std::vector<int64_t> offsets_;
+  std::vector<T> data_;
+};
+
+// Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
+// table (B, N, M) layout) filled too when `tables` is given.
+template <typename T>
+void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiagonals<T>& diagonals, T* tables,
+                  int64_t table_stride, int64_t table_ld, T* values) {
+  const int64_t n = pk.n, m = pk.m, P = pk.lanes();
   const T inf = positive_infinity<T>(), inv_gamma = T(1) / gamma;
-  // Diagonals by slot r + 1 (r = −1..n), as in forward_tile with the virtual border around.
-  std::vector<T> buffers(3 * slots + n * P, inf);
-  T* older = buffers.data();       // diagonal k − 2
-  T* prev = older + slots;         // diagonal k − 1
-  T* cur = prev + slots;           // diagonal k
-  T* cost = cur + slots;
-  std::fill_n(older, P, T(0));     // diagonal −2: R(−1, −1) = 0; diagonal −1 is all +inf
+  std::vector<T> cost(n * P);
+  std::fill_n(diagonals(-2), P, T(0));  // R(−1, −1) = 0
+  std::fill_n(diagonals(-1), 2 * P, inf);  // R(−1, 0), R(0, −1)
   for (int64_t k = 0; k < n + m - 1; ++k) {
     const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
     const int64_t run = (r_hi - r_lo + 1) * P;
-    squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost, run);
-    forward_diagonal(cost, older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P, run,
+    const T* older = diagonals(k - 2);
+    const T* prev = diagonals(k - 1);
+    T* cur = diagonals(k);
+    squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
+    forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P, run,
                      gamma, inv_gamma);
-    std::fill_n(cur, P, inf);                                  // (−1, k + 1)
+    if (k + 1 < m) std::fill_n(cur, P, inf);                   // (−1, k + 1)
     if (k + 1 < n) std::fill_n(cur + (k + 2) * P, P, inf);     // (k + 1, −1)
     if (tables != nullptr) {
       for (int64_t r = r_lo; r <= r_hi; ++r) {
         for (int64_t p = 0; p < P; ++p) tables[p * table_stride + r * table_ld + k - r] = cur[(r + 1) * P + p];
       }
     }
-    std::swap(older, prev);
-    std::swap(prev, cur);
   }
-  for (int64_t p = 0; p < P; ++p) values[p] = prev[n * P + p];
+  const T* end = diagonals(n + m - 2);
+  for (int64_t p = 0; p < P; ++p) values[p] = end[n * P + p];
 }
 
-// Mirror of backward_tile over the whole matrix: flow diagonals by slot r (rows 0..n, row n and
-// the column m right of the matrix being zero flow), table diagonals by slot r + 1. Adds
-// Σ_j E_ij (x_i − y_j) to acc_x ([k][i][lane]) and Σ_i E_ij (y_j − x_i) to acc_y ([k][m−1−j][lane]).
+// Table diagonals of a pack gathered from its lanes' tables (B, N, M), as gather_table_diagonal
+// does, into three rotating buffers: what backward_pack reads when the forward ran in another call.
 template <typename T>
-void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, const T* tables, int64_t table_stride,
-                   int64_t table_ld, double* acc_x, double* acc_y) {
+class GatheredDiagonals {
+ public:
+  GatheredDiagonals(const Pack& pk, const T* tables, int64_t table_stride, int64_t table_ld)
+      : pk_(pk), tables_(tables), stride_(table_stride), ld_(table_ld), data_(3 * (pk.n + 2) * pk.lanes()) {}
+  const T* operator()(int64_t k) {
+    const int64_t P = pk_.lanes();
+    T* out = data_.data() + ((k + 2) % 3) * (pk_.n + 2) * P;
+    if (held_[(k + 2) % 3] == k) return out;
+    held_[(k + 2) % 3] = k;
+    const int64_t r_lo = std::max<int64_t>(-1, k - (pk_.m - 1)), r_hi = std::min(pk_.n - 1, k + 1);
+    for (int64_t r = r_lo; r <= r_hi; ++r) {
+      const int64_t i = r, j = k - r;
+      for (int64_t p = 0; p < P; ++p) {
+        out[(r + 1) * P + p] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>())
+                                                : tables_[p * stride_ + i * ld_ + j];
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Pack& pk_;
+  const T* tables_;
+  int64_t stride_, ld_;
+  std::vector<T> data_;
+  int64_t held_[3] = {-3, -3, -3};
+};
+
+// Mirror of backward_tile over the whole matrix: flow diagonals by slot r (rows 0..n, row n and
+// the column m right of the matrix being zero flow), table diagonals (from `table(k)`) by slot
+// r + 1. Adds Σ_j E_ij (x_i − y_j) to acc_x ([k][i][lane]) and Σ_i E_ij (y_j − x_i) to acc_y
+// ([k][m − 1 − j][lane]).
+template <typename T, typename TableDiagonals>
+void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDiagonals& table, double* acc_x,
+                   double* acc_y) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
   const T inv_gamma = T(1) / gamma;
   struct Flow {
     T *E, *w_diag, *w_up, *w_left;
   };
-  std::vector<T> storage(3 * 4 * slots + 3 * slots, T(0));
+  std::vector<T> storage(3 * 4 * slots, T(0));
   Flow flows[3];
   for (int f = 0; f < 3; ++f) {
     T* base = storage.data() + f * 4 * slots;
@@ -539,26 +603,13 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, const T
   Flow* next2 = &flows[0];  // diagonal k + 2
   Flow* next1 = &flows[1];  // diagonal k + 1
   Flow* cur = &flows[2];
-  T* r_cur = storage.data() + 12 * slots;  // table diagonal k
-  T* r_prev = r_cur + slots;               // k − 1
-  T* r_older = r_prev + slots;             // k − 2
-  auto gather = [&](int64_t k, T* out) {  // as gather_table_diagonal, for every lane
-    const int64_t r_lo = std::max<int64_t>(-1, k - (m - 1)), r_hi = std::min(n - 1, k + 1);
-    for (int64_t r = r_lo; r <= r_hi; ++r) {
-      const int64_t i = r, j = k - r;
-      for (int64_t p = 0; p < P; ++p) {
-        out[(r + 1) * P + p] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>())
-                                                : tables[p * table_stride + i * table_ld + j];
-      }
-    }
-  };
   const int64_t last = n + m - 2;
-  gather(last, r_cur);
-  gather(last - 1, r_prev);
-  gather(last - 2, r_older);
   for (int64_t k = last; k >= 0; --k) {
     const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
     const int64_t a = r_lo * P, run = (r_hi - r_lo + 1) * P;
+    const T* r_cur = table(k);
+    const T* r_prev = table(k - 1);
+    const T* r_older = table(k - 2);
     backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, next2->E + a + P, next2->w_diag + a + P,
                       next1->E + a + P, next1->w_up + a + P, next1->E + a, next1->w_left + a, cur->E + a,
                       cur->w_diag + a, cur->w_up + a, cur->w_left + a, run, inv_gamma);
@@ -574,12 +625,38 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, const T
                  acc_y + (r_lo + m - 1 - k) * P, run);
     std::swap(next2, next1);
     std::swap(next1, cur);
-    T* r_recycled = r_cur;
-    r_cur = r_prev;
-    r_prev = r_older;
-    r_older = r_recycled;
-    if (k - 3 >= -2) gather(k - 3, r_older);
   }
+}
+
+// ∂sdtw/∂x (and ∂sdtw/∂y) of each lane from backward_pack's sums, scaled by 2·scale[lane], into
+// (B, N, d) (and (B, M, d)) outputs; grad_y may be null.
+template <typename T>
+void store_pack_gradients(const Pack& pk, const PackedSequences<T>& s, const std::vector<double>& acc_x,
+                          const std::vector<double>& acc_y, const T* scale, int64_t N, int64_t M, T* grad_x,
+                          T* grad_y) {
+  const int64_t P = pk.lanes(), d = s.d;
+  for (int64_t q = 0; q < P; ++q) {
+    const int64_t b = pk.begin + q;
+    const double factor = 2.0 * static_cast<double>(scale[b]);
+    for (int64_t k = 0; k < d; ++k) {
+      T* gx = grad_x + b * N * d;
+      for (int64_t i = 0; i < pk.n; ++i) gx[i * d + k] = static_cast<T>(factor * acc_x[(k * pk.n + i) * P + q]);
+      if (grad_y == nullptr) continue;
+      T* gy = grad_y + b * M * d;
+      for (int64_t j = 0; j < pk.m; ++j) gy[j * d + k] = static_cast<T>(factor * acc_y[(k * pk.m + pk.m - 1 - j) * P + q]);
+    }
+  }
+}
+
+// Whether any pair of the pack holds a non-finite value (flagged in `bad`).
+template <typename T>
+bool pack_has_invalid(const Pack& pk, const T* x_all, const T* y_all, int64_t N, int64_t M, int64_t d, bool* bad) {
+  bool any = false;
+  for (int64_t b = pk.begin; b < pk.end; ++b) {
+    bad[b] = !all_finite(x_all + b * N * d, pk.n * d) || !all_finite(y_all + b * M * d, pk.m * d);
+    any = any || bad[b];
+  }
+  return any;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -660,15 +737,11 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
     const std::vector<Pack> packs = make_packs(p, xl, yl);
     if (!packs.empty()) {
       for_each_pack(packs, [&](const Pack& pk) {
-        bool pack_ok = true;
-        for (int64_t b = pk.begin; b < pk.end; ++b) {
-          bad[b] = !all_finite(x_all + b * p.n * d, pk.n * d) || !all_finite(y_all + b * p.m * d, pk.m * d);
-          pack_ok = pack_ok && !bad[b];
-        }
-        if (!pack_ok) return;  // the op raises
+        if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, bad)) return;  // the op raises
         const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
-        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), r_all ? r_all + pk.begin * p.n * p.m : nullptr,
-                               p.n * p.m, p.m, v + pk.begin);
+        PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals,
+                               r_all ? r_all + pk.begin * p.n * p.m : nullptr, p.n * p.m, p.m, v + pk.begin);
       });
       return;
     }
@@ -709,22 +782,11 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
     if (!packs.empty()) {
       for_each_pack(packs, [&](const Pack& pk) {
         const PackedSequences<scalar_t> s(pk, x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), p.n * d, p.m * d, d);
-        const int64_t P = pk.lanes();
-        std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // as s.x and s.y: [k][i or m−1−j][lane]
-        backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), r_all + pk.begin * p.n * p.m, p.n * p.m, p.m,
-                                acc_x.data(), acc_y.data());
-        for (int64_t q = 0; q < P; ++q) {
-          const int64_t b = pk.begin + q;
-          const double scale = 2.0 * static_cast<double>(g[b]);
-          scalar_t* gx = grad_x.data_ptr<scalar_t>() + b * p.n * d;
-          scalar_t* gy = grad_y.data_ptr<scalar_t>() + b * p.m * d;
-          for (int64_t k = 0; k < d; ++k) {
-            for (int64_t i = 0; i < pk.n; ++i) gx[i * d + k] = static_cast<scalar_t>(scale * acc_x[(k * pk.n + i) * P + q]);
-            for (int64_t j = 0; j < pk.m; ++j) {
-              gy[j * d + k] = static_cast<scalar_t>(scale * acc_y[(k * pk.m + pk.m - 1 - j) * P + q]);
-            }
-          }
-        }
+        GatheredDiagonals<scalar_t> table(pk, r_all + pk.begin * p.n * p.m, p.n * p.m, p.m);
+        std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
+        backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), table, acc_x.data(), acc_y.data());
+        store_pack_gradients(pk, s, acc_x, acc_y, g, p.n, p.m, grad_x.data_ptr<scalar_t>(),
+                             grad_y.data_ptr<scalar_t>());
       });
       return;
     }
@@ -759,6 +821,50 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   return {grad_x, grad_y};
 }
 
+// Packs: the forward keeps every diagonal of the pack and the backward reads them in the same
+// call, so no (B, N, M) table is written or gathered, and no ∂/∂y is formed. Other batches (band,
+// long series): the forward and backward ops, as the composite kernel does.
+std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
+                                                            const at::Tensor& weights, double gamma,
+                                                            std::optional<int64_t> bandwidth,
+                                                            const std::optional<at::Tensor>& x_lengths,
+                                                            const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  check_pair_weights(x_in, weights);
+  const SoftDTWProblem& p = in.problem;
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  if (packs.empty()) {
+    auto [values, R] = fused_forward_cpu(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+    auto grads = fused_backward_cpu(weights, x_in, y_in, R, gamma, bandwidth, x_lengths, y_lengths);
+    return {values, std::get<0>(grads).to(x_in.scalar_type())};
+  }
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
+  const int64_t d = x.size(2);
+  const ForwardOutputs out = new_forward_outputs(p, x.options(), /*keep_table=*/false);
+  at::Tensor grad_x = p.ragged() ? at::zeros_like(x) : at::empty_like(x);
+  const at::Tensor w = weights.to(x.scalar_type()).contiguous();
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
+    const scalar_t* x_all = x.data_ptr<scalar_t>();
+    const scalar_t* y_all = y.data_ptr<scalar_t>();
+    for_each_pack(packs, [&](const Pack& pk) {
+      if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
+      const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+      PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/true);
+      forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0, 0,
+                             out.values.data_ptr<scalar_t>() + pk.begin);
+      std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
+      backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, acc_x.data(), acc_y.data());
+      store_pack_gradients<scalar_t>(pk, s, acc_x, acc_y, w.data_ptr<scalar_t>(), p.n, p.m,
+                                     grad_x.data_ptr<scalar_t>(), nullptr);
+    });
+  });
+  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  return {values, grad_x.to(x_in.scalar_type())};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
@@ -766,6 +872,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_cpu);
   m.impl("_soft_dtw_fused_forward", &fused_forward_cpu);
   m.impl("_soft_dtw_fused_backward", &fused_backward_cpu);
+  m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_cpu);
 }
 
 }  // namespace softdtw_torch

@@ -23,9 +23,9 @@ namespace {
 
 constexpr int64_t kTile = 64;
 
-// The per-diagonal loops are compiled twice, for AVX2 and the baseline x86-64 ISA, and the
-// loader picks one for the machine (GCC function multi-versioning, x86-64-v4 = AVX-512 too; other compilers build the
-// baseline only).
+// The per-diagonal loops are compiled for x86-64-v4 (AVX-512), AVX2 and the baseline x86-64 ISA,
+// and the loader picks one for the machine (GCC function multi-versioning; other compilers build
+// the baseline only). No FMA contraction: every version gives the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SDTW_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else

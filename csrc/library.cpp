@@ -41,6 +41,11 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def(
       "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor R, float gamma, int? bandwidth, "
       "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
+  // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
+  m.def(
+      "_soft_dtw_fused_value_and_grad(Tensor x, Tensor y, Tensor weights, float gamma, int? bandwidth, "
+      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
 
   // ROCKET. A kernels tuple is aeon's 7 arrays (weights float32 [sum_i m_i*L_i], lengths int32 [K],
   // biases float32 [K], dilations int32 [K], paddings int32 [K], num_channel_indices int32 [K],

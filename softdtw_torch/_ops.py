@@ -129,6 +129,14 @@ def _(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths):
     return torch.empty_like(x, dtype=R.dtype), torch.empty_like(y, dtype=R.dtype)
 
 
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
+def _(x, y, weights, gamma, bandwidth, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+    torch._check(weights.dim() == 1 and weights.shape[0] == x.shape[0],
+                 lambda: f"{_FUSED_OP}: expected weights of shape ({x.shape[0]},), got {list(weights.shape)}")
+    return x.new_empty((x.shape[0],)), torch.empty_like(x)
+
+
 @torch.library.register_fake("softdtw_torch::soft_dtw_from_cost")
 def _(D, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None):
     _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)

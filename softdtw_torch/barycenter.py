@@ -61,6 +61,9 @@ _METHODS = ("lbfgs", "adam")
 # more, smaller steps: 200 steps from lr 0.1 (in X's units, suits standardised series) with the early
 # stop at a 1e-5 relative improvement reach lower objectives than L-BFGS at tol 1e-3 on GunPoint.
 _DEFAULTS = {"lbfgs": (50, 1e-3, 1.0), "adam": (200, 1e-5, 0.1)}
+# soft_dtw's fused=None rule (kMaxFusedFeatures in csrc/ops/composite/softdtw_composite.cpp): up to this
+# many features the objective runs the fused kernel, through _soft_dtw_fused_value_and_grad.
+_MAX_FUSED_FEATURES = 128
 # Above this many pair elements (pairs · length · d) the k-means assignment is split into chunks.
 _MAX_PAIR_ELEMENTS = 1 << 26
 
@@ -349,6 +352,12 @@ class _Objective:
     def __call__(self, z: Tensor, problems: Tensor, need_grad: bool = True) -> Tuple[Tensor, Optional[Tensor]]:
         """Objective (S,) and gradient (S, L, d) at z (S, L, d) for ``problems`` (S,) (distinct ids)."""
         rows, w, xs, ls = self._pairs_for(problems)
+        if need_grad and not self.normalize and z.shape[2] <= _MAX_FUSED_FEATURES:
+            # One op call for values and weighted gradients w.r.t. z, no autograd graph, no ∂/∂x_s.
+            values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(
+                z.detach().index_select(0, rows), xs, w, self.gamma, self.bandwidth, None, ls)
+            f = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device).index_add_(0, rows, w * values)
+            return f, torch.zeros_like(z).index_add_(0, rows, grad)
         z = z.detach().requires_grad_(need_grad)
         with torch.enable_grad() if need_grad else torch.no_grad():
             zp = z.index_select(0, rows)

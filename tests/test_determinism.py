@@ -60,3 +60,24 @@ def test_same_bits_in_a_process_with_one_thread(tmp_path):
     v = st.soft_dtw(xr, y, gamma=0.05)
     v.sum().backward()
     assert torch.equal(v.detach(), single["v"]) and torch.equal(xr.grad, single["g"])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_packed_pairs_give_the_bits_of_each_pair_alone(dtype):
+    # Batches of short equal-length pairs run packed (lane = pair, CPU); a pair alone runs in tiles.
+    # Both must give the same bits, as must the barycenter's one-call value-and-gradient op.
+    x, y = ref.random_pairs(9, 37, 80, 3, dtype=dtype, seed=11)
+    w = torch.arange(1, 10, dtype=dtype)
+    a = x.clone().requires_grad_(True)
+    b = y.clone().requires_grad_(True)
+    v = st.soft_dtw(a, b, gamma=0.1)
+    (v * w).sum().backward()
+    values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(x, y, w, 0.1, None, None, None)
+    assert torch.equal(values, v.detach()) and torch.equal(grad, a.grad)
+    for i in range(9):
+        ai = x[i:i + 1].clone().requires_grad_(True)
+        bi = y[i:i + 1].clone().requires_grad_(True)
+        vi = st.soft_dtw(ai, bi, gamma=0.1)
+        (vi * w[i]).sum().backward()
+        assert torch.equal(vi.detach(), v.detach()[i:i + 1])
+        assert torch.equal(ai.grad, a.grad[i:i + 1]) and torch.equal(bi.grad, b.grad[i:i + 1])

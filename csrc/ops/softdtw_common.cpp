@@ -192,4 +192,12 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
   return in;
 }
 
+void check_pair_weights(const at::Tensor& x, const at::Tensor& weights) {
+  TORCH_CHECK(weights.dim() == 1 && weights.size(0) == x.size(0), kFusedOp, ": expected weights of shape (",
+              x.size(0), ",), got ", weights.sizes());
+  TORCH_CHECK(weights.is_floating_point() && weights.device() == x.device(), kFusedOp,
+              ": expected floating-point weights on ", x.device(), ", got ", weights.scalar_type(), " on ",
+              weights.device());
+}
+
 }  // namespace softdtw_torch

@@ -70,6 +70,9 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
                                       const std::optional<at::Tensor>& x_lengths,
                                       const std::optional<at::Tensor>& y_lengths);
 
+// weights (B,) of _soft_dtw_fused_value_and_grad for x (B, N, d): floating point, on x's device.
+void check_pair_weights(const at::Tensor& x, const at::Tensor& weights);
+
 // Precision the kernels compute in: float16/bfloat16 accumulate in float32.
 at::ScalarType compute_dtype(at::ScalarType input_dtype);
 

@@ -225,10 +225,16 @@ struct PredecessorWeights {
 
 template <typename T>
 SDTW_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
+  // Two exp per cell, as in softmin3: the minimum's term is exp(0) = 1 exactly, and a value tied
+  // with mid (or lo) has the same term, so picking by value gives the bits of three exp calls.
   const T lo = min_(min_(r_diag, r_up), r_left);
-  const T e_diag = exp_((lo - r_diag) * inv_gamma);  // exp(0) = 1 for the minimum, 0 for +inf
-  const T e_up = exp_((lo - r_up) * inv_gamma);
-  const T e_left = exp_((lo - r_left) * inv_gamma);
+  const T hi = max_(max_(r_diag, r_up), r_left);
+  const T mid = max_(min_(r_diag, r_up), min_(max_(r_diag, r_up), r_left));
+  const T e_mid = exp_((lo - mid) * inv_gamma);  // 0 for +inf
+  const T e_hi = exp_((lo - hi) * inv_gamma);
+  const T e_diag = r_diag == lo ? T(1) : (r_diag == mid ? e_mid : e_hi);
+  const T e_up = r_up == lo ? T(1) : (r_up == mid ? e_mid : e_hi);
+  const T e_left = r_left == lo ? T(1) : (r_left == mid ? e_mid : e_hi);
   const T norm = T(1) / (e_diag + e_up + e_left);
   const bool reachable = is_reachable(lo);
   return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};

@@ -103,6 +103,19 @@ at::Tensor soft_dtw_fused_values(const at::Tensor& x, const at::Tensor& y, doubl
   return std::get<0>(dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false));
 }
 
+// Forward keeping the table, then the backward op with the weights as upstream gradient.
+std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(const at::Tensor& x, const at::Tensor& y,
+                                                                 const at::Tensor& weights, double gamma,
+                                                                 std::optional<int64_t> bandwidth,
+                                                                 const OptTensor& x_lengths,
+                                                                 const OptTensor& y_lengths) {
+  check_sequence_pair(kFusedOp, x, y);
+  check_pair_weights(x, weights);
+  auto [values, R] = dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+  auto grads = dispatch::fused_backward(weights, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+  return {values, std::get<0>(grads).to(x.scalar_type())};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeImplicitAutograd, m) {
@@ -115,6 +128,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CompositeImplicitAutograd, m) {
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeExplicitAutograd, m) {
   m.impl("soft_dtw_from_cost", &soft_dtw_from_cost_values);
   m.impl("soft_dtw_fused", &soft_dtw_fused_values);
+  m.impl("_soft_dtw_fused_value_and_grad", &soft_dtw_fused_value_and_grad);
 }
 
 }  // namespace softdtw_torch

@@ -23,11 +23,11 @@ namespace {
 
 constexpr int64_t kTile = 64;
 
-// The per-diagonal loops are compiled twice, for AVX2 and the baseline x86-64 ISA, and the
-// loader picks one for the machine (GCC function multi-versioning; other compilers build the
-// baseline only).
+// The per-diagonal loops are compiled for x86-64-v4 (AVX-512), AVX2 and the baseline x86-64 ISA,
+// and the loader picks one for the machine (GCC function multi-versioning; other compilers build
+// the baseline only). No FMA contraction: every version gives the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SDTW_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#define SDTW_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define SDTW_CPU_CLONES
 #endif
@@ -381,6 +381,285 @@ bool all_finite(const T* values, int64_t count) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Packed pairs (fused ops, short series, no band): a pack of P consecutive pairs with the same
+// lengths runs its whole DP together, one anti-diagonal of the full n × m matrix at a time, with
+// the pairs interleaved: element (slot s, lane p) of every diagonal array is at s·P + p. A
+// diagonal's cells of all P pairs are then one contiguous run of count·P independent cells, so
+// the same forward_diagonal / backward_diagonal loops fill whole vectors even where a diagonal is
+// short (corners, short series), and the costs and the gradient sums run vectorized along it.
+// Each cell is computed by exactly the same operations as in the tile path, and every row (column)
+// of the gradient is summed in the same order (j, resp. i, descending), so both paths give the
+// same bits: which one runs may depend on the thread count without breaking determinism.
+constexpr int64_t kMaxPackLanes = 4;
+// Longer pairs run in tiles, whose working set stays in L1; a pack's diagonals have n·P slots.
+constexpr int64_t kMaxPackedLength = 512;
+
+// A pack: pairs [begin, end), all n × m.
+struct Pack {
+  int64_t begin, end, n, m;
+  int64_t lanes() const { return end - begin; }
+};
+
+// Splits the batch into packs of at most kMaxPackLanes pairs, a multiple of the thread count of
+// them in near-equal sizes (so that at::parallel_for hands every thread the same work), cut
+// where the lengths change. Empty when packing does not apply (band, long series).
+std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths) {
+  std::vector<Pack> packs;
+  if (p.band_radius >= 0 || std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
+  const int64_t threads = at::get_num_threads();
+  const int64_t count = threads * ceil_div(p.batch, threads * kMaxPackLanes);
+  for (int64_t q = 0; q < count; ++q) {
+    const int64_t begin = q * p.batch / count, end = (q + 1) * p.batch / count;
+    for (int64_t b = begin; b < end; ++b) {
+      const PairGeometry g = pair_geometry(p, x_lengths, y_lengths, b);
+      if (b == begin || packs.back().n != g.n || packs.back().m != g.m) {
+        packs.push_back({b, b + 1, g.n, g.m});
+      } else {
+        packs.back().end = b + 1;
+      }
+    }
+  }
+  return packs;
+}
+
+template <typename PackFn>
+void for_each_pack(const std::vector<Pack>& packs, const PackFn& body) {
+  at::parallel_for(0, static_cast<int64_t>(packs.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t q = begin; q < end; ++q) body(packs[q]);
+  });
+}
+
+// The pack's sequences interleaved by lane, one plane per feature: x as [k][i][lane] and y with
+// its time axis reversed, [k][m − 1 − j][lane], so that along an anti-diagonal (i up, j down)
+// both advance one slot per cell.
+template <typename T>
+struct PackedSequences {
+  std::vector<T> x, y;
+  int64_t n, m, d, P;
+  PackedSequences(const Pack& pk, const T* x_all, const T* y_all, int64_t x_stride, int64_t y_stride, int64_t d)
+      : x(pk.n * d * pk.lanes()), y(pk.m * d * pk.lanes()), n(pk.n), m(pk.m), d(d), P(pk.lanes()) {
+    for (int64_t p = 0; p < P; ++p) {
+      const T* xb = x_all + (pk.begin + p) * x_stride;
+      const T* yb = y_all + (pk.begin + p) * y_stride;
+      for (int64_t k = 0; k < d; ++k) {
+        for (int64_t i = 0; i < n; ++i) x[(k * n + i) * P + p] = xb[i * d + k];
+        for (int64_t j = 0; j < m; ++j) y[(k * m + (m - 1 - j)) * P + p] = yb[j * d + k];
+      }
+    }
+  }
+  // First element of cell (r, k − r) of diagonal k in feature plane 0 of x and of reversed y.
+  const T* x_at(int64_t r) const { return x.data() + r * P; }
+  const T* y_at(int64_t k, int64_t r) const { return y.data() + (r + m - 1 - k) * P; }
+};
+
+// out[t] = Σ_k (x[k·plane_x + t] − y[k·plane_y + t])², summed over k in order as in
+// SquaredEuclideanTile.
+template <typename T>
+SDTW_CPU_CLONES void squared_euclidean_run(const T* __restrict x, const T* __restrict y, int64_t d, int64_t plane_x,
+                                           int64_t plane_y, T* __restrict out, int64_t count) {
+  for (int64_t t = 0; t < count; ++t) out[t] = T(0);
+  for (int64_t k = 0; k < d; ++k) {
+    const T* xk = x + k * plane_x;
+    const T* yk = y + k * plane_y;
+    for (int64_t t = 0; t < count; ++t) {
+      const T diff = xk[t] - yk[t];
+      out[t] += diff * diff;
+    }
+  }
+}
+
+// Σ_j E_ij (x_i − y_j) into acc_x and Σ_i E_ij (y_j − x_i) into acc_y along one diagonal run
+// (same operations as the tile path's emit; E = 0 adds nothing there, so it adds nothing here).
+template <typename T>
+SDTW_CPU_CLONES void gradient_run(const T* __restrict E, const T* __restrict x, const T* __restrict y, int64_t d,
+                                  int64_t plane_x, int64_t plane_y, double* __restrict acc_x,
+                                  double* __restrict acc_y, int64_t count) {
+  for (int64_t k = 0; k < d; ++k) {
+    const T* xk = x + k * plane_x;
+    const T* yk = y + k * plane_y;
+    double* ax = acc_x + k * plane_x;
+    double* ay = acc_y + k * plane_y;
+    for (int64_t t = 0; t < count; ++t) {
+      const double flow = E[t] == T(0) ? 0.0 : static_cast<double>(E[t]) * (xk[t] - yk[t]);
+      ax[t] += flow;
+      ay[t] -= flow;
+    }
+  }
+}
+
+// A pack's DP diagonals k = −2..n+m−2, element (slot s, lane p) at diagonal(k)[s·P + p], slot
+// r + 1 holding row r (slot 0: the border row −1). Either every diagonal is kept (compactly, only
+// the slots [max(0, k − m + 2), min(n, k + 2)] that the forward writes and the backward reads), for
+// a backward in the same call, or only the last three (the forward of the ops, which writes its
+// table to R instead).
+template <typename T>
+class PackDiagonals {
+ public:
+  PackDiagonals(int64_t n, int64_t m, int64_t P, bool keep_all) : n_(n), m_(m), P_(P), keep_all_(keep_all) {
+    if (!keep_all) {
+      data_.assign(3 * (n + 2) * P, positive_infinity<T>());
+      return;
+    }
+    offsets_.resize(n + m + 1);
+    int64_t size = 0;
+    for (int64_t k = -2; k <= n + m - 2; ++k) {
+      offsets_[k + 2] = size - first_slot(k) * P;  // >= 0: every diagonal before k holds a slot
+      size += (std::min(n, k + 2) - first_slot(k) + 1) * P;
+    }
+    data_.resize(size);
+  }
+  T* operator()(int64_t k) {
+    return keep_all_ ? data_.data() + offsets_[k + 2] : data_.data() + ((k + 2) % 3) * (n_ + 2) * P_;
+  }
+
+ private:
+  int64_t first_slot(int64_t k) const { return std::max<int64_t>(0, k - m_ + 2); }
+  int64_t n_, m_, P_;
+  bool keep_all_;
+  std::vector<int64_t> offsets_;
+  std::vector<T> data_;
+};
+
+// Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
+// table (B, N, M) layout) filled too when `tables` is given.
+template <typename T>
+void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiagonals<T>& diagonals, T* tables,
+                  int64_t table_stride, int64_t table_ld, T* values) {
+  const int64_t n = pk.n, m = pk.m, P = pk.lanes();
+  const T inf = positive_infinity<T>(), inv_gamma = T(1) / gamma;
+  std::vector<T> cost(n * P);
+  std::fill_n(diagonals(-2), P, T(0));  // R(−1, −1) = 0
+  std::fill_n(diagonals(-1), 2 * P, inf);  // R(−1, 0), R(0, −1)
+  for (int64_t k = 0; k < n + m - 1; ++k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
+    const int64_t run = (r_hi - r_lo + 1) * P;
+    const T* older = diagonals(k - 2);
+    const T* prev = diagonals(k - 1);
+    T* cur = diagonals(k);
+    squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
+    forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P, run,
+                     gamma, inv_gamma);
+    if (k + 1 < m) std::fill_n(cur, P, inf);                   // (−1, k + 1)
+    if (k + 1 < n) std::fill_n(cur + (k + 2) * P, P, inf);     // (k + 1, −1)
+    if (tables != nullptr) {
+      for (int64_t r = r_lo; r <= r_hi; ++r) {
+        for (int64_t p = 0; p < P; ++p) tables[p * table_stride + r * table_ld + k - r] = cur[(r + 1) * P + p];
+      }
+    }
+  }
+  const T* end = diagonals(n + m - 2);
+  for (int64_t p = 0; p < P; ++p) values[p] = end[n * P + p];
+}
+
+// Table diagonals of a pack gathered from its lanes' tables (B, N, M), as gather_table_diagonal
+// does, into three rotating buffers: what backward_pack reads when the forward ran in another call.
+template <typename T>
+class GatheredDiagonals {
+ public:
+  GatheredDiagonals(const Pack& pk, const T* tables, int64_t table_stride, int64_t table_ld)
+      : pk_(pk), tables_(tables), stride_(table_stride), ld_(table_ld), data_(3 * (pk.n + 2) * pk.lanes()) {}
+  const T* operator()(int64_t k) {
+    const int64_t P = pk_.lanes();
+    T* out = data_.data() + ((k + 2) % 3) * (pk_.n + 2) * P;
+    if (held_[(k + 2) % 3] == k) return out;
+    held_[(k + 2) % 3] = k;
+    const int64_t r_lo = std::max<int64_t>(-1, k - (pk_.m - 1)), r_hi = std::min(pk_.n - 1, k + 1);
+    for (int64_t r = r_lo; r <= r_hi; ++r) {
+      const int64_t i = r, j = k - r;
+      for (int64_t p = 0; p < P; ++p) {
+        out[(r + 1) * P + p] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>())
+                                                : tables_[p * stride_ + i * ld_ + j];
+      }
+    }
+    return out;
+  }
+
+ private:
+  const Pack& pk_;
+  const T* tables_;
+  int64_t stride_, ld_;
+  std::vector<T> data_;
+  int64_t held_[3] = {-3, -3, -3};
+};
+
+// Mirror of backward_tile over the whole matrix: flow diagonals by slot r (rows 0..n, row n and
+// the column m right of the matrix being zero flow), table diagonals (from `table(k)`) by slot
+// r + 1. Adds Σ_j E_ij (x_i − y_j) to acc_x ([k][i][lane]) and Σ_i E_ij (y_j − x_i) to acc_y
+// ([k][m − 1 − j][lane]).
+template <typename T, typename TableDiagonals>
+void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDiagonals& table, double* acc_x,
+                   double* acc_y) {
+  const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
+  const T inv_gamma = T(1) / gamma;
+  struct Flow {
+    T *E, *w_diag, *w_up, *w_left;
+  };
+  std::vector<T> storage(3 * 4 * slots, T(0));
+  Flow flows[3];
+  for (int f = 0; f < 3; ++f) {
+    T* base = storage.data() + f * 4 * slots;
+    flows[f] = {base, base + slots, base + 2 * slots, base + 3 * slots};
+  }
+  Flow* next2 = &flows[0];  // diagonal k + 2
+  Flow* next1 = &flows[1];  // diagonal k + 1
+  Flow* cur = &flows[2];
+  const int64_t last = n + m - 2;
+  for (int64_t k = last; k >= 0; --k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
+    const int64_t a = r_lo * P, run = (r_hi - r_lo + 1) * P;
+    const T* r_cur = table(k);
+    const T* r_prev = table(k - 1);
+    const T* r_older = table(k - 2);
+    backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, next2->E + a + P, next2->w_diag + a + P,
+                      next1->E + a + P, next1->w_up + a + P, next1->E + a, next1->w_left + a, cur->E + a,
+                      cur->w_diag + a, cur->w_up + a, cur->w_left + a, run, inv_gamma);
+    if (k == last) {  // E(n−1, m−1) = 1
+      for (int64_t p = 0; p < P; ++p) cur->E[(n - 1) * P + p] = is_reachable(r_cur[n * P + p]) ? T(1) : T(0);
+    }
+    // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
+    for (T* f : {cur->E, cur->w_diag, cur->w_up, cur->w_left}) {
+      std::fill_n(f + n * P, P, T(0));
+      if (k - m >= 0) std::fill_n(f + (k - m) * P, P, T(0));
+    }
+    gradient_run(cur->E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
+                 acc_y + (r_lo + m - 1 - k) * P, run);
+    std::swap(next2, next1);
+    std::swap(next1, cur);
+  }
+}
+
+// ∂sdtw/∂x (and ∂sdtw/∂y) of each lane from backward_pack's sums, scaled by 2·scale[lane], into
+// (B, N, d) (and (B, M, d)) outputs; grad_y may be null.
+template <typename T>
+void store_pack_gradients(const Pack& pk, const PackedSequences<T>& s, const std::vector<double>& acc_x,
+                          const std::vector<double>& acc_y, const T* scale, int64_t N, int64_t M, T* grad_x,
+                          T* grad_y) {
+  const int64_t P = pk.lanes(), d = s.d;
+  for (int64_t q = 0; q < P; ++q) {
+    const int64_t b = pk.begin + q;
+    const double factor = 2.0 * static_cast<double>(scale[b]);
+    for (int64_t k = 0; k < d; ++k) {
+      T* gx = grad_x + b * N * d;
+      for (int64_t i = 0; i < pk.n; ++i) gx[i * d + k] = static_cast<T>(factor * acc_x[(k * pk.n + i) * P + q]);
+      if (grad_y == nullptr) continue;
+      T* gy = grad_y + b * M * d;
+      for (int64_t j = 0; j < pk.m; ++j) gy[j * d + k] = static_cast<T>(factor * acc_y[(k * pk.m + pk.m - 1 - j) * P + q]);
+    }
+  }
+}
+
+// Whether any pair of the pack holds a non-finite value (flagged in `bad`).
+template <typename T>
+bool pack_has_invalid(const Pack& pk, const T* x_all, const T* y_all, int64_t N, int64_t M, int64_t d, bool* bad) {
+  bool any = false;
+  for (int64_t b = pk.begin; b < pk.end; ++b) {
+    bad[b] = !all_finite(x_all + b * N * d, pk.n * d) || !all_finite(y_all + b * M * d, pk.m * d);
+    any = any || bad[b];
+  }
+  return any;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Op implementations.
 
 std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in, double gamma,
@@ -455,6 +734,17 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
     scalar_t* r_all = keep_table ? out.R.data_ptr<scalar_t>() : nullptr;
     scalar_t* v = out.values.data_ptr<scalar_t>();
     bool* bad = out.invalid.data_ptr<bool>();
+    const std::vector<Pack> packs = make_packs(p, xl, yl);
+    if (!packs.empty()) {
+      for_each_pack(packs, [&](const Pack& pk) {
+        if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, bad)) return;  // the op raises
+        const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+        PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals,
+                               r_all ? r_all + pk.begin * p.n * p.m : nullptr, p.n * p.m, p.m, v + pk.begin);
+      });
+      return;
+    }
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const PairGeometry g = pair_geometry(p, xl, yl, b);
       const SquaredEuclideanTile<scalar_t> costs{x_all + b * p.n * d, y_all + b * p.m * d, d};
@@ -488,6 +778,18 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
     const scalar_t* r_all = R.data_ptr<scalar_t>();
     const scalar_t* g = grad.data_ptr<scalar_t>();
+    const std::vector<Pack> packs = make_packs(p, xl, yl);
+    if (!packs.empty()) {
+      for_each_pack(packs, [&](const Pack& pk) {
+        const PackedSequences<scalar_t> s(pk, x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), p.n * d, p.m * d, d);
+        GatheredDiagonals<scalar_t> table(pk, r_all + pk.begin * p.n * p.m, p.n * p.m, p.m);
+        std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
+        backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), table, acc_x.data(), acc_y.data());
+        store_pack_gradients(pk, s, acc_x, acc_y, g, p.n, p.m, grad_x.data_ptr<scalar_t>(),
+                             grad_y.data_ptr<scalar_t>());
+      });
+      return;
+    }
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const PairGeometry geo = pair_geometry(p, xl, yl, b);
       const scalar_t* xb = x.data_ptr<scalar_t>() + b * p.n * d;
@@ -519,6 +821,50 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   return {grad_x, grad_y};
 }
 
+// Packs: the forward keeps every diagonal of the pack and the backward reads them in the same
+// call, so no (B, N, M) table is written or gathered, and no ∂/∂y is formed. Other batches (band,
+// long series): the forward and backward ops, as the composite kernel does.
+std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
+                                                            const at::Tensor& weights, double gamma,
+                                                            std::optional<int64_t> bandwidth,
+                                                            const std::optional<at::Tensor>& x_lengths,
+                                                            const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  check_pair_weights(x_in, weights);
+  const SoftDTWProblem& p = in.problem;
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  if (packs.empty()) {
+    auto [values, R] = fused_forward_cpu(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+    auto grads = fused_backward_cpu(weights, x_in, y_in, R, gamma, bandwidth, x_lengths, y_lengths);
+    return {values, std::get<0>(grads).to(x_in.scalar_type())};
+  }
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
+  const int64_t d = x.size(2);
+  const ForwardOutputs out = new_forward_outputs(p, x.options(), /*keep_table=*/false);
+  at::Tensor grad_x = p.ragged() ? at::zeros_like(x) : at::empty_like(x);
+  const at::Tensor w = weights.to(x.scalar_type()).contiguous();
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
+    const scalar_t* x_all = x.data_ptr<scalar_t>();
+    const scalar_t* y_all = y.data_ptr<scalar_t>();
+    for_each_pack(packs, [&](const Pack& pk) {
+      if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
+      const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+      PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/true);
+      forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0, 0,
+                             out.values.data_ptr<scalar_t>() + pk.begin);
+      std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
+      backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, acc_x.data(), acc_y.data());
+      store_pack_gradients<scalar_t>(pk, s, acc_x, acc_y, w.data_ptr<scalar_t>(), p.n, p.m,
+                                     grad_x.data_ptr<scalar_t>(), nullptr);
+    });
+  });
+  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  return {values, grad_x.to(x_in.scalar_type())};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
@@ -526,6 +872,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_cpu);
   m.impl("_soft_dtw_fused_forward", &fused_forward_cpu);
   m.impl("_soft_dtw_fused_backward", &fused_backward_cpu);
+  m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_cpu);
 }
 
 }  // namespace softdtw_torch

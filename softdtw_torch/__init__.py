@@ -1,4 +1,4 @@
-"""softdtw-torch: SoftDTW (and, soon, ROCKET) as PyTorch C++/CUDA operators.
+"""softdtw-torch: SoftDTW, ROCKET and MiniRocket as PyTorch C++/CUDA operators.
 
 Every operator is registered with the dispatcher as ``torch.ops.softdtw_torch.*``, so it works in
 eager mode, under autograd, in TorchScript, with ``torch.compile`` and from C++.

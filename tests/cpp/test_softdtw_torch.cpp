@@ -23,6 +23,12 @@ struct Failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A test that cannot run here (ctest reports it as skipped: SKIP_RETURN_CODE in CMakeLists.txt).
+struct Skip : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+constexpr int kSkipReturnCode = 77;
+
 #define CHECK(cond, what)                                                                   \
   do {                                                                                      \
     if (!(cond)) {                                                                          \
@@ -285,6 +291,28 @@ void torchscript_classifier(const References& r) {
   torchscript_model(r, "classifier", "rocket_classifier.pt");
 }
 
+// The CUDA kernels from C++ (a CUDA build on a machine with a GPU): values and gradients equal
+// what the same calls give on the CPU.
+void cuda(const References& r) {
+  if (!softdtw_torch::cuda_compiled()) throw Skip("the library was built without CUDA kernels");
+  if (!torch::cuda::is_available()) throw Skip("no GPU visible");
+  const torch::Device gpu(torch::kCUDA);
+  torch::Tensor x = leaf(r["x"]), y = leaf(r["y"]);
+  torch::Tensor x_gpu = leaf(r["x"].to(gpu)), y_gpu = leaf(r["y"].to(gpu));
+  torch::Tensor values = softdtw_torch::soft_dtw(x, y, 0.7, 2, true);
+  torch::Tensor values_gpu = softdtw_torch::soft_dtw(x_gpu, y_gpu, 0.7, 2, true);
+  values.sum().backward();
+  values_gpu.sum().backward();
+  check_close("CUDA divergence vs CPU", values_gpu.cpu(), values, 1e-12);
+  check_close("CUDA grad x vs CPU", x_gpu.grad().cpu(), x.grad(), 1e-10, 1e-12);
+  check_close("CUDA grad y vs CPU", y_gpu.grad().cpu(), y.grad(), 1e-10, 1e-12);
+  softdtw_torch::RocketKernels k = rocket_kernels(r), k_gpu;
+  k_gpu = {k.weights.to(gpu), k.lengths.to(gpu), k.biases.to(gpu), k.dilations.to(gpu),
+           k.paddings.to(gpu), k.num_channel_indices.to(gpu), k.channel_indices.to(gpu)};
+  CHECK(torch::equal(softdtw_torch::rocket_transform(r["rocket_x"].to(gpu), k_gpu).cpu(), r["rocket_hard"]),
+        "CUDA rocket_transform features differ from the CPU's (bit for bit)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -296,6 +324,7 @@ int main(int argc, char** argv) {
       {"errors", errors},
       {"torchscript_forecaster", torchscript_forecaster},
       {"torchscript_classifier", torchscript_classifier},
+      {"cuda", cuda},
   };
   if (argc != 3 || tests.count(argv[2]) == 0) {
     std::cerr << "usage: " << argv[0] << " REFERENCE_DIR TEST_NAME; tests:";
@@ -306,6 +335,9 @@ int main(int argc, char** argv) {
   try {
     const References references(argv[1]);
     tests.at(argv[2])(references);
+  } catch (const Skip& skip) {
+    std::cout << "skipped " << argv[2] << ": " << skip.what() << "\n";
+    return kSkipReturnCode;
   } catch (const Failure& failure) {
     std::cerr << "FAILED " << argv[2] << ": " << failure.what() << "\n";
     return 1;

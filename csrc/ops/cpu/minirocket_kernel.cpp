@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -339,15 +340,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Transform. Per case (cases in parallel): G = 3x zero-padded once; per dilation C_alpha once per
-// channel; per kernel its output over the counted segment, then one pass per bias to count.
-
-MINIROCKET_CPU_CLONES void add_negated(float* __restrict acc, const float* __restrict x, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + -x[t];
-}
+// Transform. Work items are (case, dilation) pairs. Per case: -x and G = 3x zero-padded, once per
+// thread; per dilation C_alpha once per used channel; per kernel its output over the counted
+// segment, compared with each of the kernel's biases.
 
 MINIROCKET_CPU_CLONES void negate(float* __restrict out, const float* __restrict x, int64_t n) {
   for (int64_t t = 0; t < n; ++t) out[t] = -x[t];
+}
+
+MINIROCKET_CPU_CLONES void add_to(float* __restrict acc, const float* __restrict v, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + v[t];
 }
 
 // out[t] (+)= ((alpha[t] + ga[t]) + gb[t]) + gc[t]; the first channel starts from 0 like np.sum.
@@ -361,13 +363,29 @@ MINIROCKET_CPU_CLONES void combine_channel(float* __restrict out, const float* _
   }
 }
 
+// out[t] = (alpha[t] + ga[t]) + gb[t]: the partial sum shared by the kernels with taps a < b < c
+// for every c (consecutive in the kernel order).
+MINIROCKET_CPU_CLONES void partial_sum(float* __restrict out, const float* __restrict alpha,
+                                       const float* __restrict ga, const float* __restrict gb, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = (alpha[t] + ga[t]) + gb[t];
+}
+
 // counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
 // fused for one-channel combinations, c[t] + gc[t] with c = (alpha + ga) + gb (aeon adds the
 // output to np.sum's 0, which only turns -0 into +0: no comparison changes). NB biases per pass
 // keep their counters in registers; int32 lanes vectorize best, blocks keep them from overflow.
+// Most of the transform's time is spent here. AVX2 and SSE2 turn a compare into a 0/-1 lane
+// that one subtraction counts; with AVX-512 GCC compares into a mask register and needs one more
+// instruction per compare to count it, which measured 20-30% slower on the 2-core Zen 4 VM
+// (benchmarks/README.md): so no AVX-512 version of this loop.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MINIROCKET_COUNT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define MINIROCKET_COUNT_CLONES
+#endif
 template <int NB, bool kFused>
-MINIROCKET_CPU_CLONES void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
-                                         const float* bias, int64_t* counts) {
+MINIROCKET_COUNT_CLONES void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
+                                           const float* bias, int64_t* counts) {
   float b[NB];
   int64_t total[NB];
   for (int j = 0; j < NB; ++j) {
@@ -387,7 +405,7 @@ MINIROCKET_CPU_CLONES void count_greater(const float* __restrict c, const float*
   for (int j = 0; j < NB; ++j) counts[j] = total[j];
 }
 
-// Counts for nb biases (any number): passes of 4, then the remainder.
+// Counts for nb biases (any number): passes of 8, then 4, then the remainder.
 template <bool kFused>
 void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, int64_t* counts) {
   int64_t j = 0;
@@ -404,13 +422,6 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
   }
 }
 
-// out[t] = (alpha[t] + ga[t]) + gb[t]: the partial sum shared by the kernels with taps a < b < c
-// for every c (consecutive in the kernel order).
-MINIROCKET_CPU_CLONES void partial_sum(float* __restrict out, const float* __restrict alpha,
-                                       const float* __restrict ga, const float* __restrict gb, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) out[t] = (alpha[t] + ga[t]) + gb[t];
-}
-
 // kernel_taps(k) for every kernel, looked up once.
 const std::array<std::array<int, 3>, kKernels> kTaps = [] {
   std::array<std::array<int, 3>, kKernels> taps{};
@@ -418,89 +429,97 @@ const std::array<std::array<int, 3>, kKernels> kTaps = [] {
   return taps;
 }();
 
-struct CaseWorkspace {
+// One thread's buffers, reused across its work items.
+struct Workspace {
+  int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
+  int64_t T = 0, pad = 0, padded = 0;
   std::vector<float> neg, gpad, alpha, conv, partial;
-  std::vector<int64_t> alpha_row, counts;
-  std::array<int64_t, 3> partial_key{-1, -1, -1};  // (a, b, channel) of `partial`, per dilation  // channel -> row of `alpha` for the current dilation, -1 if unused
+  std::vector<int64_t> alpha_row, counts;  // alpha_row: channel -> row of `alpha` for the current dilation
+  std::array<int64_t, 3> partial_key{-1, -1, -1};  // (a, b, channel) of `partial`
 };
 
-// One case of length T (its own length with x_lengths): features out[0, n_features).
-void transform_case(const TransformProblem& p, const std::vector<std::vector<int64_t>>& channels_of_dilation,
-                    const float* x, int64_t T, float* out, CaseWorkspace& w) {
-  const int64_t C = p.n_channels, row_stride = p.n_timepoints;
+// Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding.
+void prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w) {
+  const int64_t C = p.n_channels;
+  const float* x = p.x.data_ptr<float>() + i * C * p.n_timepoints;
   // Shifts beyond ±T only read zeros: clamp them to ±T, so padding by min(4·max dilation, T) suffices.
-  const int64_t pad = std::min<int64_t>(4 * p.max_dilation, T), padded = T + 2 * pad;
+  w.T = T;
+  w.pad = std::min<int64_t>(4 * p.max_dilation, T);
+  w.padded = T + 2 * w.pad;
   w.neg.resize(static_cast<size_t>(C * T));
-  w.gpad.assign(static_cast<size_t>(C * padded), 0.0f);
+  w.gpad.assign(static_cast<size_t>(C * w.padded), 0.0f);
   for (int64_t c = 0; c < C; ++c) {
-    const float* row = x + c * row_stride;
+    const float* row = x + c * p.n_timepoints;
     negate(w.neg.data() + c * T, row, T);
-    float* g = w.gpad.data() + c * padded + pad;
+    float* g = w.gpad.data() + c * w.padded + w.pad;
     for (int64_t t = 0; t < T; ++t) g[t] = 3.0f * row[t];
   }
   w.conv.resize(static_cast<size_t>(T));
   w.partial.resize(static_cast<size_t>(T));
   w.alpha_row.assign(static_cast<size_t>(C), -1);
-  const int64_t n_dilations = static_cast<int64_t>(channels_of_dilation.size());
-  for (int64_t di = 0; di < n_dilations; ++di) {
-    const int64_t d = p.combinations[di * kKernels].dilation;
-    w.partial_key = {-1, -1, -1};
-    // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies.
-    const std::vector<int64_t>& used = channels_of_dilation[di];
-    w.alpha.resize(used.size() * static_cast<size_t>(T));
-    for (size_t r = 0; r < used.size(); ++r) {
-      const float* neg = w.neg.data() + used[r] * T;
-      float* alpha = w.alpha.data() + r * T;
-      std::copy(neg, neg + T, alpha);
-      for (int64_t o : {-4, -3, -2, -1, 1, 2, 3, 4}) {
-        const int64_t s = o * d;
-        if (s <= -T || s >= T) continue;
-        if (s < 0) {
-          add_negated(alpha - s, x + used[r] * row_stride, T + s);  // alpha[t] += -x[t + s], t >= -s
-        } else {
-          add_negated(alpha, x + used[r] * row_stride + s, T - s);  // alpha[t] += -x[t + s], t < T - s
-        }
-      }
-      w.alpha_row[used[r]] = static_cast<int64_t>(r);
-    }
-    for (int64_t k = 0; k < kKernels; ++k) {
-      const Combination& cb = p.combinations[di * kKernels + k];
-      if (cb.n_features == 0) continue;
-      int64_t lo, hi;
-      ppv_segment(T, d, di, k, &lo, &hi);
-      const int64_t len = hi - lo;
-      float* features = out + cb.feature_start;
-      if (len == 0) {
-        std::fill(features, features + cb.n_features, ppv_value(0, 0));
-        continue;
-      }
-      const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
-      auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
-      const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
-      const float* bias = p.biases.data() + cb.feature_start;
-      w.counts.resize(static_cast<size_t>(cb.n_features));
-      auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
-      auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
-      if (cb.n_channels == 1 && cb.n_features <= 4) {
-        // One channel and few biases (the common case): the output is never stored, and
-        // (alpha + ga) + gb over the whole series is kept for the next kernels with the same a, b.
-        const int64_t ch = p.channel_indices[cb.channel_start];
-        const float* g = w.gpad.data() + ch * padded + pad;
-        if (w.partial_key[0] != ta || w.partial_key[1] != tb || w.partial_key[2] != ch) {
-          partial_sum(w.partial.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, g + sb, T);
-          w.partial_key = {ta, tb, ch};
-        }
-        count_all<true>(w.partial.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
+  w.prepared_case = i;
+}
+
+// Features of dilation index di for the case prepared in w, written to the case's row `out`.
+void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& used, int64_t di, float* out,
+                        Workspace& w) {
+  const int64_t T = w.T, padded = w.padded, pad = w.pad;
+  const int64_t d = p.combinations[di * kKernels].dilation;
+  w.partial_key = {-1, -1, -1};
+  // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
+  w.alpha.resize(used.size() * static_cast<size_t>(T));
+  for (size_t r = 0; r < used.size(); ++r) {
+    const float* neg = w.neg.data() + used[r] * T;
+    float* alpha = w.alpha.data() + r * T;
+    std::copy(neg, neg + T, alpha);
+    for (int64_t o : {-4, -3, -2, -1, 1, 2, 3, 4}) {
+      const int64_t s = o * d;
+      if (s <= -T || s >= T) continue;
+      if (s < 0) {
+        add_to(alpha - s, neg, T + s);  // alpha[t] += -x[t + s], t >= -s
       } else {
-        for (int64_t j = 0; j < cb.n_channels; ++j) {
-          const int64_t ch = p.channel_indices[cb.channel_start + j];
-          const float* g = gamma_row(ch);
-          combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
-        }
-        count_all<false>(w.conv.data(), nullptr, len, bias, cb.n_features, w.counts.data());
+        add_to(alpha, neg + s, T - s);  // alpha[t] += -x[t + s], t < T - s
       }
-      for (int64_t f = 0; f < cb.n_features; ++f) features[f] = ppv_value(w.counts[f], len);
     }
+    w.alpha_row[used[r]] = static_cast<int64_t>(r);
+  }
+  for (int64_t k = 0; k < kKernels; ++k) {
+    const Combination& cb = p.combinations[di * kKernels + k];
+    if (cb.n_features == 0) continue;
+    int64_t lo, hi;
+    ppv_segment(T, d, di, k, &lo, &hi);
+    const int64_t len = hi - lo;
+    float* features = out + cb.feature_start;
+    if (len == 0) {
+      std::fill(features, features + cb.n_features, ppv_value(0, 0));
+      continue;
+    }
+    const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
+    auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
+    const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
+    const float* bias = p.biases.data() + cb.feature_start;
+    w.counts.resize(static_cast<size_t>(cb.n_features));
+    auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
+    auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
+    if (cb.n_channels == 1 && cb.n_features <= 4) {
+      // One channel and few biases (the common case): the output is never stored, and
+      // (alpha + ga) + gb over the whole series is kept for the next kernels with the same a, b.
+      const int64_t ch = p.channel_indices[cb.channel_start];
+      const float* g = w.gpad.data() + ch * padded + pad;
+      if (w.partial_key[0] != ta || w.partial_key[1] != tb || w.partial_key[2] != ch) {
+        partial_sum(w.partial.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, g + sb, T);
+        w.partial_key = {ta, tb, ch};
+      }
+      count_all<true>(w.partial.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
+    } else {
+      for (int64_t j = 0; j < cb.n_channels; ++j) {
+        const int64_t ch = p.channel_indices[cb.channel_start + j];
+        const float* g = gamma_row(ch);
+        combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
+      }
+      count_all<false>(w.conv.data(), nullptr, len, bias, cb.n_features, w.counts.data());
+    }
+    for (int64_t f = 0; f < cb.n_features; ++f) features[f] = ppv_value(w.counts[f], len);
   }
 }
 
@@ -524,15 +543,21 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
       if (used[c]) channels_of_dilation[di].push_back(c);
     }
   }
-  const float* xp = p.x.data_ptr<float>();
   const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
-  // Each case is computed start to finish by one thread: the same bits for any thread count.
-  at::parallel_for(0, p.n_cases, 1, [&](int64_t begin, int64_t end) {
-    CaseWorkspace w;
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t T = lengths ? lengths[i] : p.n_timepoints;
-      transform_case(p, channels_of_dilation, xp + i * p.n_channels * p.n_timepoints, T, op + i * p.n_features, w);
+  // (case, dilation) items, case-major, taken one at a time from a shared counter by every
+  // thread: all threads stay busy with few cases, or when one of them is slowed down by other
+  // work on the machine. Each feature is computed by one thread in a fixed order, so the bits do
+  // not depend on the thread count or on which thread took which item.
+  const int64_t n_items = p.n_cases * n_dilations;
+  std::atomic<int64_t> next_item{0};
+  const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
+  at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
+    Workspace w;
+    for (int64_t item = next_item++; item < n_items; item = next_item++) {
+      const int64_t i = item / n_dilations, di = item % n_dilations;
+      if (w.prepared_case != i) prepare_case(p, i, lengths ? lengths[i] : p.n_timepoints, w);
+      transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
     }
   });
   return out;

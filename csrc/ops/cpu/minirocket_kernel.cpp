@@ -56,8 +56,7 @@ void check_finite(const char* op, const at::Tensor& x32, const at::Tensor& lengt
     const at::Tensor inside = at::arange(x32.size(2), lengths.options()).unsqueeze(0) < lengths.unsqueeze(1);
     bad.logical_and_(inside.unsqueeze(1));
   }
-  TORCH_CHECK_VALUE(!bad.any().item<bool>(), op,
-                    ": expected x to contain only finite values (after conversion to float32), got NaN or inf");
+  TORCH_CHECK_VALUE(!bad.any().item<bool>(), op, kNotFiniteMessage);
 }
 
 // A 1-D parameter tensor read on the host as int64 (any integer dtype, on any device).
@@ -88,7 +87,7 @@ int64_t sum_of(const std::vector<int64_t>& v) {
 TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
                                    const at::Tensor& channel_indices, const at::Tensor& dilations,
                                    const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                                   const std::optional<at::Tensor>& x_lengths) {
+                                   const std::optional<at::Tensor>& x_lengths, bool to_float32) {
   const char* op = kTransformOp;
   check_series(op, x);
   const at::Device device = x.device();
@@ -149,8 +148,12 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
                         lo, " and max ", hi);
     }
   }
-  p.x = x.to(at::kFloat).contiguous();
-  check_finite(op, p.x, p.x_lengths);
+  if (to_float32) {
+    p.x = x.to(at::kFloat).contiguous();
+    check_finite(op, p.x, p.x_lengths);
+  } else {
+    p.x = x.contiguous();
+  }
 
   p.channel_indices.assign(channels.begin(), channels.end());
   const at::Tensor b = biases.to(at::kCPU, at::kFloat).contiguous();
@@ -344,10 +347,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
 // thread; per dilation C_alpha once per used channel; per kernel its output over the counted
 // segment, compared with each of the kernel's biases.
 
-MINIROCKET_CPU_CLONES void negate(float* __restrict out, const float* __restrict x, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) out[t] = -x[t];
-}
-
 MINIROCKET_CPU_CLONES void add_to(float* __restrict acc, const float* __restrict v, int64_t n) {
   for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + v[t];
 }
@@ -363,11 +362,10 @@ MINIROCKET_CPU_CLONES void combine_channel(float* __restrict out, const float* _
   }
 }
 
-// out[t] = (alpha[t] + ga[t]) + gb[t]: the partial sum shared by the kernels with taps a < b < c
-// for every c (consecutive in the kernel order).
-MINIROCKET_CPU_CLONES void partial_sum(float* __restrict out, const float* __restrict alpha,
-                                       const float* __restrict ga, const float* __restrict gb, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) out[t] = (alpha[t] + ga[t]) + gb[t];
+// out[t] = a[t] + b[t].
+MINIROCKET_CPU_CLONES void add_rows(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                                    int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = a[t] + b[t];
 }
 
 // counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
@@ -433,31 +431,46 @@ const std::array<std::array<int, 3>, kKernels> kTaps = [] {
 struct Workspace {
   int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
   int64_t T = 0, pad = 0, padded = 0;
-  std::vector<float> neg, gpad, alpha, conv, partial;
+  std::vector<float> neg, gpad, alpha, conv, with_a, with_ab;
   std::vector<int64_t> alpha_row, counts;  // alpha_row: channel -> row of `alpha` for the current dilation
-  std::array<int64_t, 3> partial_key{-1, -1, -1};  // (a, b, channel) of `partial`
+  // One-channel partial sums of the current dilation over the whole series, kept while the
+  // kernels (in the order of combinations(range(9), 3)) share their first taps:
+  // with_a = alpha + G[a] for (a, channel) = with_a_key, with_ab = with_a + G[b] for (a, b, channel).
+  std::array<int64_t, 2> with_a_key{-1, -1};
+  std::array<int64_t, 3> with_ab_key{-1, -1, -1};
 };
 
-// Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding.
-void prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w) {
+// Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding, from x
+// converted to float32 (as torch's .to(float32) and numpy's astype round). False if a converted
+// value is NaN or inf.
+template <typename scalar_t>
+bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w) {
   const int64_t C = p.n_channels;
-  const float* x = p.x.data_ptr<float>() + i * C * p.n_timepoints;
+  const scalar_t* x = p.x.data_ptr<scalar_t>() + i * C * p.n_timepoints;
   // Shifts beyond ±T only read zeros: clamp them to ±T, so padding by min(4·max dilation, T) suffices.
   w.T = T;
   w.pad = std::min<int64_t>(4 * p.max_dilation, T);
   w.padded = T + 2 * w.pad;
   w.neg.resize(static_cast<size_t>(C * T));
   w.gpad.assign(static_cast<size_t>(C * w.padded), 0.0f);
+  bool finite = true;
   for (int64_t c = 0; c < C; ++c) {
-    const float* row = x + c * p.n_timepoints;
-    negate(w.neg.data() + c * T, row, T);
+    const scalar_t* row = x + c * p.n_timepoints;
+    float* neg = w.neg.data() + c * T;
     float* g = w.gpad.data() + c * w.padded + w.pad;
-    for (int64_t t = 0; t < T; ++t) g[t] = 3.0f * row[t];
+    for (int64_t t = 0; t < T; ++t) {
+      const float v = static_cast<float>(row[t]);
+      finite = finite && std::isfinite(v);
+      neg[t] = -v;
+      g[t] = 3.0f * v;
+    }
   }
   w.conv.resize(static_cast<size_t>(T));
-  w.partial.resize(static_cast<size_t>(T));
+  w.with_a.resize(static_cast<size_t>(T));
+  w.with_ab.resize(static_cast<size_t>(T));
   w.alpha_row.assign(static_cast<size_t>(C), -1);
   w.prepared_case = i;
+  return finite;
 }
 
 // Features of dilation index di for the case prepared in w, written to the case's row `out`.
@@ -465,7 +478,8 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
                         Workspace& w) {
   const int64_t T = w.T, padded = w.padded, pad = w.pad;
   const int64_t d = p.combinations[di * kKernels].dilation;
-  w.partial_key = {-1, -1, -1};
+  w.with_a_key = {-1, -1};
+  w.with_ab_key = {-1, -1, -1};
   // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
   w.alpha.resize(used.size() * static_cast<size_t>(T));
   for (size_t r = 0; r < used.size(); ++r) {
@@ -501,16 +515,21 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
     w.counts.resize(static_cast<size_t>(cb.n_features));
     auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
     auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
-    if (cb.n_channels == 1 && cb.n_features <= 4) {
-      // One channel and few biases (the common case): the output is never stored, and
-      // (alpha + ga) + gb over the whole series is kept for the next kernels with the same a, b.
+    if (cb.n_channels == 1) {
+      // One channel (the common case): the output is never stored; ((alpha + ga) + gb) over the
+      // whole series is shared by the next kernels with the same a, b (and alpha + ga by those
+      // with the same a), and each pass over the biases adds gc again.
       const int64_t ch = p.channel_indices[cb.channel_start];
       const float* g = w.gpad.data() + ch * padded + pad;
-      if (w.partial_key[0] != ta || w.partial_key[1] != tb || w.partial_key[2] != ch) {
-        partial_sum(w.partial.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, g + sb, T);
-        w.partial_key = {ta, tb, ch};
+      if (w.with_a_key != std::array<int64_t, 2>{ta, ch}) {
+        add_rows(w.with_a.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, T);
+        w.with_a_key = {ta, ch};
       }
-      count_all<true>(w.partial.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
+      if (w.with_ab_key != std::array<int64_t, 3>{ta, tb, ch}) {
+        add_rows(w.with_ab.data(), w.with_a.data(), g + sb, T);
+        w.with_ab_key = {ta, tb, ch};
+      }
+      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
     } else {
       for (int64_t j = 0; j < cb.n_channels; ++j) {
         const int64_t ch = p.channel_indices[cb.channel_start + j];
@@ -528,8 +547,8 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
                          const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
                          const std::optional<at::Tensor>& x_lengths) {
   const TransformProblem p = prepare_transform(x, num_channels_per_combination, channel_indices, dilations,
-                                               num_features_per_dilation, biases, x_lengths);
-  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options());
+                                               num_features_per_dilation, biases, x_lengths, /*to_float32=*/false);
+  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options().dtype(at::kFloat));
   if (p.n_cases == 0 || p.n_features == 0) return out;
   const int64_t n_dilations = static_cast<int64_t>(p.combinations.size()) / kKernels;
   std::vector<std::vector<int64_t>> channels_of_dilation(static_cast<size_t>(n_dilations));
@@ -551,15 +570,21 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
   // not depend on the thread count or on which thread took which item.
   const int64_t n_items = p.n_cases * n_dilations;
   std::atomic<int64_t> next_item{0};
+  std::atomic<bool> not_finite{false};
   const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
-  at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
-    Workspace w;
-    for (int64_t item = next_item++; item < n_items; item = next_item++) {
-      const int64_t i = item / n_dilations, di = item % n_dilations;
-      if (w.prepared_case != i) prepare_case(p, i, lengths ? lengths[i] : p.n_timepoints, w);
-      transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
-    }
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, p.x.scalar_type(), "minirocket_transform", [&] {
+    at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
+      Workspace w;
+      for (int64_t item = next_item++; item < n_items && !not_finite; item = next_item++) {
+        const int64_t i = item / n_dilations, di = item % n_dilations;
+        if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
+          not_finite = true;
+        }
+        transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
+      }
+    });
   });
+  TORCH_CHECK_VALUE(!not_finite, kTransformOp, kNotFiniteMessage);
   return out;
 }
 

@@ -91,10 +91,16 @@ MINIROCKET_HD void ppv_segment(int64_t T, int64_t d, int64_t di, int64_t k, int6
   }
 }
 
-// aeon: float32(mean(C[seg] > bias)) = float32(count / len) in float64. An empty segment (a
-// series no longer than 8d, only possible with x_lengths or foreign parameters) counts nothing: 0.
+// aeon: float32(mean(C[seg] > bias)) = float32(count / len) in float64 (count and len exact in
+// float64), for len > 0.
+MINIROCKET_HD float ppv_ratio(double count, double len) {
+  return static_cast<float>(count / len);
+}
+
+// An empty segment (a series no longer than 8d, only possible with x_lengths or foreign
+// parameters) counts nothing: 0.
 MINIROCKET_HD float ppv_value(int64_t count, int64_t len) {
-  return len > 0 ? static_cast<float>(static_cast<double>(count) / static_cast<double>(len)) : 0.0f;
+  return len > 0 ? ppv_ratio(static_cast<double>(count), static_cast<double>(len)) : 0.0f;
 }
 
 // The validated parameters of minirocket_transform, as host vectors, with the offsets the

@@ -383,7 +383,7 @@ MINIROCKET_CPU_CLONES void add_rows(float* __restrict out, const float* __restri
 #endif
 template <int NB, bool kFused>
 MINIROCKET_COUNT_CLONES void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
-                                           const float* bias, int64_t* counts) {
+                                           const float* bias, double* counts) {
   float b[NB];
   int64_t total[NB];
   for (int j = 0; j < NB; ++j) {
@@ -400,12 +400,12 @@ MINIROCKET_COUNT_CLONES void count_greater(const float* __restrict c, const floa
     }
     for (int j = 0; j < NB; ++j) total[j] += k[j];
   }
-  for (int j = 0; j < NB; ++j) counts[j] = total[j];
+  for (int j = 0; j < NB; ++j) counts[j] = static_cast<double>(total[j]);
 }
 
 // Counts for nb biases (any number): passes of 8, then 4, then the remainder.
 template <bool kFused>
-void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, int64_t* counts) {
+void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, double* counts) {
   int64_t j = 0;
   for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, counts + j);
   if (j + 4 <= nb) {
@@ -420,6 +420,12 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
   }
 }
 
+// features[f] = ppv_ratio(counts[f], lengths[f]): the divisions of a whole dilation vectorized.
+MINIROCKET_CPU_CLONES void ppv_ratios(float* __restrict features, const double* __restrict counts,
+                                      const double* __restrict lengths, int64_t n) {
+  for (int64_t f = 0; f < n; ++f) features[f] = ppv_ratio(counts[f], lengths[f]);
+}
+
 // kernel_taps(k) for every kernel, looked up once.
 const std::array<std::array<int, 3>, kKernels> kTaps = [] {
   std::array<std::array<int, 3>, kKernels> taps{};
@@ -432,12 +438,13 @@ struct Workspace {
   int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
   int64_t T = 0, pad = 0, padded = 0;
   std::vector<float> neg, gpad, alpha, conv, with_a, with_ab;
-  std::vector<int64_t> alpha_row, counts;  // alpha_row: channel -> row of `alpha` for the current dilation
+  std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
+  std::vector<double> counts, lengths;  // per feature of the current dilation: count, segment length
   // One-channel partial sums of the current dilation over the whole series, kept while the
   // kernels (in the order of combinations(range(9), 3)) share their first taps:
-  // with_a = alpha + G[a] for (a, channel) = with_a_key, with_ab = with_a + G[b] for (a, b, channel).
-  std::array<int64_t, 2> with_a_key{-1, -1};
-  std::array<int64_t, 3> with_ab_key{-1, -1, -1};
+  // with_a = alpha + G[a] for with_a_key = 9·channel + a, with_ab = with_a + G[b] for
+  // with_ab_key = 9·with_a_key + b (-1: none yet).
+  int64_t with_a_key = -1, with_ab_key = -1;
 };
 
 // Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding, from x
@@ -478,8 +485,7 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
                         Workspace& w) {
   const int64_t T = w.T, padded = w.padded, pad = w.pad;
   const int64_t d = p.combinations[di * kKernels].dilation;
-  w.with_a_key = {-1, -1};
-  w.with_ab_key = {-1, -1, -1};
+  w.with_a_key = w.with_ab_key = -1;
   // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
   w.alpha.resize(used.size() * static_cast<size_t>(T));
   for (size_t r = 0; r < used.size(); ++r) {
@@ -497,22 +503,29 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
     }
     w.alpha_row[used[r]] = static_cast<int64_t>(r);
   }
+  // Every kernel of a dilation has its n_features, one after the other: the dilation's counts are
+  // gathered with their segment lengths and divided at the end, all at once.
+  const int64_t nf = p.combinations[di * kKernels].n_features;
+  if (nf == 0) return;
+  w.counts.resize(static_cast<size_t>(kKernels * nf));
+  w.lengths.resize(static_cast<size_t>(kKernels * nf));
   for (int64_t k = 0; k < kKernels; ++k) {
     const Combination& cb = p.combinations[di * kKernels + k];
-    if (cb.n_features == 0) continue;
     int64_t lo, hi;
     ppv_segment(T, d, di, k, &lo, &hi);
     const int64_t len = hi - lo;
-    float* features = out + cb.feature_start;
+    double* counts = w.counts.data() + k * nf;
+    // An empty segment counts 0 out of 1: feature 0, as ppv_value(0, 0).
+    const double divisor = static_cast<double>(std::max<int64_t>(len, 1));
+    std::fill(w.lengths.data() + k * nf, w.lengths.data() + (k + 1) * nf, divisor);
     if (len == 0) {
-      std::fill(features, features + cb.n_features, ppv_value(0, 0));
+      std::fill(counts, counts + nf, 0.0);
       continue;
     }
     const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
     auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
     const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
     const float* bias = p.biases.data() + cb.feature_start;
-    w.counts.resize(static_cast<size_t>(cb.n_features));
     auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
     auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
     if (cb.n_channels == 1) {
@@ -521,25 +534,25 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
       // with the same a), and each pass over the biases adds gc again.
       const int64_t ch = p.channel_indices[cb.channel_start];
       const float* g = w.gpad.data() + ch * padded + pad;
-      if (w.with_a_key != std::array<int64_t, 2>{ta, ch}) {
+      if (w.with_a_key != 9 * ch + ta) {
         add_rows(w.with_a.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, T);
-        w.with_a_key = {ta, ch};
+        w.with_a_key = 9 * ch + ta;
       }
-      if (w.with_ab_key != std::array<int64_t, 3>{ta, tb, ch}) {
+      if (w.with_ab_key != 9 * w.with_a_key + tb) {
         add_rows(w.with_ab.data(), w.with_a.data(), g + sb, T);
-        w.with_ab_key = {ta, tb, ch};
+        w.with_ab_key = 9 * w.with_a_key + tb;
       }
-      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
+      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, nf, counts);
     } else {
       for (int64_t j = 0; j < cb.n_channels; ++j) {
         const int64_t ch = p.channel_indices[cb.channel_start + j];
         const float* g = gamma_row(ch);
         combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
       }
-      count_all<false>(w.conv.data(), nullptr, len, bias, cb.n_features, w.counts.data());
+      count_all<false>(w.conv.data(), nullptr, len, bias, nf, counts);
     }
-    for (int64_t f = 0; f < cb.n_features; ++f) features[f] = ppv_value(w.counts[f], len);
   }
+  ppv_ratios(out + p.combinations[di * kKernels].feature_start, w.counts.data(), w.lengths.data(), kKernels * nf);
 }
 
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,

@@ -110,7 +110,8 @@ struct Combination {
 };
 
 struct TransformProblem {
-  at::Tensor x;          // (n_cases, n_channels, n_timepoints) float32 (x's dtype if !to_float32), contiguous, on x's device
+  at::Tensor x;          // (n_cases, n_channels, n_timepoints) contiguous, on x's device, float32
+                         // (x's own dtype from prepare_transform(..., to_float32 = false))
   at::Tensor x_lengths;  // int64 (n_cases,) on x's device, or undefined (every case has n_timepoints)
   std::vector<Combination> combinations;
   std::vector<int32_t> channel_indices;

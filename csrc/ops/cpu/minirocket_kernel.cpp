@@ -24,8 +24,9 @@ namespace minirocket {
 
 namespace {
 
-// Hot loops compiled for AVX-512, AVX2 and the baseline ISA, picked at run time. Only float
-// additions and comparisons (no FMA, -ffp-contract=off): every version computes the same bits.
+// Hot loops compiled for AVX-512, AVX2 and the baseline ISA, picked at run time. Only correctly
+// rounded IEEE additions, comparisons and divisions (no FMA, -ffp-contract=off): every version
+// computes the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MINIROCKET_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

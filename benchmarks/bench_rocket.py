@@ -5,7 +5,8 @@ splits) and a synthetic 1,000 x 1,000 collection, 10,000 kernels, the same kerne
 (features checked equal in the same run). GPU (when CUDA is available): the same synthetic
 collection in float32, timed with CUDA events, next to aeon on this machine's CPU cores.
 
-    python benchmarks/bench_rocket.py [--threads N] [--synthetic-cases 1000] [--markdown out.md]
+    python benchmarks/bench_rocket.py [--threads N] [--methods rocket,minirocket] [--synthetic-cases 1000]
+        [--markdown out.md]
 """
 import os
 import sys
@@ -60,6 +61,20 @@ def collections(args):
         (args.synthetic_cases, 1, args.synthetic_length))
 
 
+def run_minirocket(name, X, args, threads, MiniRocket, AeonMiniRocket, lines):
+    if MiniRocket is None:
+        return
+    aeon_m = AeonMiniRocket(n_kernels=args.n_kernels, random_state=0, n_jobs=threads).fit(X)
+    aeon_m.transform(X[:2])
+    ours_m = MiniRocket.from_parameters(aeon_m.parameters)
+    ours_m.transform(X[:2])
+    t_aeon_m, ref_m = best_of(lambda: aeon_m.transform(X), args.repeats)
+    t_ours_m, got_m = best_of(lambda: ours_m.transform(X), args.repeats)
+    lines.append(f"| {name} {X.shape} | MiniRocket | {t_aeon_m:.3f} | {t_ours_m:.3f} | "
+                 f"{t_aeon_m / t_ours_m:.1f}x | {np.array_equal(np.asarray(got_m), ref_m)} |")
+    print(lines[-1], flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int)
@@ -68,8 +83,11 @@ def main():
     parser.add_argument("--synthetic-cases", type=int, default=1000)
     parser.add_argument("--synthetic-length", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--methods", default="rocket,minirocket",
+                        help="comma-separated subset of rocket,minirocket (default: both)")
     parser.add_argument("--markdown")
     args = parser.parse_args()
+    methods = set(args.methods.split(","))
     threads = int(os.environ["OMP_NUM_THREADS"])
     torch.set_num_threads(threads)
 
@@ -81,10 +99,14 @@ def main():
         MiniRocket = None
 
     lines = [f"# ROCKET transform benchmark ({threads} CPU threads, {args.n_kernels} kernels, best of {args.repeats})",
-             "", f"CPU: {cpu_model()}; torch {torch.__version__}", "",
+             "", f"CPU: {cpu_model()}; torch {torch.__version__}; load average before: {os.getloadavg()[0]:.2f}", "",
              "| collection | method | aeon (s) | ours (s) | speed-up | features equal |", "|---|---|---|---|---|---|"]
+    print(lines[2], flush=True)
     gpu_lines = []
     for name, X in collections(args):
+        if "rocket" not in methods:
+            run_minirocket(name, X, args, threads, MiniRocket, AeonMiniRocket, lines)
+            continue
         aeon = AeonRocket(n_kernels=args.n_kernels, random_state=0, n_jobs=threads).fit(X)
         aeon.transform(X[:2])  # numba compilation
         ours = Rocket.from_kernels(aeon.kernels)
@@ -97,15 +119,8 @@ def main():
             got[:, 0::2] == ref[:, 0::2]) > 0.99
         lines.append(f"| {name} {X.shape} | Rocket | {t_aeon:.3f} | {t_ours:.3f} | {t_aeon / t_ours:.1f}x | {equal} |")
         print(lines[-1], flush=True)
-        if MiniRocket is not None:
-            aeon_m = AeonMiniRocket(n_kernels=args.n_kernels, random_state=0, n_jobs=threads).fit(X)
-            aeon_m.transform(X[:2])
-            ours_m = MiniRocket.from_parameters(aeon_m.parameters)
-            t_aeon_m, ref_m = best_of(lambda: aeon_m.transform(X), args.repeats)
-            t_ours_m, got_m = best_of(lambda: ours_m.transform(X), args.repeats)
-            lines.append(f"| {name} {X.shape} | MiniRocket | {t_aeon_m:.3f} | {t_ours_m:.3f} | "
-                         f"{t_aeon_m / t_ours_m:.1f}x | {np.array_equal(np.asarray(got_m), ref_m)} |")
-            print(lines[-1], flush=True)
+        if "minirocket" in methods:
+            run_minirocket(name, X, args, threads, MiniRocket, AeonMiniRocket, lines)
         if torch.cuda.is_available():
             xg = torch.from_numpy(X).float().cuda()
             gpu = Rocket.from_kernels(aeon.kernels, device="cuda")
@@ -114,6 +129,7 @@ def main():
                 X.astype(np.float32)))
             gpu_lines.append(f"| {name} {X.shape} | {t_gpu * 1e3:.2f} | {t_aeon:.3f} | {t_aeon / t_gpu:.0f}x | {same} |")
             print(gpu_lines[-1], flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     if gpu_lines:
         lines += ["", f"GPU: {torch.cuda.get_device_name()} (float32_fma, float32 input, CUDA events)", "",
                   "| collection | ours GPU (ms) | aeon CPU (s) | speed-up | bits equal to our CPU |",

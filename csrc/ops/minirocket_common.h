@@ -91,10 +91,16 @@ MINIROCKET_HD void ppv_segment(int64_t T, int64_t d, int64_t di, int64_t k, int6
   }
 }
 
-// aeon: float32(mean(C[seg] > bias)) = float32(count / len) in float64. An empty segment (a
-// series no longer than 8d, only possible with x_lengths or foreign parameters) counts nothing: 0.
+// aeon: float32(mean(C[seg] > bias)) = float32(count / len) in float64 (count and len exact in
+// float64), for len > 0.
+MINIROCKET_HD float ppv_ratio(double count, double len) {
+  return static_cast<float>(count / len);
+}
+
+// An empty segment (a series no longer than 8d, only possible with x_lengths or foreign
+// parameters) counts nothing: 0.
 MINIROCKET_HD float ppv_value(int64_t count, int64_t len) {
-  return len > 0 ? static_cast<float>(static_cast<double>(count) / static_cast<double>(len)) : 0.0f;
+  return len > 0 ? ppv_ratio(static_cast<double>(count), static_cast<double>(len)) : 0.0f;
 }
 
 // The validated parameters of minirocket_transform, as host vectors, with the offsets the
@@ -104,7 +110,8 @@ struct Combination {
 };
 
 struct TransformProblem {
-  at::Tensor x;          // (n_cases, n_channels, n_timepoints) float32, contiguous, on x's device
+  at::Tensor x;          // (n_cases, n_channels, n_timepoints) contiguous, on x's device, float32
+                         // (x's own dtype from prepare_transform(..., to_float32 = false))
   at::Tensor x_lengths;  // int64 (n_cases,) on x's device, or undefined (every case has n_timepoints)
   std::vector<Combination> combinations;
   std::vector<int32_t> channel_indices;
@@ -114,10 +121,17 @@ struct TransformProblem {
 
 // Checks every input of minirocket_transform (messages name the op, what was expected and what
 // came; softdtw_torch/rocket/_minirocket.py repeats the shape-level ones in the fake kernel).
+// to_float32: converts x to float32 and checks that it is finite. The CPU kernel passes false and
+// does both itself while it reads each case: whole-tensor passes are parallel regions of their
+// own, whose thread wake-ups cost more than the passes on a busy machine.
 TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
                                    const at::Tensor& channel_indices, const at::Tensor& dilations,
                                    const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                                   const std::optional<at::Tensor>& x_lengths);
+                                   const std::optional<at::Tensor>& x_lengths, bool to_float32 = true);
+
+// The error for NaN or inf in x (checked after the conversion to float32, like aeon's astype).
+constexpr const char* kNotFiniteMessage =
+    ": expected x to contain only finite values (after conversion to float32), got NaN or inf";
 
 // aeon's _static_fit on the CPU (x on any device is read on the CPU; the results are CPU tensors).
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_cpu(const at::Tensor& x,

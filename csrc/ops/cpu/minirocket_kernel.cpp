@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -23,8 +24,9 @@ namespace minirocket {
 
 namespace {
 
-// Hot loops compiled for AVX-512, AVX2 and the baseline ISA, picked at run time. Only float
-// additions and comparisons (no FMA, -ffp-contract=off): every version computes the same bits.
+// Hot loops compiled for AVX-512, AVX2 and the baseline ISA, picked at run time. Only correctly
+// rounded IEEE additions, comparisons and divisions (no FMA, -ffp-contract=off): every version
+// computes the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MINIROCKET_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -55,8 +57,7 @@ void check_finite(const char* op, const at::Tensor& x32, const at::Tensor& lengt
     const at::Tensor inside = at::arange(x32.size(2), lengths.options()).unsqueeze(0) < lengths.unsqueeze(1);
     bad.logical_and_(inside.unsqueeze(1));
   }
-  TORCH_CHECK_VALUE(!bad.any().item<bool>(), op,
-                    ": expected x to contain only finite values (after conversion to float32), got NaN or inf");
+  TORCH_CHECK_VALUE(!bad.any().item<bool>(), op, kNotFiniteMessage);
 }
 
 // A 1-D parameter tensor read on the host as int64 (any integer dtype, on any device).
@@ -87,7 +88,7 @@ int64_t sum_of(const std::vector<int64_t>& v) {
 TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
                                    const at::Tensor& channel_indices, const at::Tensor& dilations,
                                    const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                                   const std::optional<at::Tensor>& x_lengths) {
+                                   const std::optional<at::Tensor>& x_lengths, bool to_float32) {
   const char* op = kTransformOp;
   check_series(op, x);
   const at::Device device = x.device();
@@ -148,8 +149,12 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
                         lo, " and max ", hi);
     }
   }
-  p.x = x.to(at::kFloat).contiguous();
-  check_finite(op, p.x, p.x_lengths);
+  if (to_float32) {
+    p.x = x.to(at::kFloat).contiguous();
+    check_finite(op, p.x, p.x_lengths);
+  } else {
+    p.x = x.contiguous();
+  }
 
   p.channel_indices.assign(channels.begin(), channels.end());
   const at::Tensor b = biases.to(at::kCPU, at::kFloat).contiguous();
@@ -339,15 +344,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Transform. Per case (cases in parallel): G = 3x zero-padded once; per dilation C_alpha once per
-// channel; per kernel its output over the counted segment, then one pass per bias to count.
+// Transform. Work items are (case, dilation) pairs. Per case: -x and G = 3x zero-padded, once per
+// thread; per dilation C_alpha once per used channel; per kernel its output over the counted
+// segment, compared with each of the kernel's biases.
 
-MINIROCKET_CPU_CLONES void add_negated(float* __restrict acc, const float* __restrict x, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + -x[t];
-}
-
-MINIROCKET_CPU_CLONES void negate(float* __restrict out, const float* __restrict x, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) out[t] = -x[t];
+MINIROCKET_CPU_CLONES void add_to(float* __restrict acc, const float* __restrict v, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + v[t];
 }
 
 // out[t] (+)= ((alpha[t] + ga[t]) + gb[t]) + gc[t]; the first channel starts from 0 like np.sum.
@@ -361,13 +363,28 @@ MINIROCKET_CPU_CLONES void combine_channel(float* __restrict out, const float* _
   }
 }
 
+// out[t] = a[t] + b[t].
+MINIROCKET_CPU_CLONES void add_rows(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                                    int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = a[t] + b[t];
+}
+
 // counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
 // fused for one-channel combinations, c[t] + gc[t] with c = (alpha + ga) + gb (aeon adds the
 // output to np.sum's 0, which only turns -0 into +0: no comparison changes). NB biases per pass
 // keep their counters in registers; int32 lanes vectorize best, blocks keep them from overflow.
+// Most of the transform's time is spent here. AVX2 and SSE2 turn a compare into a 0/-1 lane
+// that one subtraction counts; with AVX-512 GCC compares into a mask register and needs one more
+// instruction per compare to count it, which measured 20-30% slower on the 2-core Zen 4 VM
+// (benchmarks/README.md): so no AVX-512 version of this loop.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MINIROCKET_COUNT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define MINIROCKET_COUNT_CLONES
+#endif
 template <int NB, bool kFused>
-MINIROCKET_CPU_CLONES void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
-                                         const float* bias, int64_t* counts) {
+MINIROCKET_COUNT_CLONES void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
+                                           const float* bias, double* counts) {
   float b[NB];
   int64_t total[NB];
   for (int j = 0; j < NB; ++j) {
@@ -384,12 +401,12 @@ MINIROCKET_CPU_CLONES void count_greater(const float* __restrict c, const float*
     }
     for (int j = 0; j < NB; ++j) total[j] += k[j];
   }
-  for (int j = 0; j < NB; ++j) counts[j] = total[j];
+  for (int j = 0; j < NB; ++j) counts[j] = static_cast<double>(total[j]);
 }
 
-// Counts for nb biases (any number): passes of 4, then the remainder.
+// Counts for nb biases (any number): passes of 8, then 4, then the remainder.
 template <bool kFused>
-void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, int64_t* counts) {
+void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, double* counts) {
   int64_t j = 0;
   for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, counts + j);
   if (j + 4 <= nb) {
@@ -404,11 +421,10 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
   }
 }
 
-// out[t] = (alpha[t] + ga[t]) + gb[t]: the partial sum shared by the kernels with taps a < b < c
-// for every c (consecutive in the kernel order).
-MINIROCKET_CPU_CLONES void partial_sum(float* __restrict out, const float* __restrict alpha,
-                                       const float* __restrict ga, const float* __restrict gb, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) out[t] = (alpha[t] + ga[t]) + gb[t];
+// features[f] = ppv_ratio(counts[f], lengths[f]): the divisions of a whole dilation vectorized.
+MINIROCKET_CPU_CLONES void ppv_ratios(float* __restrict features, const double* __restrict counts,
+                                      const double* __restrict lengths, int64_t n) {
+  for (int64_t f = 0; f < n; ++f) features[f] = ppv_ratio(counts[f], lengths[f]);
 }
 
 // kernel_taps(k) for every kernel, looked up once.
@@ -418,90 +434,126 @@ const std::array<std::array<int, 3>, kKernels> kTaps = [] {
   return taps;
 }();
 
-struct CaseWorkspace {
-  std::vector<float> neg, gpad, alpha, conv, partial;
-  std::vector<int64_t> alpha_row, counts;
-  std::array<int64_t, 3> partial_key{-1, -1, -1};  // (a, b, channel) of `partial`, per dilation  // channel -> row of `alpha` for the current dilation, -1 if unused
+// One thread's buffers, reused across its work items.
+struct Workspace {
+  int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
+  int64_t T = 0, pad = 0, padded = 0;
+  std::vector<float> neg, gpad, alpha, conv, with_a, with_ab;
+  std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
+  std::vector<double> counts, lengths;  // per feature of the current dilation: count, segment length
+  // One-channel partial sums of the current dilation over the whole series, kept while the
+  // kernels (in the order of combinations(range(9), 3)) share their first taps:
+  // with_a = alpha + G[a] for with_a_key = 9·channel + a, with_ab = with_a + G[b] for
+  // with_ab_key = 9·with_a_key + b (-1: none yet).
+  int64_t with_a_key = -1, with_ab_key = -1;
 };
 
-// One case of length T (its own length with x_lengths): features out[0, n_features).
-void transform_case(const TransformProblem& p, const std::vector<std::vector<int64_t>>& channels_of_dilation,
-                    const float* x, int64_t T, float* out, CaseWorkspace& w) {
-  const int64_t C = p.n_channels, row_stride = p.n_timepoints;
+// Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding, from x
+// converted to float32 (as torch's .to(float32) and numpy's astype round). False if a converted
+// value is NaN or inf.
+template <typename scalar_t>
+bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w) {
+  const int64_t C = p.n_channels;
+  const scalar_t* x = p.x.data_ptr<scalar_t>() + i * C * p.n_timepoints;
   // Shifts beyond ±T only read zeros: clamp them to ±T, so padding by min(4·max dilation, T) suffices.
-  const int64_t pad = std::min<int64_t>(4 * p.max_dilation, T), padded = T + 2 * pad;
+  w.T = T;
+  w.pad = std::min<int64_t>(4 * p.max_dilation, T);
+  w.padded = T + 2 * w.pad;
   w.neg.resize(static_cast<size_t>(C * T));
-  w.gpad.assign(static_cast<size_t>(C * padded), 0.0f);
+  w.gpad.assign(static_cast<size_t>(C * w.padded), 0.0f);
+  bool finite = true;
   for (int64_t c = 0; c < C; ++c) {
-    const float* row = x + c * row_stride;
-    negate(w.neg.data() + c * T, row, T);
-    float* g = w.gpad.data() + c * padded + pad;
-    for (int64_t t = 0; t < T; ++t) g[t] = 3.0f * row[t];
+    const scalar_t* row = x + c * p.n_timepoints;
+    float* neg = w.neg.data() + c * T;
+    float* g = w.gpad.data() + c * w.padded + w.pad;
+    for (int64_t t = 0; t < T; ++t) {
+      const float v = static_cast<float>(row[t]);
+      finite = finite && std::isfinite(v);
+      neg[t] = -v;
+      g[t] = 3.0f * v;
+    }
   }
   w.conv.resize(static_cast<size_t>(T));
-  w.partial.resize(static_cast<size_t>(T));
+  w.with_a.resize(static_cast<size_t>(T));
+  w.with_ab.resize(static_cast<size_t>(T));
   w.alpha_row.assign(static_cast<size_t>(C), -1);
-  const int64_t n_dilations = static_cast<int64_t>(channels_of_dilation.size());
-  for (int64_t di = 0; di < n_dilations; ++di) {
-    const int64_t d = p.combinations[di * kKernels].dilation;
-    w.partial_key = {-1, -1, -1};
-    // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies.
-    const std::vector<int64_t>& used = channels_of_dilation[di];
-    w.alpha.resize(used.size() * static_cast<size_t>(T));
-    for (size_t r = 0; r < used.size(); ++r) {
-      const float* neg = w.neg.data() + used[r] * T;
-      float* alpha = w.alpha.data() + r * T;
-      std::copy(neg, neg + T, alpha);
-      for (int64_t o : {-4, -3, -2, -1, 1, 2, 3, 4}) {
-        const int64_t s = o * d;
-        if (s <= -T || s >= T) continue;
-        if (s < 0) {
-          add_negated(alpha - s, x + used[r] * row_stride, T + s);  // alpha[t] += -x[t + s], t >= -s
-        } else {
-          add_negated(alpha, x + used[r] * row_stride + s, T - s);  // alpha[t] += -x[t + s], t < T - s
-        }
-      }
-      w.alpha_row[used[r]] = static_cast<int64_t>(r);
-    }
-    for (int64_t k = 0; k < kKernels; ++k) {
-      const Combination& cb = p.combinations[di * kKernels + k];
-      if (cb.n_features == 0) continue;
-      int64_t lo, hi;
-      ppv_segment(T, d, di, k, &lo, &hi);
-      const int64_t len = hi - lo;
-      float* features = out + cb.feature_start;
-      if (len == 0) {
-        std::fill(features, features + cb.n_features, ppv_value(0, 0));
-        continue;
-      }
-      const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
-      auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
-      const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
-      const float* bias = p.biases.data() + cb.feature_start;
-      w.counts.resize(static_cast<size_t>(cb.n_features));
-      auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
-      auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
-      if (cb.n_channels == 1 && cb.n_features <= 4) {
-        // One channel and few biases (the common case): the output is never stored, and
-        // (alpha + ga) + gb over the whole series is kept for the next kernels with the same a, b.
-        const int64_t ch = p.channel_indices[cb.channel_start];
-        const float* g = w.gpad.data() + ch * padded + pad;
-        if (w.partial_key[0] != ta || w.partial_key[1] != tb || w.partial_key[2] != ch) {
-          partial_sum(w.partial.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, g + sb, T);
-          w.partial_key = {ta, tb, ch};
-        }
-        count_all<true>(w.partial.data() + lo, g + lo + sc, len, bias, cb.n_features, w.counts.data());
+  w.prepared_case = i;
+  return finite;
+}
+
+// Features of dilation index di for the case prepared in w, written to the case's row `out`.
+void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& used, int64_t di, float* out,
+                        Workspace& w) {
+  const int64_t T = w.T, padded = w.padded, pad = w.pad;
+  const int64_t d = p.combinations[di * kKernels].dilation;
+  w.with_a_key = w.with_ab_key = -1;
+  // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
+  w.alpha.resize(used.size() * static_cast<size_t>(T));
+  for (size_t r = 0; r < used.size(); ++r) {
+    const float* neg = w.neg.data() + used[r] * T;
+    float* alpha = w.alpha.data() + r * T;
+    std::copy(neg, neg + T, alpha);
+    for (int64_t o : {-4, -3, -2, -1, 1, 2, 3, 4}) {
+      const int64_t s = o * d;
+      if (s <= -T || s >= T) continue;
+      if (s < 0) {
+        add_to(alpha - s, neg, T + s);  // alpha[t] += -x[t + s], t >= -s
       } else {
-        for (int64_t j = 0; j < cb.n_channels; ++j) {
-          const int64_t ch = p.channel_indices[cb.channel_start + j];
-          const float* g = gamma_row(ch);
-          combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
-        }
-        count_all<false>(w.conv.data(), nullptr, len, bias, cb.n_features, w.counts.data());
+        add_to(alpha, neg + s, T - s);  // alpha[t] += -x[t + s], t < T - s
       }
-      for (int64_t f = 0; f < cb.n_features; ++f) features[f] = ppv_value(w.counts[f], len);
+    }
+    w.alpha_row[used[r]] = static_cast<int64_t>(r);
+  }
+  // Every kernel of a dilation has its n_features, one after the other: the dilation's counts are
+  // gathered with their segment lengths and divided at the end, all at once.
+  const int64_t nf = p.combinations[di * kKernels].n_features;
+  if (nf == 0) return;
+  w.counts.resize(static_cast<size_t>(kKernels * nf));
+  w.lengths.resize(static_cast<size_t>(kKernels * nf));
+  for (int64_t k = 0; k < kKernels; ++k) {
+    const Combination& cb = p.combinations[di * kKernels + k];
+    int64_t lo, hi;
+    ppv_segment(T, d, di, k, &lo, &hi);
+    const int64_t len = hi - lo;
+    double* counts = w.counts.data() + k * nf;
+    // An empty segment counts 0 out of 1: feature 0, as ppv_value(0, 0).
+    const double divisor = static_cast<double>(std::max<int64_t>(len, 1));
+    std::fill(w.lengths.data() + k * nf, w.lengths.data() + (k + 1) * nf, divisor);
+    if (len == 0) {
+      std::fill(counts, counts + nf, 0.0);
+      continue;
+    }
+    const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
+    auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
+    const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
+    const float* bias = p.biases.data() + cb.feature_start;
+    auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
+    auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
+    if (cb.n_channels == 1) {
+      // One channel (the common case): the output is never stored; ((alpha + ga) + gb) over the
+      // whole series is shared by the next kernels with the same a, b (and alpha + ga by those
+      // with the same a), and each pass over the biases adds gc again.
+      const int64_t ch = p.channel_indices[cb.channel_start];
+      const float* g = w.gpad.data() + ch * padded + pad;
+      if (w.with_a_key != 9 * ch + ta) {
+        add_rows(w.with_a.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, T);
+        w.with_a_key = 9 * ch + ta;
+      }
+      if (w.with_ab_key != 9 * w.with_a_key + tb) {
+        add_rows(w.with_ab.data(), w.with_a.data(), g + sb, T);
+        w.with_ab_key = 9 * w.with_a_key + tb;
+      }
+      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, nf, counts);
+    } else {
+      for (int64_t j = 0; j < cb.n_channels; ++j) {
+        const int64_t ch = p.channel_indices[cb.channel_start + j];
+        const float* g = gamma_row(ch);
+        combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
+      }
+      count_all<false>(w.conv.data(), nullptr, len, bias, nf, counts);
     }
   }
+  ppv_ratios(out + p.combinations[di * kKernels].feature_start, w.counts.data(), w.lengths.data(), kKernels * nf);
 }
 
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
@@ -509,8 +561,8 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
                          const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
                          const std::optional<at::Tensor>& x_lengths) {
   const TransformProblem p = prepare_transform(x, num_channels_per_combination, channel_indices, dilations,
-                                               num_features_per_dilation, biases, x_lengths);
-  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options());
+                                               num_features_per_dilation, biases, x_lengths, /*to_float32=*/false);
+  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options().dtype(at::kFloat));
   if (p.n_cases == 0 || p.n_features == 0) return out;
   const int64_t n_dilations = static_cast<int64_t>(p.combinations.size()) / kKernels;
   std::vector<std::vector<int64_t>> channels_of_dilation(static_cast<size_t>(n_dilations));
@@ -524,17 +576,29 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
       if (used[c]) channels_of_dilation[di].push_back(c);
     }
   }
-  const float* xp = p.x.data_ptr<float>();
   const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
-  // Each case is computed start to finish by one thread: the same bits for any thread count.
-  at::parallel_for(0, p.n_cases, 1, [&](int64_t begin, int64_t end) {
-    CaseWorkspace w;
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t T = lengths ? lengths[i] : p.n_timepoints;
-      transform_case(p, channels_of_dilation, xp + i * p.n_channels * p.n_timepoints, T, op + i * p.n_features, w);
-    }
+  // (case, dilation) items, case-major, taken one at a time from a shared counter by every
+  // thread: all threads stay busy with few cases, or when one of them is slowed down by other
+  // work on the machine. Each feature is computed by one thread in a fixed order, so the bits do
+  // not depend on the thread count or on which thread took which item.
+  const int64_t n_items = p.n_cases * n_dilations;
+  std::atomic<int64_t> next_item{0};
+  std::atomic<bool> not_finite{false};
+  const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, p.x.scalar_type(), "minirocket_transform", [&] {
+    at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
+      Workspace w;
+      for (int64_t item = next_item++; item < n_items && !not_finite; item = next_item++) {
+        const int64_t i = item / n_dilations, di = item % n_dilations;
+        if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
+          not_finite = true;
+        }
+        transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
+      }
+    });
   });
+  TORCH_CHECK_VALUE(!not_finite, kTransformOp, kNotFiniteMessage);
   return out;
 }
 

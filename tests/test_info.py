@@ -131,6 +131,12 @@ def package_copy(tmp_path):
     source = os.path.dirname(softdtw_torch.__file__)
     target = tmp_path / "site" / "softdtw_torch"
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    # A development install (`pip install -e .`, what scripts/env.sh does) adds an import hook that
+    # serves softdtw_torch's submodules from the source tree when the copy lacks them (a removed
+    # _C would then load from there); sitecustomize runs after that hook is installed and drops it.
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import sys\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, '__module__', '').startswith('__editable__')]\n")
     return tmp_path / "site", target
 
 

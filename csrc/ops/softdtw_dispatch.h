@@ -80,15 +80,4 @@ inline std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& grad,
   return op.call(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
 }
 
-inline std::tuple<at::Tensor, at::Tensor> fused_value_and_grad(const at::Tensor& x, const at::Tensor& y,
-                                                               const at::Tensor& weights, double gamma,
-                                                               std::optional<int64_t> bandwidth,
-                                                               const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  static auto op = op_handle("softdtw_torch::_soft_dtw_fused_value_and_grad")
-                       .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                                 const at::Tensor&, double, std::optional<int64_t>,
-                                                                 const OptTensor&, const OptTensor&)>();
-  return op.call(x, y, weights, gamma, bandwidth, x_lengths, y_lengths);
-}
-
 }  // namespace softdtw_torch::dispatch

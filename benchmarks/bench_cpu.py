@@ -43,7 +43,6 @@ if __name__ == "__main__":
 
 import platform  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -51,27 +50,13 @@ from typing import Callable, List, Optional, Tuple  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from _accuracy import TOLERANCES, rel_err, tolerances  # noqa: E402
+from _provenance import git_revision, module_version  # noqa: E402
 
 Tensor = torch.Tensor
 # An adapter takes leaf tensors x, y (requires_grad) and optional (B,) int64 lengths, runs forward
 # and backward, and returns (values (B,), grad_x, grad_y) as torch tensors.
 RunFn = Callable[[Tensor, Tensor, Optional[Tensor], Optional[Tensor]], Tuple[Tensor, Tensor, Tensor]]
-
-# Correctness: error = max|a - ref| / max|ref|. Values must agree to a fixed relative tolerance.
-# Gradients get max(floor, 10 * eps * max|value| / gamma): the backward weights are
-# exp((R[i',j'] - R[i,j] - D) / gamma) with R of the order of the value, so an implementation that
-# stores R in float32 carries an absolute error ~ eps * |R| / gamma into every weight.
-TOLERANCES = {  # precision: (values, gradient floor)
-    "float32": (1e-4, 1e-3),
-    "float64": (1e-9, 1e-7),
-}
-
-
-def tolerances(precision: str, ref_values: Tensor, gamma: float) -> Tuple[float, float]:
-    v_tol, g_floor = TOLERANCES[precision]
-    eps = torch.finfo(getattr(torch, precision)).eps
-    return v_tol, max(g_floor, 10 * eps * ref_values.abs().max().item() / gamma)
-
 
 # --------------------------------------------------------------------------------------------
 # Workloads
@@ -265,18 +250,13 @@ def reference(data, gamma: float) -> Tuple[Tensor, Tensor, Tensor]:
     return _backward(values, x, y)
 
 
-def _rel_err(a: Tensor, ref: Tensor) -> float:
-    scale = ref.abs().max().item()
-    return (a.double() - ref).abs().max().item() / (scale if scale > 0 else 1.0)
-
-
 def check(impl: Impl, outputs, ref, gamma: float) -> Tuple[bool, str]:
     values, gx, gy = outputs
     ref_values, ref_gx, ref_gy = ref
     if gx is None or gy is None:
         return False, "no gradient"
-    v_err = _rel_err(values, ref_values)
-    g_err = max(_rel_err(gx, ref_gx), _rel_err(gy, ref_gy))
+    v_err = rel_err(values, ref_values)
+    g_err = max(rel_err(gx, ref_gx), rel_err(gy, ref_gy))
     v_tol, g_tol = tolerances(impl.precision, ref_values, gamma)
     ok = v_err <= v_tol and g_err <= g_tol  # also False on NaN
     return ok, f"values {v_err:.1e}, grads {g_err:.1e}"
@@ -303,26 +283,6 @@ class CaseResult:
     workload: Workload
     tolerance_note: str = ""
     rows: List[Row] = field(default_factory=list)
-
-
-def _version(module_name: str) -> str:
-    try:
-        module = __import__(module_name)
-        return getattr(module, "__version__", "installed (no __version__)")
-    except Exception as exc:  # noqa: BLE001 - report whatever went wrong
-        return f"not available ({type(exc).__name__}: {exc})"
-
-
-def _git_revision() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        rev = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return rev + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _numba_threading() -> str:
@@ -361,8 +321,8 @@ def render(results: List[CaseResult], args, skipped: List[str]) -> str:
         f"{_numba_threading()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
         f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}); OpenMP runtimes loaded: {_openmp_runtimes()}",
         f"- versions: python {platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}, "
-        f"numba {_version('numba')}, tslearn {_version('tslearn')}, pysdtw {_version('pysdtw')}, "
-        f"softdtw_torch {_version('softdtw_torch')} (git {_git_revision()})",
+        f"numba {module_version('numba')}, tslearn {module_version('tslearn')}, pysdtw {module_version('pysdtw')}, "
+        f"softdtw_torch {module_version('softdtw_torch')} (git {git_revision()})",
         f"- protocol: gamma={args.gamma}, squared Euclidean cost, no band; float32 inputs; one warm-up "
         f"call per implementation, then median (and min) of {args.repeats} timed calls of "
         "`loss = f(x, y).sum(); loss.backward()` on fresh leaf x, y (both requires_grad), randn data "

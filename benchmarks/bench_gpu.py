@@ -1,7 +1,8 @@
-"""GPU timing of softdtw_torch's SoftDTW ops (forward+backward and forward only) on the design
-doc's reference workloads, with CUDA events, warm-up and the median of repeats, and a float64
-CPU correctness check in the same run. Peers (BGU sdtw-cuda-torch, pysdtw, Maghoumi) are compared
-side by side by the CUDA issue's benchmark; this script measures our kernels only.
+"""GPU timing of softdtw_torch's SoftDTW ops (forward+backward and forward only; fused, fused with
+the checkpointed backward, unfused) on the design doc's reference workloads, with CUDA events,
+warm-up and the median of repeats, peak memory beyond the inputs, and a float64 CPU correctness
+check in the same run. This script measures our kernels only; benchmarks/bench_gpu_peers.py
+puts them side by side with BGU sdtw-cuda-torch, pysdtw and Maghoumi's soft_dtw_cuda.
 
     python benchmarks/bench_gpu.py [--markdown PATH] [--repeats 20]
 """
@@ -34,14 +35,25 @@ def cuda_time_ms(fn, repeats):
     return statistics.median(times)
 
 
-def check_against_cpu(x, y, fused):
+def peak_memory_beyond_inputs(fn, inputs_bytes):
+    """Peak bytes torch's allocator held during fn, beyond what was allocated before it and
+    inputs_bytes (fn's clones of the inputs and their gradients)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - before - inputs_bytes
+
+
+def check_against_cpu(x, y, options):
     """Values and gradients of the first pairs on CUDA vs the float64 CPU kernels."""
     a, b = x[:2].detach(), y[:2].detach()
     ref_in = [t.double().cpu().requires_grad_(True) for t in (a, b)]
-    ref_val = st.soft_dtw(*ref_in, fused=fused)
+    ref_val = st.soft_dtw(*ref_in, fused=True)
     ref_val.sum().backward()
     got_in = [t.clone().requires_grad_(True) for t in (a, b)]
-    got_val = st.soft_dtw(*got_in, fused=fused)
+    got_val = st.soft_dtw(*got_in, **options)
     got_val.sum().backward()
     val_err = ((got_val.double().cpu() - ref_val) / ref_val.abs().clamp_min(1)).abs().max().item()
     grad_err = max((g.grad.double().cpu() - r.grad).abs().max().item() / r.grad.abs().max().clamp_min(1e-30).item()
@@ -57,26 +69,29 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     lines = [f"Device: {props.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, float32, gamma=1", "",
-             "| workload | B, N, M, d | mode | fwd+bwd ms | fwd (no grad) ms | Gcells/s fwd | rel. err value | rel. err grad |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| workload | B, N, M, d | mode | fwd+bwd ms | fwd (no grad) ms | Gcells/s fwd | peak MB fwd+bwd beyond inputs "
+             "| rel. err value | rel. err grad |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    modes = {"fused": dict(fused=True), "fused, checkpoint": dict(checkpoint=True), "unfused": dict(fused=False)}
     for name, (B, N, M, d) in WORKLOADS.items():
         g = torch.Generator(device="cuda").manual_seed(0)
         x = torch.randn(B, N, d, device="cuda", generator=g)
         y = torch.randn(B, M, d, device="cuda", generator=g)
-        for fused in (True, False):
+        for mode, options in modes.items():
             def fwd_bwd():
                 a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
-                st.soft_dtw(a, b, fused=fused).sum().backward()
+                st.soft_dtw(a, b, **options).sum().backward()
 
             def fwd():
                 with torch.no_grad():
-                    st.soft_dtw(x, y, fused=fused)
+                    st.soft_dtw(x, y, **options)
 
             t_fb = cuda_time_ms(fwd_bwd, args.repeats)
             t_f = cuda_time_ms(fwd, args.repeats)
-            val_err, grad_err = check_against_cpu(x, y, fused)
-            lines.append(f"| {name} | {B}, {N}, {M}, {d} | {'fused' if fused else 'unfused'} | {t_fb:.3f} | {t_f:.3f} "
-                         f"| {B * N * M / t_f / 1e6:.2f} | {val_err:.1e} | {grad_err:.1e} |")
+            peak_mb = peak_memory_beyond_inputs(fwd_bwd, inputs_bytes=2 * (x.nbytes + y.nbytes)) / 1e6
+            val_err, grad_err = check_against_cpu(x, y, options)
+            lines.append(f"| {name} | {B}, {N}, {M}, {d} | {mode} | {t_fb:.3f} | {t_f:.3f} "
+                         f"| {B * N * M / t_f / 1e6:.2f} | {peak_mb:.1f} | {val_err:.1e} | {grad_err:.1e} |")
             print(lines[-1], flush=True)
     text = "\n".join(lines)
     print(text)

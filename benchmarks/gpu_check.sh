@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one run on the GPU machine (torch preinstalled, no network):
 # build the extension against the machine's torch, run the CUDA tests, compute-sanitizer
-# (memcheck, racecheck) on a small CUDA workload, and the GPU benchmark. Writes logs and tables
-# to the folder given as $1 (default: $OUT, else out/gpu).
+# (memcheck, racecheck, synccheck, initcheck) on a small CUDA workload, the GPU benchmarks, and the side-by-side
+# benchmark against the CUDA peers. Writes logs and tables to the folder given as $1 (default:
+# $OUT, else out/gpu).
 #   bash benchmarks/gpu_check.sh "$OUT"
-# Python packages the machine lacks (tslearn for its tests) travel as wheels in .whl/, see the
-# README; missing ones only skip the tests that import them.
+#   GPU_CHECK_STEPS="build peers" bash benchmarks/gpu_check.sh "$OUT"   # some steps only
+# Steps: build tests sanitizer bench rocket peers (default: all, in that order). The device tool
+# stops a command after 10 minutes: the peers step gets what is left of GPU_CHECK_BUDGET_S
+# (default 570 s from this script's start, at least 60 s) and skips, row by row, what does not fit.
+# Python packages the machine lacks (pysdtw, tslearn, aeon) and the GitHub peers travel in .whl/
+# and benchmarks/peers/ (scripts/prepare_gpu_peers.sh, benchmarks/README.md); missing ones only
+# skip the tests that import them, or give the benchmark a row saying so.
 set -uo pipefail
 out="${1:-${OUT:-out/gpu}}"
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 status=0
 export PYTHONUNBUFFERED=1
+steps=" ${GPU_CHECK_STEPS:-build tests sanitizer bench rocket peers} "
+want() { [[ "$steps" == *" $1 "* ]]; }
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
@@ -22,13 +30,18 @@ cat "$out/device.txt"
 
 if [ -d .whl ] && compgen -G ".whl/*.whl" > /dev/null; then
   echo "== carried wheels"
-  python3 -m pip install --no-index --find-links .whl .whl/*.whl > "$out/wheels.log" 2>&1 || tail -20 "$out/wheels.log"
+  # --no-deps: their needs are on the machine already (KINDS.md), and aeon 1.6 pins numpy < 2.5,
+  # which the machine's newer numpy fails, so pip's resolver would refuse every wheel at once
+  python3 -m pip install --no-index --no-deps .whl/*.whl > "$out/wheels.log" 2>&1 || tail -20 "$out/wheels.log"
 fi
 
-echo "== build"
-MAX_JOBS="${MAX_JOBS:-16}" FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
-  python3 -m pip install --no-build-isolation --no-deps -e . > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+if want build; then
+  echo "== build"
+  MAX_JOBS="${MAX_JOBS:-16}" FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
+    python3 -m pip install --no-build-isolation --no-deps -e . > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+fi
 
+if want tests; then
 echo "== tests (all, CUDA cases included)"
 # The C++ tests (tests/test_cpp.py) build with CMake (>= 4 for CUDA with recent torch, with
 # SOFTDTW_TORCH_CMAKE_CUDA=1 their CUDA case runs); a machine without cmake leaves them out, loudly.
@@ -38,19 +51,24 @@ if ! command -v cmake > /dev/null; then
   cpp_tests=(--ignore=tests/test_cpp.py)
 fi
 SOFTDTW_TORCH_CMAKE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
-  python3 -m pytest tests -ra -q -x "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 | tee "$out/tests.log" | tail -30
+  python3 -m pytest tests -ra -q "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 | tee "$out/tests.log" | tail -30
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 
+if want sanitizer; then
 echo "== compute-sanitizer"
 sanitize_case='
 import torch, softdtw_torch as st
-for fused in (True, False):
-    for bw, xl in ((None, None), (3, torch.tensor([40, 17, 1]))):
-        x = torch.randn(3, 40, 3, device="cuda", requires_grad=True)
-        y = torch.randn(3, 33, 3, device="cuda", requires_grad=True)
-        st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl).sum().backward()
-        with torch.no_grad():
-            st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl)
+# several 64 x 64 tiles (borders and messages between launches), float64 (opt-in shared memory),
+# band, ragged lengths, no-grad forward
+for dtype in (torch.float32, torch.float64):
+    for fused in (True, False):
+        for bw, xl in ((None, None), (3, torch.tensor([130, 17, 1]))):
+            x = torch.randn(3, 130, 3, device="cuda", dtype=dtype, requires_grad=True)
+            y = torch.randn(3, 70, 3, device="cuda", dtype=dtype, requires_grad=True)
+            st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl).sum().backward()
+            with torch.no_grad():
+                st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl)
 from softdtw_torch.rocket import RocketLayer, MiniRocket
 layer = RocketLayer(c_in=2, seq_len=50, n_kernels=64, learnable=True, seed=0, ppv_temperature=0.5).cuda()
 xr = torch.randn(5, 2, 50, device="cuda", requires_grad=True)
@@ -59,17 +77,33 @@ MiniRocket(n_kernels=168, random_state=0).fit(torch.randn(6, 2, 40)).transform(t
 torch.cuda.synchronize()
 print("sanitizer workload done")
 '
-for tool in memcheck racecheck; do
+for tool in memcheck racecheck synccheck initcheck; do
   compute-sanitizer --tool "$tool" --error-exitcode 99 python3 -c "$sanitize_case" > "$out/sanitizer_$tool.log" 2>&1
   code=$?
   echo "$tool exit code $code"; tail -3 "$out/sanitizer_$tool.log"
   [ "$code" -eq 0 ] || status=1
 done
+fi
 
-echo "== benchmark"
-python3 benchmarks/bench_gpu.py --markdown "$out/bench_gpu.md" 2>&1 | tee "$out/bench_gpu.log" | tail -40
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-# ROCKET / MiniRocket next to aeon (needs aeon's wheel in .whl/ on a machine without network)
-python3 benchmarks/bench_rocket.py --markdown "$out/bench_rocket.md" 2>&1 | tee "$out/bench_rocket.log" | tail -20
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+if want bench; then
+  echo "== benchmark"
+  python3 benchmarks/bench_gpu.py --markdown "$out/bench_gpu.md" 2>&1 | tee "$out/bench_gpu.log" | tail -40
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if want rocket; then
+  # ROCKET / MiniRocket next to aeon (needs aeon's wheel in .whl/ on a machine without network)
+  python3 benchmarks/bench_rocket.py --markdown "$out/bench_rocket.md" 2>&1 | tee "$out/bench_rocket.log" | tail -20
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if want peers; then
+  echo "== side by side with the peers (BGU sdtw-cuda-torch, pysdtw, Maghoumi)"
+  # no workload starts after this; 30 s stay for the one in flight and the report
+  left=$(( ${GPU_CHECK_BUDGET_S:-570} - SECONDS - 30 ))
+  [ "$left" -ge 60 ] || left=60
+  # exit status 1 only when one of our own rows fails or disagrees; a failing peer is a row
+  python3 benchmarks/bench_gpu_peers.py --deadline-s "$left" --markdown "$out/bench_gpu_peers.md" \
+    --plot "$out/bench_gpu_peers.png" 2>&1 | tee "$out/bench_gpu_peers.log" | tail -40
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 exit "$status"

@@ -14,17 +14,17 @@ using dispatch::op_handle;
 
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptionalTensor& x_lengths,
-                    const OptionalTensor& y_lengths, const std::string& cost) {
+                    const OptionalTensor& y_lengths, const std::string& cost, bool checkpoint) {
   static auto op = op_handle("softdtw_torch::soft_dtw")
                        .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::optional<int64_t>, bool,
                                          std::optional<bool>, const OptionalTensor&, const OptionalTensor&,
-                                         c10::string_view)>();
-  return op.call(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost);
+                                         c10::string_view, bool)>();
+  return op.call(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint);
 }
 
 at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                          const OptionalTensor& x_lengths, const OptionalTensor& y_lengths) {
-  return dispatch::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+                          const OptionalTensor& x_lengths, const OptionalTensor& y_lengths, bool checkpoint) {
+  return dispatch::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
 }
 
 at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,

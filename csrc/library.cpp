@@ -9,14 +9,16 @@ TORCH_LIBRARY(softdtw_torch, m) {
       "soft_dtw_from_cost(Tensor D, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
       "Tensor? y_lengths=None) -> Tensor");
   // Fused squared-Euclidean SoftDTW on x (B, N, d) and y (B, M, d) -> (B,), no (B, N, M) cost tensor.
+  // checkpoint: the backward recomputes R instead of keeping the (B, N, M) table from the forward.
   m.def(
       "soft_dtw_fused(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
-      "Tensor? y_lengths=None) -> Tensor");
+      "Tensor? y_lengths=None, bool checkpoint=False) -> Tensor");
   // SoftDTW or divergence of x and y under a named cost ("sqeuclidean", "l1", "cosine"); the
   // squared Euclidean cost runs fused or unfused (fused=None: the documented rule).
   m.def(
       "soft_dtw(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, bool normalize=False, "
-      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> Tensor");
+      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\", "
+      "bool checkpoint=False) -> Tensor");
   // Pairwise cost tensor (B, N, M) of a named cost: the unfused mode's input to soft_dtw_from_cost.
   m.def("pairwise_cost(Tensor x, Tensor y, str cost=\"sqeuclidean\") -> Tensor");
   // Values (B,) and expected alignments E = d value / d D (B, N, M); E is not differentiable.
@@ -41,6 +43,16 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def(
       "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor R, float gamma, int? bandwidth, "
       "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  // The fused pair with checkpoint=True. The forward returns the values and what its backward
+  // needs instead of the table: on CUDA, R on the last row of every 64-row block (B, ⌈N/64⌉, M)
+  // and the last column of every 64-column block (B, ⌈M/64⌉, N); on other devices two empty
+  // tensors (the backward recomputes the whole table there).
+  m.def(
+      "_soft_dtw_fused_forward_checkpointed(Tensor x, Tensor y, float gamma, int? bandwidth, Tensor? x_lengths, "
+      "Tensor? y_lengths) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "_soft_dtw_fused_backward_checkpointed(Tensor grad, Tensor x, Tensor y, Tensor row_borders, "
+      "Tensor column_borders, float gamma, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
   m.def(

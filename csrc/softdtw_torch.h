@@ -41,18 +41,20 @@ using OptionalTensor = std::optional<at::Tensor>;
 
 // SoftDTW (or, with normalize, the soft-DTW divergence) under a named cost: "sqeuclidean", "l1",
 // "cosine". fused: nullopt picks the fused kernel for d <= 128 (squared Euclidean only).
+// checkpoint: the backward recomputes the DP table instead of keeping it (fused mode only).
 SOFTDTW_TORCH_API at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma = 1.0,
                                       std::optional<int64_t> bandwidth = std::nullopt, bool normalize = false,
                                       std::optional<bool> fused = std::nullopt,
                                       const OptionalTensor& x_lengths = std::nullopt,
                                       const OptionalTensor& y_lengths = std::nullopt,
-                                      const std::string& cost = "sqeuclidean");
+                                      const std::string& cost = "sqeuclidean", bool checkpoint = false);
 
-// Fused squared-Euclidean SoftDTW: costs computed in the kernel, no (B, N, M) tensor.
+// Fused squared-Euclidean SoftDTW: costs computed in the kernel, no (B, N, M) cost tensor; with
+// checkpoint, no (B, N, M) table kept for the backward either.
 SOFTDTW_TORCH_API at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma = 1.0,
                                             std::optional<int64_t> bandwidth = std::nullopt,
                                             const OptionalTensor& x_lengths = std::nullopt,
-                                            const OptionalTensor& y_lengths = std::nullopt);
+                                            const OptionalTensor& y_lengths = std::nullopt, bool checkpoint = false);
 
 // SoftDTW of a precomputed cost tensor D, differentiable w.r.t. D (any cost written with ATen ops).
 SOFTDTW_TORCH_API at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma = 1.0,

@@ -129,6 +129,24 @@ def _(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths):
     return torch.empty_like(x, dtype=R.dtype), torch.empty_like(y, dtype=R.dtype)
 
 
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
+def _(x, y, gamma, bandwidth, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+    batch, n, m = x.shape[0], x.shape[1], y.shape[1]
+    dtype = _compute_dtype(x.dtype)
+    if x.device.type == "cuda":  # R on tile borders: 64-row and 64-column blocks (csrc/ops/cuda/softdtw_tiles.cuh)
+        rows, cols = (batch, (n + 63) // 64, m), (batch, (m + 63) // 64, n)
+    else:  # recomputed whole in the backward
+        rows, cols = (0,), (0,)
+    return x.new_empty((batch,)), x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)
+
+
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward_checkpointed")
+def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, x_lengths, y_lengths):
+    dtype = _compute_dtype(x.dtype)
+    return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
+
+
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
 def _(x, y, weights, gamma, bandwidth, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
@@ -144,6 +162,6 @@ def _(D, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None):
 
 
 @torch.library.register_fake("softdtw_torch::soft_dtw_fused")
-def _(x, y, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None):
+def _(x, y, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, checkpoint=False):
     _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
     return x.new_empty((x.shape[0],))

@@ -58,6 +58,7 @@ def soft_dtw(
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
     cost: str = "sqeuclidean",
+    checkpoint: bool = False,
 ) -> Tensor:
     """Soft-DTW between ``x`` (B, N, d) and ``y`` (B, M, d) under a named cost (default squared
     Euclidean ``||x_i − y_j||²``).
@@ -78,6 +79,11 @@ def soft_dtw(
             (``pairwise_cost`` then ``soft_dtw_from_cost``), and ``fused=True`` with them is an
             error. The divergence is ≥ 0 for the squared Euclidean cost; other costs keep
             D(x, x) = 0 but not necessarily the sign.
+        checkpoint: memory-lean backward (fused squared Euclidean mode only; implies it, and
+            ``fused=False`` or another cost with it is an error). The forward keeps no (B, N, M)
+            DP table for the backward: on CUDA it keeps R on the borders of its 64 × 64 tiles,
+            B·N·M/32 values, and the backward recomputes each tile from them (one more forward
+            sweep); on CPU the backward reruns the whole forward. Same values and gradients.
 
     Works on CPU and CUDA, in TorchScript, under ``torch.compile`` and from C++
     (``torch.ops.softdtw_torch.soft_dtw``). SoftDTW values may be negative and sdtw(x, x) != 0:
@@ -97,13 +103,20 @@ def soft_dtw(
         if cost == "sqeuclidean":  # ||x/√γ − y/√γ||² = ||x − y||²/γ: the fused kernel still applies
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw(
-                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost
+                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint
             )
             values = values * scale.to(values.dtype)
         else:
+            if checkpoint:
+                raise ValueError(
+                    'soft_dtw: checkpoint=True needs the fused mode (cost="sqeuclidean", fused=None or True), '
+                    'got cost="' + cost + '"'
+                )
             values = _divergence_or_value_from_cost(x, y, scale, bandwidth, normalize, x_lengths, y_lengths, cost)
     else:
-        values = torch.ops.softdtw_torch.soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost)
+        values = torch.ops.softdtw_torch.soft_dtw(
+            x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint
+        )
     return values.squeeze(0) if unbatched else values
 
 

@@ -21,6 +21,8 @@ class SoftDTW(nn.Module):
         reduction: ``'mean'`` (default, as torch's losses), ``'sum'`` or ``'none'`` for the (B,)
             per-pair values.
         cost: ``"sqeuclidean"`` (default), ``"l1"`` or ``"cosine"``; see ``softdtw_torch.soft_dtw``.
+        checkpoint: memory-lean backward (fused mode): recompute the DP table instead of keeping
+            it; see ``softdtw_torch.soft_dtw``.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The module is
     scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
@@ -37,6 +39,7 @@ class SoftDTW(nn.Module):
         fused: Optional[bool] = None,
         reduction: str = "mean",
         cost: str = "sqeuclidean",
+        checkpoint: bool = False,
     ) -> None:
         super().__init__()
         if reduction not in _REDUCTIONS:
@@ -55,12 +58,14 @@ class SoftDTW(nn.Module):
         self.fused = fused
         self.reduction = reduction
         self.cost = cost
+        self.checkpoint = checkpoint
 
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
         values = soft_dtw(
-            x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost
+            x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
+            self.checkpoint,
         )
         if self.reduction == "mean":
             return values.mean()
@@ -71,5 +76,5 @@ class SoftDTW(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
-            f"reduction={self.reduction!r}, cost={self.cost!r}"
+            f"reduction={self.reduction!r}, cost={self.cost!r}, checkpoint={self.checkpoint}"
         )

@@ -192,6 +192,22 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
   return in;
 }
 
+BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                                   double gamma, std::optional<int64_t> bandwidth,
+                                                   const std::optional<at::Tensor>& x_lengths,
+                                                   const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == x.size(0), kFusedOp, ": expected grad of shape (", x.size(0),
+              ",), got ", grad.sizes());
+  TORCH_CHECK(grad.device() == x.device(), kFusedOp, ": expected grad on ", x.device(), ", got ", grad.device());
+  BackwardInputs in;
+  in.problem = fwd.problem;
+  in.x = fwd.x;
+  in.y = fwd.y;
+  in.grad = grad.to(fwd.x.scalar_type()).contiguous();
+  return in;
+}
+
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights) {
   TORCH_CHECK(weights.dim() == 1 && weights.size(0) == x.size(0), kFusedOp, ": expected weights of shape (",
               x.size(0), ",), got ", weights.sizes());

@@ -70,6 +70,13 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
                                       const std::optional<at::Tensor>& x_lengths,
                                       const std::optional<at::Tensor>& y_lengths);
 
+// The checkpointed fused backward: x and y validated as by the forward (they fix the problem),
+// grad (B,) converted to the compute dtype; R stays undefined (it is recomputed).
+BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                                   double gamma, std::optional<int64_t> bandwidth,
+                                                   const std::optional<at::Tensor>& x_lengths,
+                                                   const std::optional<at::Tensor>& y_lengths);
+
 // weights (B,) of _soft_dtw_fused_value_and_grad for x (B, N, d): floating point, on x's device.
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights);
 

@@ -26,11 +26,11 @@ inline at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::opt
 
 inline at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma,
                                  std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                 const OptTensor& y_lengths) {
+                                 const OptTensor& y_lengths, bool checkpoint = false) {
   static auto op = op_handle("softdtw_torch::soft_dtw_fused")
                        .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, std::optional<int64_t>,
-                                         const OptTensor&, const OptTensor&)>();
-  return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths);
+                                         const OptTensor&, const OptTensor&, bool)>();
+  return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
 }
 
 inline at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view cost) {
@@ -78,6 +78,27 @@ inline std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& grad,
                                                                  std::optional<int64_t>, const OptTensor&,
                                                                  const OptTensor&)>();
   return op.call(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+inline std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed(
+    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_lengths) {
+  static auto op = op_handle("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
+                       .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                           const at::Tensor&, const at::Tensor&, double, std::optional<int64_t>, const OptTensor&,
+                           const OptTensor&)>();
+  return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+inline std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& row_borders,
+    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_lengths) {
+  static auto op = op_handle("softdtw_torch::_soft_dtw_fused_backward_checkpointed")
+                       .typed<std::tuple<at::Tensor, at::Tensor>(
+                           const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                           const at::Tensor&, double, std::optional<int64_t>, const OptTensor&, const OptTensor&)>();
+  return op.call(grad, x, y, row_borders, column_borders, gamma, bandwidth, x_lengths, y_lengths);
 }
 
 }  // namespace softdtw_torch::dispatch

@@ -98,6 +98,47 @@ class FusedFunction : public torch::autograd::Function<FusedFunction> {
   }
 };
 
+// checkpoint=True: the forward keeps only tile borders of R (CUDA) or nothing (other devices);
+// the backward op recomputes the rest.
+class FusedCheckpointedBackwardFunction : public torch::autograd::Function<FusedCheckpointedBackwardFunction> {
+ public:
+  static variable_list forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                               const at::Tensor& row_borders, const at::Tensor& column_borders, double gamma,
+                               std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                               const OptTensor& y_lengths) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    auto [grad_x, grad_y] = dispatch::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, gamma,
+                                                                  bandwidth, x_lengths, y_lengths);
+    return {grad_x, grad_y};
+  }
+  static variable_list backward(AutogradContext*, variable_list) { fail_double_backward(kFusedOp); }
+};
+
+class FusedCheckpointedFunction : public torch::autograd::Function<FusedCheckpointedFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
+                            std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                            const OptTensor& y_lengths) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    auto [values, row_borders, column_borders] =
+        dispatch::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    ctx->save_for_backward({x, y, row_borders, column_borders, or_undefined(x_lengths), or_undefined(y_lengths)});
+    save_options(ctx, gamma, bandwidth);
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const at::Tensor& y = saved[1];
+    variable_list g = FusedCheckpointedBackwardFunction::apply(grads[0], x, y, saved[2], saved[3], saved_gamma(ctx),
+                                                               saved_bandwidth(ctx), as_optional(saved[4]),
+                                                               as_optional(saved[5]));
+    return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor()};
+  }
+};
+
 at::Tensor soft_dtw_from_cost_autograd(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
                                        const OptTensor& x_lengths, const OptTensor& y_lengths) {
   if (!(at::GradMode::is_enabled() && D.requires_grad())) {
@@ -109,11 +150,12 @@ at::Tensor soft_dtw_from_cost_autograd(const at::Tensor& D, double gamma, std::o
 
 at::Tensor soft_dtw_fused_autograd(const at::Tensor& x, const at::Tensor& y, double gamma,
                                    std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                   const OptTensor& y_lengths) {
+                                   const OptTensor& y_lengths, bool checkpoint) {
   if (!(at::GradMode::is_enabled() && (x.requires_grad() || y.requires_grad()))) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    return dispatch::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    return dispatch::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
   }
+  if (checkpoint) return FusedCheckpointedFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
   return FusedFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
 }
 

@@ -56,14 +56,18 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
 
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
-                    c10::string_view cost) {
+                    c10::string_view cost, bool checkpoint) {
   check_sequence_pair(kFusedOp, x, y);
   TORCH_CHECK_VALUE(!(fused.value_or(false) && !is_sqeuclidean(cost)), kFusedOp,
                     ": the fused mode computes the squared Euclidean cost only, got fused=True with cost=\"",
                     std::string(cost), "\"");
-  const bool use_fused = is_sqeuclidean(cost) && fused.value_or(x.size(2) <= kMaxFusedFeatures);
+  // checkpoint=True implies the fused mode (the unfused mode holds a (B, N, M) cost tensor anyway).
+  TORCH_CHECK_VALUE(!(checkpoint && (!is_sqeuclidean(cost) || fused == false)), kFusedOp,
+                    ": checkpoint=True needs the fused mode (cost=\"sqeuclidean\", fused=None or True), got cost=\"",
+                    std::string(cost), "\" and fused=", fused.has_value() ? (*fused ? "True" : "False") : "None");
+  const bool use_fused = is_sqeuclidean(cost) && (checkpoint || fused.value_or(x.size(2) <= kMaxFusedFeatures));
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
-    if (use_fused) return dispatch::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths);
+    if (use_fused) return dispatch::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint);
     return dispatch::soft_dtw_from_cost(dispatch::pairwise_cost(a, b, cost), gamma, bandwidth, a_lengths, b_lengths);
   };
   const at::Tensor xy = value(x, y, x_lengths, y_lengths);
@@ -97,10 +101,28 @@ at::Tensor soft_dtw_from_cost_values(const at::Tensor& D, double gamma, std::opt
   return std::get<0>(dispatch::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false));
 }
 
+// checkpoint only changes what a differentiable call keeps for its backward.
 at::Tensor soft_dtw_fused_values(const at::Tensor& x, const at::Tensor& y, double gamma,
                                  std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                 const OptTensor& y_lengths) {
+                                 const OptTensor& y_lengths, bool /*checkpoint*/) {
   return std::get<0>(dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false));
+}
+
+// The checkpointed pair on devices without a kernel of their own (CPU): the forward keeps nothing,
+// the backward reruns the forward with its table.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_by_recompute(
+    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  auto [values, no_table] = dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false);
+  return {values, no_table, no_table.clone()};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_by_recompute(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& /*row_borders*/,
+    const at::Tensor& /*column_borders*/, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_lengths) {
+  auto [values, R] = dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+  return dispatch::fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
 }
 
 // Forward keeping the table, then the backward op with the weights as upstream gradient.
@@ -129,6 +151,8 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CompositeExplicitAutograd, m) {
   m.impl("soft_dtw_from_cost", &soft_dtw_from_cost_values);
   m.impl("soft_dtw_fused", &soft_dtw_fused_values);
   m.impl("_soft_dtw_fused_value_and_grad", &soft_dtw_fused_value_and_grad);
+  m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_by_recompute);
+  m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_by_recompute);
 }
 
 }  // namespace softdtw_torch

@@ -1,0 +1,211 @@
+"""The CUDA SoftDTW kernels run on the CPU, under the CUDA emulator of tests/cuda_emu, against
+the CPU ops: values, the DP table R, gradients, errors and launch counts.
+
+This checks the logic of the tiled CUDA kernels (tile borders, wavefront lanes, messages between
+tiles, bands, ragged lengths, the d-chunked fused costs, the float64 gradient sums) on every
+machine, GPU or not, by running their device code with real block barriers and warp shuffles
+(each warp a std::thread, its 32 lanes fibers on it; tests/cuda_emu/cuda_emu.h). It does not check what only a GPU shows (timing, the memory
+model, CUDA's own exp/log: the emulated cell math uses the CPU's), which the needs_cuda tests do.
+
+The emulated extension is compiled once per checkout into build/cuda-emu (about a minute).
+"""
+import os
+
+import pytest
+import torch
+from torch.utils import cpp_extension
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OPS = torch.ops.softdtw_torch
+TILE = 64  # kTileRows = kTileCols in csrc/ops/cuda/softdtw_tiles.cuh
+
+
+@pytest.fixture(scope="module")
+def emu():
+    # An emulation error (divergent shuffle, deadlock) raises in the test instead of aborting pytest.
+    os.environ.setdefault("CUDA_EMU_ON_ERROR", "throw")
+    build_dir = os.path.join(ROOT, "build", "cuda-emu")
+    os.makedirs(build_dir, exist_ok=True)
+    return cpp_extension.load(
+        name="softdtw_cuda_emu",
+        sources=[os.path.join(ROOT, "tests", "cuda_emu", "softdtw_emu_ext.cpp"),
+                 os.path.join(ROOT, "csrc", "ops", "softdtw_common.cpp")],
+        extra_include_paths=[os.path.join(ROOT, "csrc", "ops"), os.path.join(ROOT, "tests", "cuda_emu")],
+        extra_cflags=["-O2", "-std=c++20", "-pthread"],
+        extra_ldflags=["-pthread"],
+        build_directory=build_dir,
+        verbose=False,
+    )
+
+
+def make_pair_batch(batch, n, m, d, dtype, ragged, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, n, d, generator=g, dtype=torch.float64).to(dtype)
+    y = torch.randn(batch, m, d, generator=g, dtype=torch.float64).to(dtype)
+    x_lengths = y_lengths = None
+    if ragged:
+        x_lengths = torch.randint(1, n + 1, (batch,), generator=g)
+        y_lengths = torch.randint(1, m + 1, (batch,), generator=g)
+        x_lengths[0], y_lengths[-1] = n, m  # the padded sizes occur too
+    return x, y, x_lengths, y_lengths
+
+
+def tolerances(dtype):
+    return dict(rtol=1e-11, atol=1e-11) if dtype == torch.float64 else dict(rtol=2e-5, atol=2e-5)
+
+
+def assert_tables_match(got, want, dtype):
+    assert torch.equal(torch.isinf(got), torch.isinf(want)), "+inf cells differ"
+    finite = torch.isfinite(want)
+    torch.testing.assert_close(got[finite], want[finite], **tolerances(dtype))
+
+
+# (B, N, M, d): one tile, tile edges, several tiles, N or M = 1, N != M, d above a staged chunk
+# (32 float32 / 16 float64 features), and enough tiles (5 × 5) that three tiles share an
+# anti-diagonal with a border slot reused by another tile of it (the rolling buffers' case).
+SHAPES = [(3, 1, 1, 2), (2, 5, 3, 1), (2, 1, 70, 3), (2, 70, 1, 3), (2, 64, 64, 4), (2, 65, 64, 2),
+          (2, 64, 129, 2), (2, 130, 70, 40), (1, 150, 150, 1), (2, 75, 200, 3), (2, 260, 270, 1)]
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_values_table_and_gradients_match_cpu(emu, shape, fused):
+    batch, n, m, d = shape
+    dtype = torch.float64
+    x, y, _, _ = make_pair_batch(batch, n, m, d, dtype, ragged=False, seed=n * 1000 + m)
+    compare_with_cpu(emu, x, y, None, None, gamma=0.5, bandwidth=None, fused=fused)
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("bandwidth", [0, 3, 40])
+@pytest.mark.parametrize("shape", [(3, 130, 70, 2), (3, 70, 140, 3), (2, 100, 100, 1)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("ragged", [False, True], ids=["equal", "ragged"])
+def test_band_and_ragged_match_cpu(emu, shape, bandwidth, ragged, fused):
+    batch, n, m, d = shape
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, torch.float64, ragged, seed=7 + bandwidth)
+    compare_with_cpu(emu, x, y, xl, yl, gamma=1.0, bandwidth=bandwidth, fused=fused)
+
+
+@pytest.mark.parametrize("gamma", [1e-3, 1.0, 100.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+def test_gamma_range_and_float32(emu, gamma, dtype):
+    x, y, xl, yl = make_pair_batch(2, 90, 80, 36, dtype, ragged=True, seed=3)
+    compare_with_cpu(emu, x, y, xl, yl, gamma=gamma, bandwidth=None, fused=True)
+    compare_with_cpu(emu, x, y, xl, yl, gamma=gamma, bandwidth=None, fused=False)
+
+
+def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused):
+    dtype = x.dtype
+    grad = torch.linspace(0.5, 1.5, x.shape[0], dtype=dtype)
+    if fused:
+        args = (x, y, gamma, bandwidth, x_lengths, y_lengths)
+        want_values, want_R = OPS._soft_dtw_fused_forward(*args, True)
+        got_values, got_R = emu.fused_forward(*args, True)
+        want_grads = OPS._soft_dtw_fused_backward(grad, x, y, want_R, gamma, bandwidth, x_lengths, y_lengths)
+        got_grads = emu.fused_backward(grad, x, y, got_R, gamma, bandwidth, x_lengths, y_lengths)
+    else:
+        D = OPS.pairwise_cost(x, y, "sqeuclidean")
+        args = (D, gamma, bandwidth, x_lengths, y_lengths)
+        want_values, want_R = OPS._soft_dtw_from_cost_forward(*args, True)
+        got_values, got_R = emu.from_cost_forward(*args, True)
+        want_grads = (OPS._soft_dtw_from_cost_backward(grad, want_R, gamma, bandwidth, x_lengths, y_lengths),)
+        got_grads = (emu.from_cost_backward(grad, got_R, gamma, bandwidth, x_lengths, y_lengths),)
+    torch.testing.assert_close(got_values, want_values, **tolerances(dtype))
+    assert_tables_match(got_R, want_R, dtype)
+    for got, want in zip(got_grads, want_grads):
+        scale = want.abs().max().clamp_min(1.0)
+        torch.testing.assert_close(got / scale, want / scale, **tolerances(dtype))
+        assert got.dtype == want.dtype and got.shape == want.shape
+
+
+def test_no_grad_forward_keeps_no_table(emu):
+    x, y, xl, yl = make_pair_batch(3, 140, 90, 5, torch.float64, ragged=True, seed=11)
+    values, R = emu.fused_forward(x, y, 1.0, 20, xl, yl, False)
+    assert R.numel() == 0
+    want, _ = OPS._soft_dtw_fused_forward(x, y, 1.0, 20, xl, yl, False)
+    torch.testing.assert_close(values, want, **tolerances(torch.float64))
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (64, 64), (65, 64), (130, 70), (300, 20)])
+def test_one_launch_per_tile_anti_diagonal(emu, n, m):
+    x, y, _, _ = make_pair_batch(2, n, m, 1, torch.float32, ragged=False, seed=1)
+    emu.reset_launch_count()
+    emu.fused_forward(x, y, 1.0, None, None, None, True)
+    diagonals = -(-n // TILE) + -(-m // TILE) - 1
+    assert emu.launches() == diagonals
+    emu.reset_launch_count()
+    emu.fused_forward(x, y, 1.0, None, None, None, False)
+    assert emu.launches() == diagonals  # no extra launch without a table
+
+
+def test_results_are_bitwise_reproducible(emu):
+    x, y, xl, yl = make_pair_batch(2, 100, 90, 20, torch.float32, ragged=True, seed=5)
+    grad = torch.ones(2)
+    first = emu.fused_forward(x, y, 0.1, None, xl, yl, True)
+    second = emu.fused_forward(x, y, 0.1, None, xl, yl, True)
+    assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
+    g1 = emu.fused_backward(grad, x, y, first[1], 0.1, None, xl, yl)
+    g2 = emu.fused_backward(grad, x, y, first[1], 0.1, None, xl, yl)
+    assert all(torch.equal(a, b) for a, b in zip(g1, g2))
+
+
+def test_invalid_values_inside_pairs_raise_and_padding_is_ignored(emu):
+    x, y, _, _ = make_pair_batch(2, 80, 70, 2, torch.float64, ragged=False, seed=2)
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+    xl, yl = torch.tensor([80, 10]), torch.tensor([70, 9])
+    padded = D.clone()
+    padded[1, 50:, :] = float("nan")  # past pair 1's lengths: never read
+    want, _ = OPS._soft_dtw_from_cost_forward(D, 1.0, None, xl, yl, False)
+    got, _ = emu.from_cost_forward(padded, 1.0, None, xl, yl, False)
+    torch.testing.assert_close(got, want)
+    bad = D.clone()
+    bad[0, 70, 65] = float("nan")  # inside pair 0, in its second row and column block
+    with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
+        emu.from_cost_forward(bad, 1.0, None, None, None, False)
+    bad_x = x.clone()
+    bad_x[0, 75, 1] = float("inf")
+    with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
+        emu.fused_forward(bad_x, y, 1.0, None, None, None, False)
+
+
+def test_unreachable_end_gives_inf_and_zero_gradient(emu):
+    # +inf costs that block every path (a forbidden row) make the value +inf with E = 0.
+    x, y, _, _ = make_pair_batch(1, 70, 70, 1, torch.float64, ragged=False, seed=4)
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+    D[0, 66, :] = float("inf")
+    values, R = emu.from_cost_forward(D, 1.0, None, None, None, True)
+    assert torch.isinf(values).all()
+    grad_D = emu.from_cost_backward(torch.ones(1, dtype=torch.float64), R, 1.0, None, None, None)
+    want = OPS._soft_dtw_from_cost_backward(torch.ones(1, dtype=torch.float64), R, 1.0, None, None, None)
+    assert torch.equal(grad_D, want) and not grad_D.any()
+
+
+@pytest.mark.parametrize("bandwidth", [None, 4], ids=["no-band", "band4"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("shape", [(2, 1, 1, 2), (3, 130, 70, 20), (2, 260, 200, 1), (2, 64, 129, 40)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_checkpointed_backward_matches_cpu(emu, shape, dtype, bandwidth):
+    # The checkpointed pair keeps R on tile borders only, (B, ⌈N/64⌉, M) and (B, ⌈M/64⌉, N), and the
+    # backward recomputes each tile from them: same values and gradients as the CPU kernels.
+    batch, n, m, d = shape
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged=batch > 2, seed=n + m + d)
+    grad = torch.linspace(0.5, 1.5, batch, dtype=dtype)
+    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.3, bandwidth, xl, yl)
+    assert rows.shape == (batch, -(-n // TILE), m) and cols.shape == (batch, -(-m // TILE), n)
+    want_values, want_R = OPS._soft_dtw_fused_forward(x, y, 0.3, bandwidth, xl, yl, True)
+    torch.testing.assert_close(values, want_values, **tolerances(dtype))
+    got = emu.fused_backward_checkpointed(grad, x, y, rows, cols, 0.3, bandwidth, xl, yl)
+    want = OPS._soft_dtw_fused_backward(grad, x, y, want_R, 0.3, bandwidth, xl, yl)
+    for g, w in zip(got, want):
+        scale = w.abs().max().clamp_min(1.0)
+        torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
+    # The checkpoints are the table's rows 63, 127, ... and columns 63, 127, ... (where defined).
+    if xl is None and n > TILE:
+        torch.testing.assert_close(rows[:, 0, :], want_R[:, TILE - 1, :], **tolerances(dtype))
+
+
+def test_checkpointed_backward_rejects_mismatched_borders(emu):
+    x, y, _, _ = make_pair_batch(2, 100, 90, 2, torch.float64, ragged=False, seed=1)
+    _, rows, cols = emu.fused_forward_checkpointed(x, y, 1.0, None, None, None)
+    with pytest.raises(RuntimeError, match="soft_dtw: expected the checkpointed forward's borders"):
+        emu.fused_backward_checkpointed(torch.ones(2, dtype=torch.float64), x, y, cols, rows, 1.0, None, None, None)

@@ -61,6 +61,12 @@ class FromCostFunction : public torch::autograd::Function<FromCostFunction> {
   }
 };
 
+// The fused Functions' gradients for (x, y, gamma, bandwidth, x_lengths, y_lengths): ∂/∂x and
+// ∂/∂y in the inputs' dtypes, nothing for the rest.
+variable_list sequence_gradients(const variable_list& g, const at::Tensor& x, const at::Tensor& y) {
+  return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+}
+
 class FusedBackwardFunction : public torch::autograd::Function<FusedBackwardFunction> {
  public:
   static variable_list forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
@@ -93,8 +99,7 @@ class FusedFunction : public torch::autograd::Function<FusedFunction> {
     const at::Tensor& y = saved[1];
     variable_list g = FusedBackwardFunction::apply(grads[0], x, y, saved[2], saved_gamma(ctx), saved_bandwidth(ctx),
                                                    as_optional(saved[3]), as_optional(saved[4]));
-    return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor()};
+    return sequence_gradients(g, x, y);
   }
 };
 
@@ -134,8 +139,7 @@ class FusedCheckpointedFunction : public torch::autograd::Function<FusedCheckpoi
     variable_list g = FusedCheckpointedBackwardFunction::apply(grads[0], x, y, saved[2], saved[3], saved_gamma(ctx),
                                                                saved_bandwidth(ctx), as_optional(saved[4]),
                                                                as_optional(saved[5]));
-    return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor()};
+    return sequence_gradients(g, x, y);
   }
 };
 

@@ -1,6 +1,7 @@
 // CUDA kernels of the SoftDTW ops: the tiled wavefront kernels of softdtw_tiles.cuh, launched on
-// the current stream of the inputs' device. Validation and error messages are the CPU ops'
-// (softdtw_common.h); the work itself is softdtw_tiles_ops.h, shared with the CPU emulation tests.
+// the current stream of the inputs' device. The ops' bodies (validation and error messages as on
+// CPU, allocation, launch sequences) are softdtw_tiles_ops.h, shared with the CPU emulation tests;
+// this file adds the device guard, the stream and the launch checks.
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -9,7 +10,6 @@
 
 #include <climits>
 
-#include "../softdtw_common.h"
 #include "softdtw_tiles_ops.h"
 
 namespace softdtw_torch {
@@ -33,76 +33,75 @@ struct CudaLaunch {
   }
 };
 
-CudaLaunch current_stream_launch() { return {at::cuda::getCurrentCUDAStream()}; }
+// An op body run under a guard for `device`, launching on that device's current stream.
+template <typename Body>
+auto on_device(const at::Device& device, Body body) {
+  const c10::cuda::CUDAGuard guard(device);
+  return body(CudaLaunch{at::cuda::getCurrentCUDAStream()});
+}
+
+using OptTensor = std::optional<at::Tensor>;
 
 std::tuple<at::Tensor, at::Tensor> from_cost_forward_cuda(const at::Tensor& D, double gamma,
-                                                          std::optional<int64_t> bandwidth,
-                                                          const std::optional<at::Tensor>& x_lengths,
-                                                          const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const c10::cuda::CUDAGuard guard(D.device());
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
-  const tiles::TiledForward f = tiles::run_forward(current_stream_launch(), in, /*fused=*/false, keep_table);
-  return finish_forward(kFromCostOp, f.out, D.scalar_type(), kInvalidCostMessage);
+                                                          std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                                                          const OptTensor& y_lengths, bool keep_table) {
+  return on_device(D.device(), [&](const CudaLaunch& launch) {
+    return tiles::from_cost_forward_op(launch, D, gamma, bandwidth, x_lengths, y_lengths, keep_table);
+  });
 }
 
 at::Tensor from_cost_backward_cuda(const at::Tensor& grad, const at::Tensor& R, double gamma,
-                                   std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                                   const std::optional<at::Tensor>& y_lengths) {
-  const c10::cuda::CUDAGuard guard(R.device());
-  const BackwardInputs in = prepare_from_cost_backward(grad, R, gamma, bandwidth, x_lengths, y_lengths);
-  return tiles::run_from_cost_backward(current_stream_launch(), in);
+                                   std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                                   const OptTensor& y_lengths) {
+  return on_device(R.device(), [&](const CudaLaunch& launch) {
+    return tiles::from_cost_backward_op(launch, grad, R, gamma, bandwidth, x_lengths, y_lengths);
+  });
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_forward_cuda(const at::Tensor& x, const at::Tensor& y, double gamma,
-                                                      std::optional<int64_t> bandwidth,
-                                                      const std::optional<at::Tensor>& x_lengths,
-                                                      const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const c10::cuda::CUDAGuard guard(x.device());
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
-  const tiles::TiledForward f = tiles::run_forward(current_stream_launch(), in, /*fused=*/true, keep_table);
-  return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+                                                      std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                                                      const OptTensor& y_lengths, bool keep_table) {
+  return on_device(x.device(), [&](const CudaLaunch& launch) {
+    return tiles::fused_forward_op(launch, x, y, gamma, bandwidth, x_lengths, y_lengths, keep_table);
+  });
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cuda(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                        const at::Tensor& R, double gamma,
-                                                       std::optional<int64_t> bandwidth,
-                                                       const std::optional<at::Tensor>& x_lengths,
-                                                       const std::optional<at::Tensor>& y_lengths) {
-  const c10::cuda::CUDAGuard guard(R.device());
-  const BackwardInputs in = prepare_fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
-  return tiles::run_fused_backward(current_stream_launch(), in);
+                                                       std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                                                       const OptTensor& y_lengths) {
+  return on_device(R.device(), [&](const CudaLaunch& launch) {
+    return tiles::fused_backward_op(launch, grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+  });
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_cuda(
     const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  const c10::cuda::CUDAGuard guard(x.device());
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
-  const tiles::TiledForward f =
-      tiles::run_forward(current_stream_launch(), in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
-  auto [values, no_table] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
-  return {values, f.top_rows, f.left_cols};
+    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  return on_device(x.device(), [&](const CudaLaunch& launch) {
+    return tiles::fused_forward_checkpointed_op(launch, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  });
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_cuda(
     const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& row_borders,
-    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  const c10::cuda::CUDAGuard guard(x.device());
-  const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, x_lengths, y_lengths);
-  const tiles::TiledForward checkpoints = tiles::checkpoints_of(in, row_borders, column_borders);
-  return tiles::run_fused_backward(current_stream_launch(), in, &checkpoints);
+    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_lengths) {
+  return on_device(x.device(), [&](const CudaLaunch& launch) {
+    return tiles::fused_backward_checkpointed_op(launch, grad, x, y, row_borders, column_borders, gamma, bandwidth,
+                                                 x_lengths, y_lengths);
+  });
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
-  m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_cuda);
-  m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_cuda);
   m.impl("_soft_dtw_from_cost_forward", &from_cost_forward_cuda);
   m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_cuda);
   m.impl("_soft_dtw_fused_forward", &fused_forward_cuda);
   m.impl("_soft_dtw_fused_backward", &fused_backward_cuda);
+  m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_cuda);
+  m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_cuda);
 }
 
 }  // namespace softdtw_torch

@@ -148,5 +148,63 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
   return {(acc_x * scale).to(in.x.scalar_type()), (acc_y * scale).to(in.y.scalar_type())};
 }
 
+// The ops' bodies, from the raw arguments to the results (validation and errors as on CPU); the
+// CUDA ops add the device guard and the stream, the emulation tests call them as they are.
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, const at::Tensor& D, double gamma,
+                                                        std::optional<int64_t> bandwidth,
+                                                        const std::optional<at::Tensor>& x_lengths,
+                                                        const std::optional<at::Tensor>& y_lengths, bool keep_table) {
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward f = run_forward(launch, in, /*fused=*/false, keep_table);
+  return finish_forward(kFromCostOp, f.out, D.scalar_type(), kInvalidCostMessage);
+}
+
+template <typename Launch>
+at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& R, double gamma,
+                                 std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                                 const std::optional<at::Tensor>& y_lengths) {
+  return run_from_cost_backward(launch, prepare_from_cost_backward(grad, R, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
+                                                    double gamma, std::optional<int64_t> bandwidth,
+                                                    const std::optional<at::Tensor>& x_lengths,
+                                                    const std::optional<at::Tensor>& y_lengths, bool keep_table) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward f = run_forward(launch, in, /*fused=*/true, keep_table);
+  return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
+                                                     const at::Tensor& y, const at::Tensor& R, double gamma,
+                                                     std::optional<int64_t> bandwidth,
+                                                     const std::optional<at::Tensor>& x_lengths,
+                                                     const std::optional<at::Tensor>& y_lengths) {
+  return run_fused_backward(launch, prepare_fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_op(
+    const Launch& launch, const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
+  auto [values, no_table] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+  return {values, f.top_rows, f.left_cols};
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(
+    const Launch& launch, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+    const at::Tensor& row_borders, const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward checkpoints = checkpoints_of(in, row_borders, column_borders);
+  return run_fused_backward(launch, in, &checkpoints);
+}
+
 }  // namespace tiles
 }  // namespace softdtw_torch

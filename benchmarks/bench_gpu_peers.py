@@ -180,6 +180,9 @@ _NUMBA_ALLOC = ("torch allocator peak: its R/E tables are torch tensors handed t
 IMPLS = {
     "ours-fused": ImplInfo("softdtw_torch fused", "fused",
                            "costs computed in the kernel, no (B,N,M) tensor", _TORCH_ALLOC),
+    "ours-fused-checkpoint": ImplInfo("softdtw_torch fused, checkpoint", "fused",
+                                      "checkpoint=True: no (B,N,M) table kept, R on tile borders, each tile "
+                                      "recomputed in the backward", _TORCH_ALLOC),
     "ours-unfused": ImplInfo("softdtw_torch unfused", "unfused",
                              "cost tensor by batched matmul (pairwise_cost), then soft_dtw_from_cost", _TORCH_ALLOC),
     "bgu-unfused": ImplInfo(
@@ -200,7 +203,7 @@ IMPLS = {
         "SoftDTW(use_cuda=True): cost by a broadcast (B,N,M,d) difference tensor; numba.cuda, one block per "
         "pair, one thread per row (max(N,M) <= 1024)", _NUMBA_ALLOC),
 }
-OURS = ("ours-fused", "ours-unfused")
+OURS = ("ours-fused", "ours-fused-checkpoint", "ours-unfused")
 PEER_SOURCES = ("sdtw-cuda-torch", "pytorch-softdtw-cuda", "pysdtw")  # their names in VERSIONS.txt
 PEERS = tuple(k for k in IMPLS if k not in OURS)
 
@@ -243,8 +246,9 @@ def load_impl(key: str, device: str, gamma: float, peers_dir: str) -> Impl:
     if key in OURS:
         import softdtw_torch
 
-        fused = key == "ours-fused"
-        return Impl(lambda x, y: softdtw_torch.soft_dtw(x, y, gamma=gamma, fused=fused),
+        options = {"ours-fused": dict(fused=True), "ours-fused-checkpoint": dict(checkpoint=True),
+                   "ours-unfused": dict(fused=False)}[key]
+        return Impl(lambda x, y: softdtw_torch.soft_dtw(x, y, gamma=gamma, **options),
                     f"{softdtw_torch.__version__} (git {git_revision()})")
     if key in ("bgu-unfused", "bgu-fused"):
         path = _peer_path(peers_dir, "sdtw-cuda-torch")

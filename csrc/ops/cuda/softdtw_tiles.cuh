@@ -121,6 +121,19 @@ SDTW_HOST_DEVICE Tile tile_of_block(const Geometry& g, int64_t diagonal, int64_t
 // Steps of a wavefront sweep: rows plus the lag of the last lane holding a column of the pair.
 SDTW_HOST_DEVICE int sweep_steps(const Tile& t) { return t.rows + (t.cols - 1) / kColsPerLane; }
 
+// Whether any cell of the tile (inside the pair) lies in the band. A tile wholly outside it has
+// R = +inf and E = 0 everywhere, whatever its borders: its block skips the sweeps (most tiles of
+// a narrow band on long series). Every thread computes the same answer, no barrier needed.
+SDTW_HOST_DEVICE bool tile_touches_band(const Geometry& g, const Tile& t) {
+  if (g.radius < 0) return true;
+  for (int i = 0; i < t.rows; ++i) {
+    int64_t lo, hi;
+    band_columns(t.r0 + i, t.n, t.m, g.radius, &lo, &hi);
+    if (lo <= t.c0 + t.cols - 1 && hi >= t.c0) return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cost staging: fill cost[i * kTileStride + j] for the tile's cells, +inf outside the pair or the
 // band; return true when this thread saw an invalid input value (NaN/−inf cost; non-finite x, y).
@@ -209,6 +222,14 @@ struct SquaredEuclideanCosts {
     return bad;
   }
 };
+
+// Every cell of a tile (row stride kTileStride) set to `value`.
+template <typename T>
+__device__ void fill_tile(T* tile, T value) {
+  for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+    tile[(idx / kTileCols) * kTileStride + idx % kTileCols] = value;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Forward.
@@ -346,10 +367,17 @@ __global__ void __launch_bounds__(kThreads) forward_tile_kernel(ForwardArgs<T> a
   const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
   if (t.rows <= 0 || t.cols <= 0) return;  // the tile lies past this pair's end (block-uniform)
   const ForwardSmem<T> s = ForwardSmem<T>::carve();
-  const bool bad = costs.stage(a.g, t, s.tile, s.scratch);
-  stage_borders(a.g, t, BorderBuffers<T>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.top, s.left, 1);
+  // Outside the band: R = +inf (its inputs are checked by the in-band tiles of its rows/columns).
+  const bool in_band = tile_touches_band(a.g, t);
+  bool bad = false;
+  if (in_band) {
+    bad = costs.stage(a.g, t, s.tile, s.scratch);
+    stage_borders(a.g, t, BorderBuffers<T>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.top, s.left, 1);
+  } else {
+    fill_tile(s.tile, positive_infinity<T>());
+  }
   if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
-  if (threadIdx.x < kWarpSize) forward_sweep(a.gamma, a.inv_gamma, t, s.tile, s.top, s.left, 1);
+  if (in_band && threadIdx.x < kWarpSize) forward_sweep(a.gamma, a.inv_gamma, t, s.tile, s.top, s.left, 1);
   __syncthreads();
   forward_epilogue(a, t, s);
 }
@@ -542,6 +570,7 @@ __device__ void backward_store_messages(const BackwardArgs<T>& a, const Tile& t,
 template <typename T>
 struct WriteCostGradient {
   T* grad_D;  // (B, N, M)
+  static constexpr bool kWritesZeros = true;  // ∂D is uninitialized memory: tiles outside the band write their 0s
   static constexpr int64_t scratch_elements() { return 0; }
   __device__ void operator()(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
     const T scale = a.grad[t.b];
@@ -562,6 +591,7 @@ struct AccumulateSequenceGradients {
   int64_t d;
   double* acc_x;  // (B, N, d)
   double* acc_y;  // (B, M, d)
+  static constexpr bool kWritesZeros = false;  // adding 0 changes nothing: tiles outside the band skip it
   static constexpr int64_t scratch_elements() { return int64_t(kTileRows + kTileCols) * (kChunkDims<T> + 1); }
 
   __device__ void operator()(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
@@ -598,13 +628,21 @@ __global__ void __launch_bounds__(kThreads)
   const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
   if (t.rows <= 0 || t.cols <= 0) return;  // block-uniform
   const BackwardSmem<T> s = BackwardSmem<T>::carve();
-  r_source.stage(a, t, s);
-  stage_incoming_messages(a, t, s);
+  // Outside the band E = 0, and so are the messages the tile sends (its R is +inf).
+  const bool in_band = tile_touches_band(a.g, t);
+  if (in_band) {
+    r_source.stage(a, t, s);
+    stage_incoming_messages(a, t, s);
+  } else {
+    fill_tile(&s.at(0, 0), T(0));
+    for (int k = threadIdx.x; k < 2 * kTileCols; k += kThreads) s.first_row[k] = T(0);
+    for (int k = threadIdx.x; k < 2 * kTileRows; k += kThreads) s.first_col[k] = T(0);
+  }
   __syncthreads();
-  if (threadIdx.x < kWarpSize) backward_sweep(a, t, s);
+  if (in_band && threadIdx.x < kWarpSize) backward_sweep(a, t, s);
   __syncthreads();
   backward_store_messages(a, t, s);
-  epilogue(a, t, s);
+  if (in_band || Epilogue::kWritesZeros) epilogue(a, t, s);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -118,6 +118,14 @@ void softdtw_values_and_gradients(const References& r) {
   check_close("grad x vs reference DP autograd", x.grad(), r["reference_grad_x"], 1e-9, 1e-10);
   check_close("grad y vs reference DP autograd", y.grad(), r["reference_grad_y"], 1e-9, 1e-10);
 
+  // checkpoint=true (the memory-lean backward) through the C++ API: same values and gradients.
+  x = leaf(r["x"]), y = leaf(r["y"]);
+  values = softdtw_torch::soft_dtw_fused(x, y, 0.7, std::nullopt, std::nullopt, std::nullopt, /*checkpoint=*/true);
+  values.sum().backward();
+  check_close("checkpointed values vs Python", values, r["fused"]);
+  check_close("checkpointed grad x vs Python", x.grad(), r["fused_grad_x"]);
+  check_close("checkpointed grad y vs Python", y.grad(), r["fused_grad_y"]);
+
   x = leaf(r["x"]), y = leaf(r["y"]);
   values = softdtw_torch::soft_dtw(x, y, 0.7, /*bandwidth=*/2, /*normalize=*/true);
   values.sum().backward();
@@ -306,6 +314,13 @@ void cuda(const References& r) {
   check_close("CUDA divergence vs CPU", values_gpu.cpu(), values, 1e-12);
   check_close("CUDA grad x vs CPU", x_gpu.grad().cpu(), x.grad(), 1e-10, 1e-12);
   check_close("CUDA grad y vs CPU", y_gpu.grad().cpu(), y.grad(), 1e-10, 1e-12);
+  // The checkpointed backward (tiles recomputed from R on their borders) on the GPU.
+  torch::Tensor xc_gpu = leaf(r["x"].to(gpu)), yc_gpu = leaf(r["y"].to(gpu));
+  torch::Tensor checkpointed = softdtw_torch::soft_dtw(xc_gpu, yc_gpu, 0.7, 2, true, std::nullopt, std::nullopt,
+                                                       std::nullopt, "sqeuclidean", /*checkpoint=*/true);
+  checkpointed.sum().backward();
+  check_close("CUDA checkpointed divergence vs CPU", checkpointed.cpu(), values, 1e-12);
+  check_close("CUDA checkpointed grad x vs CPU", xc_gpu.grad().cpu(), x.grad(), 1e-10, 1e-12);
   softdtw_torch::RocketKernels k = rocket_kernels(r), k_gpu;
   k_gpu = {k.weights.to(gpu), k.lengths.to(gpu), k.biases.to(gpu), k.dilations.to(gpu),
            k.paddings.to(gpu), k.num_channel_indices.to(gpu), k.channel_indices.to(gpu)};

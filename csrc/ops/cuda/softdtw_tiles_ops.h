@@ -4,7 +4,8 @@
 // (tests/cuda_emu/softdtw_emu_ext.cpp) run the same code.
 //
 // Memory beyond the outputs: the rolling border buffers, O(B·(N+M)); the fused backward adds its
-// float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D.
+// float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D; a
+// checkpointed forward keeps B·N·M/32 border values of R instead of the table.
 #pragma once
 
 #include <ATen/ATen.h>

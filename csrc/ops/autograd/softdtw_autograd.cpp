@@ -1,6 +1,7 @@
 // Autograd for the SoftDTW ops, in C++ so it also works in TorchScript and LibTorch programs.
 // Each public op's Autograd kernel runs the forward op below autograd (through the dispatcher,
-// so CPU, CUDA and fake kernels are all reached), saves the DP table and, in backward, calls the
+// so CPU, CUDA and fake kernels are all reached), saves the DP table (with checkpoint=True only
+// the tile borders of R) and, in backward, calls the
 // backward op. When no input needs a gradient, no table is kept. The backward ops are themselves
 // wrapped so that differentiating them a second time fails with a clear message.
 #include <torch/autograd.h>
@@ -61,20 +62,21 @@ class FromCostFunction : public torch::autograd::Function<FromCostFunction> {
   }
 };
 
-// The fused Functions' gradients for (x, y, gamma, bandwidth, x_lengths, y_lengths): ∂/∂x and
-// ∂/∂y in the inputs' dtypes, nothing for the rest.
-variable_list sequence_gradients(const variable_list& g, const at::Tensor& x, const at::Tensor& y) {
-  return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-}
-
+// The fused backward, from what its forward kept: the DP table R (no column_borders) or,
+// with checkpoint=True, the forward's tile borders of R (row_borders, column_borders; empty
+// tensors on devices that recompute everything).
 class FusedBackwardFunction : public torch::autograd::Function<FusedBackwardFunction> {
  public:
   static variable_list forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                               const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
-                               const OptTensor& x_lengths, const OptTensor& y_lengths) {
+                               const at::Tensor& R_or_row_borders, const OptTensor& column_borders, double gamma,
+                               std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                               const OptTensor& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    auto [grad_x, grad_y] = dispatch::fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths,
-                                                     y_lengths);
+    auto [grad_x, grad_y] =
+        column_borders.has_value()
+            ? dispatch::fused_backward_checkpointed(grad, x, y, R_or_row_borders, *column_borders, gamma, bandwidth,
+                                                    x_lengths, y_lengths)
+            : dispatch::fused_backward(grad, x, y, R_or_row_borders, gamma, bandwidth, x_lengths, y_lengths);
     return {grad_x, grad_y};
   }
   static variable_list backward(AutogradContext*, variable_list) { fail_double_backward(kFusedOp); }
@@ -84,11 +86,17 @@ class FusedFunction : public torch::autograd::Function<FusedFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
                             std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                            const OptTensor& y_lengths) {
+                            const OptTensor& y_lengths, bool checkpoint) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    auto [values, R] = dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths,
-                                               /*keep_table=*/true);
-    ctx->save_for_backward({x, y, R, or_undefined(x_lengths), or_undefined(y_lengths)});
+    at::Tensor values, R_or_row_borders, column_borders;
+    if (checkpoint) {
+      std::tie(values, R_or_row_borders, column_borders) =
+          dispatch::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    } else {
+      std::tie(values, R_or_row_borders) =
+          dispatch::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+    }
+    ctx->save_for_backward({x, y, R_or_row_borders, column_borders, or_undefined(x_lengths), or_undefined(y_lengths)});
     save_options(ctx, gamma, bandwidth);
     return values;
   }
@@ -97,49 +105,11 @@ class FusedFunction : public torch::autograd::Function<FusedFunction> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& x = saved[0];
     const at::Tensor& y = saved[1];
-    variable_list g = FusedBackwardFunction::apply(grads[0], x, y, saved[2], saved_gamma(ctx), saved_bandwidth(ctx),
-                                                   as_optional(saved[3]), as_optional(saved[4]));
-    return sequence_gradients(g, x, y);
-  }
-};
-
-// checkpoint=True: the forward keeps only tile borders of R (CUDA) or nothing (other devices);
-// the backward op recomputes the rest.
-class FusedCheckpointedBackwardFunction : public torch::autograd::Function<FusedCheckpointedBackwardFunction> {
- public:
-  static variable_list forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                               const at::Tensor& row_borders, const at::Tensor& column_borders, double gamma,
-                               std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                               const OptTensor& y_lengths) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    auto [grad_x, grad_y] = dispatch::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, gamma,
-                                                                  bandwidth, x_lengths, y_lengths);
-    return {grad_x, grad_y};
-  }
-  static variable_list backward(AutogradContext*, variable_list) { fail_double_backward(kFusedOp); }
-};
-
-class FusedCheckpointedFunction : public torch::autograd::Function<FusedCheckpointedFunction> {
- public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
-                            std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                            const OptTensor& y_lengths) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    auto [values, row_borders, column_borders] =
-        dispatch::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths);
-    ctx->save_for_backward({x, y, row_borders, column_borders, or_undefined(x_lengths), or_undefined(y_lengths)});
-    save_options(ctx, gamma, bandwidth);
-    return values;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& x = saved[0];
-    const at::Tensor& y = saved[1];
-    variable_list g = FusedCheckpointedBackwardFunction::apply(grads[0], x, y, saved[2], saved[3], saved_gamma(ctx),
-                                                               saved_bandwidth(ctx), as_optional(saved[4]),
-                                                               as_optional(saved[5]));
-    return sequence_gradients(g, x, y);
+    variable_list g = FusedBackwardFunction::apply(grads[0], x, y, saved[2], as_optional(saved[3]), saved_gamma(ctx),
+                                                   saved_bandwidth(ctx), as_optional(saved[4]),
+                                                   as_optional(saved[5]));
+    return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor()};
   }
 };
 
@@ -159,8 +129,7 @@ at::Tensor soft_dtw_fused_autograd(const at::Tensor& x, const at::Tensor& y, dou
     at::AutoDispatchBelowADInplaceOrView guard;
     return dispatch::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
   }
-  if (checkpoint) return FusedCheckpointedFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
-  return FusedFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  return FusedFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
 }
 
 at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor& R, double gamma,
@@ -173,8 +142,8 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& gra
                                                            const at::Tensor& y, const at::Tensor& R, double gamma,
                                                            std::optional<int64_t> bandwidth,
                                                            const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  variable_list g = FusedBackwardFunction::apply(grad, x, y, R, gamma, bandwidth, x_lengths,
-                                                 y_lengths);
+  variable_list g = FusedBackwardFunction::apply(grad, x, y, R, /*column_borders=*/std::nullopt, gamma, bandwidth,
+                                                 x_lengths, y_lengths);
   return {g[0], g[1]};
 }
 

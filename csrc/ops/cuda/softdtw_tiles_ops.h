@@ -43,8 +43,9 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
                          bool checkpoint = false) {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& like = fused ? in.x : in.D;
+  const bool table = keep_table && !checkpoint;  // a checkpointed forward keeps borders instead
   TiledForward f;
-  f.out = new_forward_outputs(p, like.options(), keep_table && !checkpoint);
+  f.out = new_forward_outputs(p, like.options(), table);
   const Geometry g = geometry_of(p);
   const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
   const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
@@ -56,7 +57,7 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
     const ForwardArgs<scalar_t> a{g,
                                   gamma,
                                   scalar_t(1) / gamma,
-                                  keep_table && !checkpoint ? f.out.R.data_ptr<scalar_t>() : nullptr,
+                                  table ? f.out.R.data_ptr<scalar_t>() : nullptr,
                                   f.top_rows.data_ptr<scalar_t>(),
                                   f.left_cols.data_ptr<scalar_t>(),
                                   top_slots,

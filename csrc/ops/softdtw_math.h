@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define SDTW_HOST_DEVICE __host__ __device__ __forceinline__
@@ -199,17 +200,57 @@ SDTW_HOST_DEVICE bool is_reachable(T r) {
   return r < positive_infinity<T>();
 }
 
+// The three predecessor values in order, branch-free (min/max, so that it vectorizes).
+template <typename T>
+struct Sorted3 {
+  T lo, mid, hi;
+};
+
+template <typename T>
+SDTW_HOST_DEVICE Sorted3<T> sort3(T a, T b, T c) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) {
+    // fminf/fmaxf are one instruction each on the GPU (min_/max_: a comparison and a select);
+    // they differ only for NaN, which R never holds (NaN costs are rejected).
+    const float ab_lo = fminf(a, b), ab_hi = fmaxf(a, b);
+    return {fminf(ab_lo, c), fmaxf(ab_lo, fminf(ab_hi, c)), fmaxf(ab_hi, c)};
+  }
+#endif
+  return {min_(min_(a, b), c), max_(min_(a, b), min_(max_(a, b), c)), max_(max_(a, b), c)};
+}
+
+// The special functions of the cell math, as the cell math needs them:
+//   term(Δ) = exp(Δ/γ) for Δ = lo − v <= 0 (0 for Δ = −inf), gamma_log1p(s) = γ·log1p(s) for
+//   s in [0, 2], reciprocal(s) = 1/s for s in [1, 3].
+// This one uses the precise natural-base functions (the CPU kernels' vectorizable exp_/log1p_,
+// CUDA's exp/log1p): the CPU kernels and the CUDA float64 kernels. The CUDA float32 kernels use
+// base-2 special-function-unit versions (cuda/softdtw_tiles.cuh, Base2CellFunctions).
+template <typename T>
+struct NaturalCellFunctions {
+  T gamma, inv_gamma;
+  static NaturalCellFunctions for_gamma(double gamma) {
+    const T g = static_cast<T>(gamma);
+    return {g, T(1) / g};
+  }
+  SDTW_HOST_DEVICE T term(T delta) const { return exp_(delta * inv_gamma); }
+  SDTW_HOST_DEVICE T gamma_log1p(T s) const { return gamma * log1p_(s); }
+  SDTW_HOST_DEVICE T reciprocal(T s) const { return T(1) / s; }
+};
+
 // softmin_γ(a, b, c) = lo − γ·log Σ exp(−(v − lo)/γ), lo = min(a, b, c). The minimum contributes
 // exactly exp(0) = 1, so two exp and one log1p suffice; log1p keeps full precision when the
 // other terms are tiny (small γ). Branch-free (min/max and selects) so that it vectorizes.
+template <typename T, typename Functions>
+SDTW_HOST_DEVICE T softmin3(T a, T b, T c, const Functions& f) {
+  const Sorted3<T> v = sort3(a, b, c);
+  const T rest = f.term(v.lo - v.mid) + f.term(v.lo - v.hi);
+  const T value = v.lo - f.gamma_log1p(rest);
+  return is_reachable(v.lo) ? value : positive_infinity<T>();  // all +inf: unreachable, never inf − inf
+}
+
 template <typename T>
 SDTW_HOST_DEVICE T softmin3(T a, T b, T c, T gamma, T inv_gamma) {
-  const T lo = min_(min_(a, b), c);
-  const T hi = max_(max_(a, b), c);
-  const T mid = max_(min_(a, b), min_(max_(a, b), c));
-  const T rest = exp_((lo - mid) * inv_gamma) + exp_((lo - hi) * inv_gamma);
-  const T value = lo - gamma * log1p_(rest);
-  return is_reachable(lo) ? value : positive_infinity<T>();  // all +inf: unreachable, never inf − inf
+  return softmin3(a, b, c, NaturalCellFunctions<T>{gamma, inv_gamma});
 }
 
 // Normalized soft-argmin weights of one cell over its three predecessors (form (c) of the
@@ -223,21 +264,25 @@ struct PredecessorWeights {
   T left;  // towards (i, j−1)
 };
 
-template <typename T>
-SDTW_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
+template <typename T, typename Functions>
+SDTW_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, const Functions& f) {
   // Two exp per cell, as in softmin3: the minimum's term is exp(0) = 1 exactly, and a value tied
   // with mid (or lo) has the same term, so picking by value gives the bits of three exp calls.
-  const T lo = min_(min_(r_diag, r_up), r_left);
-  const T hi = max_(max_(r_diag, r_up), r_left);
-  const T mid = max_(min_(r_diag, r_up), min_(max_(r_diag, r_up), r_left));
-  const T e_mid = exp_((lo - mid) * inv_gamma);  // 0 for +inf
-  const T e_hi = exp_((lo - hi) * inv_gamma);
-  const T e_diag = r_diag == lo ? T(1) : (r_diag == mid ? e_mid : e_hi);
-  const T e_up = r_up == lo ? T(1) : (r_up == mid ? e_mid : e_hi);
-  const T e_left = r_left == lo ? T(1) : (r_left == mid ? e_mid : e_hi);
-  const T norm = T(1) / (e_diag + e_up + e_left);
-  const bool reachable = is_reachable(lo);
+  const Sorted3<T> v = sort3(r_diag, r_up, r_left);
+  const T e_mid = f.term(v.lo - v.mid);  // 0 for +inf
+  const T e_hi = f.term(v.lo - v.hi);
+  const T e_diag = r_diag == v.lo ? T(1) : (r_diag == v.mid ? e_mid : e_hi);
+  const T e_up = r_up == v.lo ? T(1) : (r_up == v.mid ? e_mid : e_hi);
+  const T e_left = r_left == v.lo ? T(1) : (r_left == v.mid ? e_mid : e_hi);
+  const T norm = f.reciprocal(e_diag + e_up + e_left);
+  const bool reachable = is_reachable(v.lo);
   return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
+}
+
+template <typename T>
+SDTW_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
+  // The weights use term() and reciprocal() only: gamma itself is not needed.
+  return predecessor_weights(r_diag, r_up, r_left, NaturalCellFunctions<T>{T(0), inv_gamma});
 }
 
 // Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by

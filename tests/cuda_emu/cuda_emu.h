@@ -35,7 +35,8 @@
 //     a warp-mate writes never ends (reported after CUDA_EMU_TIMEOUT_S as a stuck lane).
 //   - Masks other than 0xffffffff (an error), static __shared__ (the including code maps it),
 //     streams, events, timing, occupancy, register/shared-memory limits, floating-point details of
-//     the fast intrinsics (__expf etc. are the accurate host functions).
+//     the fast intrinsics (__expf etc. are the accurate host functions; emu::worst_case_* below
+//     give code a documented worst-case error instead, where it asks for them).
 //
 // API besides the CUDA built-ins: emu::launch(grid, block, dynamic_smem_bytes, kernel, args...),
 // emu::dynamic_shared_memory(), emu::dynamic_shared_memory_size(), emu::launches(),
@@ -965,6 +966,43 @@ inline std::size_t dynamic_shared_memory_size() {
 // Launches since the program started or since the last reset_launch_count().
 inline std::size_t launches() { return static_cast<std::size_t>(detail::g_launch_count.load()); }
 inline void reset_launch_count() { detail::g_launch_count.store(0); }
+
+// Device math at the worst-case error CUDA documents for it (CUDA C++ Programming Guide,
+// Mathematical Functions appendix), for code whose accuracy rests on those bounds: the accurate
+// result moved by the whole bound, up or down as a hash of the argument's bits decides (so the
+// same argument always errs the same way, as a hardware approximation does). Results that are
+// exact by definition (0 for −inf, +inf, NaN) stay so.
+namespace detail {
+inline bool errs_upwards(float x) {
+  uint32_t h = std::bit_cast<uint32_t>(x);
+  h ^= h >> 16;
+  h *= 0x7feb352dU;
+  h ^= h >> 15;
+  h *= 0x846ca68bU;
+  h ^= h >> 16;
+  return (h & 1U) != 0;
+}
+inline float move_ulps(float v, int ulps, bool up) {
+  for (int k = 0; k < ulps; ++k) v = std::nextafter(v, up ? INFINITY : -INFINITY);
+  return v;
+}
+}  // namespace detail
+
+// exp2f: at most 2 ulp.
+inline float worst_case_exp2f(float x) {
+  const float v = std::exp2(x);
+  if (!std::isfinite(v) || v == 0.0f) return v;
+  return detail::move_ulps(v, 2, detail::errs_upwards(x));
+}
+
+// __log2f: at most 2^-22 absolute for x in [0.5, 2], 2 ulp elsewhere.
+inline float worst_case_log2f_intrinsic(float x) {
+  const float v = std::log2(x);
+  if (!std::isfinite(v)) return v;
+  const bool up = detail::errs_upwards(x);
+  if (x >= 0.5f && x <= 2.0f) return static_cast<float>(static_cast<double>(v) + (up ? 0x1p-22 : -0x1p-22));
+  return detail::move_ulps(v, 2, up);
+}
 
 }  // namespace emu
 

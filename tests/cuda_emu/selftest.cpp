@@ -414,6 +414,33 @@ void test_math() {
   check(d[0] == d0 && d[1] == 1.0 + 0.5 + 4.0 + y, "double math functions resolve unqualified");
 }
 
+// The worst-case intrinsics sit exactly at CUDA's documented bounds, deterministically, and keep
+// the exact special cases.
+void test_worst_case_intrinsics() {
+  bool at_bound = true, deterministic = true;
+  bool saw_up_exp = false, saw_down_exp = false, saw_up_log = false, saw_down_log = false;
+  for (int k = 0; k < 200; ++k) {
+    const float x = -30.0f + 0.173f * static_cast<float>(k);
+    const float e = emu::worst_case_exp2f(x), exact_e = std::exp2(x);
+    const float two_up = std::nextafter(std::nextafter(exact_e, INFINITY), INFINITY);
+    const float two_down = std::nextafter(std::nextafter(exact_e, -INFINITY), -INFINITY);
+    at_bound &= e == two_up || e == two_down;
+    saw_up_exp |= e == two_up;
+    saw_down_exp |= e == two_down;
+    const float s = 1.0f + 0.005f * static_cast<float>(k);  // [1, 2): absolute 2^-22
+    const double l_err = static_cast<double>(emu::worst_case_log2f_intrinsic(s)) - static_cast<double>(std::log2(s));
+    at_bound &= std::fabs(std::fabs(l_err) - 0x1p-22) < 1e-9;
+    saw_up_log |= l_err > 0;
+    saw_down_log |= l_err < 0;
+    deterministic &= emu::worst_case_exp2f(x) == e && emu::worst_case_log2f_intrinsic(s) == emu::worst_case_log2f_intrinsic(s);
+  }
+  check(at_bound && deterministic && saw_up_exp && saw_down_exp && saw_up_log && saw_down_log,
+        "worst_case_exp2f/log2f_intrinsic err by exactly the documented bound, both ways, deterministically");
+  check(emu::worst_case_exp2f(-INFINITY) == 0.0f && std::isinf(emu::worst_case_exp2f(INFINITY)) &&
+            std::isnan(emu::worst_case_log2f_intrinsic(NAN)),
+        "worst_case intrinsics keep 2^-inf = 0, 2^inf = inf, NaN");
+}
+
 // Thread 37 of block 1 throws while the others wait at a barrier: launch() rethrows, nothing hangs.
 // Lanes run in turn between primitives: reading a warp-mate's shared-memory write without
 // __syncwarp sees the garbage fill for some lanes; with __syncwarp every lane sees the write.
@@ -658,6 +685,7 @@ int main(int argc, char** argv) {
   test_concurrent_blocks();
   test_atomics();
   test_math();
+  test_worst_case_intrinsics();
   test_missing_syncwarp_is_visible();
   test_inter_warp_spin_wait();
   test_large_block_and_lambda();

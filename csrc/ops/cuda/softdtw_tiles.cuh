@@ -59,12 +59,57 @@ constexpr int kColumnSlots = 2;    // left_cols and col_msgs slots
 template <typename T>
 constexpr int kChunkDims = static_cast<int>(128 / sizeof(T));
 
+// Dynamic shared memory, and the float32 special functions of the cell math (below) with their
+// worst-case errors from the CUDA C++ Programming Guide: exp2f ≤ 2 ulp; __log2f ≤ 2^-22 absolute
+// on [0.5, 2], ≤ 2 ulp elsewhere. The emulator applies those errors too.
 #if defined(SDTW_CUDA_EMULATION)
 SDTW_HOST_DEVICE unsigned char* dynamic_smem() { return emu::dynamic_shared_memory(); }
+SDTW_HOST_DEVICE float device_exp2(float x) { return emu::worst_case_exp2f(x); }
+SDTW_HOST_DEVICE float device_fast_log2(float x) { return emu::worst_case_log2f_intrinsic(x); }
 #else
 extern __shared__ __align__(16) unsigned char sdtw_tiles_smem[];
 __device__ __forceinline__ unsigned char* dynamic_smem() { return sdtw_tiles_smem; }
+__device__ __forceinline__ float device_exp2(float x) { return exp2f(x); }
+__device__ __forceinline__ float device_fast_log2(float x) { return __log2f(x); }
 #endif
+
+// Cell math of the float32 kernels, in base 2 (design doc §7): with k = log2(e)/γ,
+//   exp(Δ/γ) = 2^(k·Δ),  γ·log1p(s) = γ·ln2 · log2(1 + s),
+// on the special-function unit: half the forward sweep's instructions of expf/log1pf (the
+// sweep loops' SASS, docs/cuda_kernels.md). Each cell's softmin is then off by at most
+// ~3e-7·γ (log2(1 + s) rounds s to float32 before its 2^-22 error), the order of float32
+// rounding of R itself. The weights' 1/Σ stays IEEE division: an approximate reciprocal errs the
+// same way for the same sum (Σ = 1 exactly on a hard alignment), and E would drift by that much
+// per cell along the path. The float64 kernels keep the CPU kernels' precise natural-base form
+// (NaturalCellFunctions).
+struct Base2CellFunctions {
+  float log2e_over_gamma;  // k = log2(e)/γ
+  float gamma_ln2;         // γ·ln 2
+  static Base2CellFunctions for_gamma(double gamma) {
+    return {static_cast<float>(1.4426950408889634 / gamma), static_cast<float>(gamma * 0.6931471805599453)};
+  }
+  __device__ __forceinline__ float term(float delta) const { return device_exp2(delta * log2e_over_gamma); }
+  __device__ __forceinline__ float gamma_log1p(float s) const {
+    // Exactly 0 for 1 + s = 1 (one reachable predecessor: the first row and column, hard
+    // alignments at small γ), where the intrinsic's error would repeat at every such cell.
+    const float one_plus_s = 1.0f + s;
+    return one_plus_s == 1.0f ? 0.0f : gamma_ln2 * device_fast_log2(one_plus_s);
+  }
+  __device__ __forceinline__ float reciprocal(float s) const { return 1.0f / s; }
+};
+
+template <typename T>
+struct CellFunctionsOf;
+template <>
+struct CellFunctionsOf<float> {
+  using type = Base2CellFunctions;
+};
+template <>
+struct CellFunctionsOf<double> {
+  using type = NaturalCellFunctions<double>;
+};
+template <typename T>
+using CellFunctions = typename CellFunctionsOf<T>::type;
 
 // Shapes of one op call (padded sizes; per-pair lengths are clamped to [1, padded]).
 struct Geometry {
@@ -237,7 +282,7 @@ __device__ void fill_tile(T* tile, T value) {
 template <typename T>
 struct ForwardArgs {
   Geometry g;
-  T gamma, inv_gamma;
+  CellFunctions<T> cell;  // the cell math at this γ
   T* table;      // (B, N, M) or nullptr (no-grad or checkpointed forward)
   T* top_rows;   // (B, top_slots, M): bottom rows of finished row blocks, in slot rb % top_slots
   T* left_cols;  // (B, left_slots, N): right columns of finished column blocks, in slot cb % left_slots
@@ -303,31 +348,29 @@ __device__ void stage_borders(const Geometry& g, const Tile& t, const BorderBuff
 // [l·kColsPerLane, (l+1)·kColsPerLane), left to right, and overwrites each cost with R.
 // tile: costs in, R out (row stride kTileStride); top_row and left_col: as staged by stage_borders.
 template <typename T>
-__device__ void forward_sweep(T gamma, T inv_gamma, const Tile& t, T* tile, const T* top_row, const T* left_col,
+__device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* tile, const T* top_row, const T* left_col,
                               int left_stride) {
   const int lane = threadIdx.x;
   const T inf = positive_infinity<T>();
   T up[kColsPerLane];  // R(i − 1, j) of the lane's columns; the top border before row 0
 #pragma unroll
   for (int c = 0; c < kColsPerLane; ++c) up[c] = top_row[1 + lane * kColsPerLane + c];
-  // lane − 1's last column at rows i and i − 1; first its top border (its "row −1")
+  // R left of the lane's first column at rows i and i − 1: lane − 1's last column, first its top
+  // border (its "row −1"); for lane 0, the tile's left border column and R(r0 − 1, c0 − 1).
   T from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1), from_left_prev = inf;
+  if (lane == 0) {
+    from_left = t.rows > 0 ? left_col[0] : inf;
+    from_left_prev = top_row[0];
+  }
   const int steps = sweep_steps(t);
   for (int step = 0; step < steps; ++step) {
     const int i = step - lane;
-    T left, diag;
-    if (lane == 0) {
-      left = (i >= 0 && i < t.rows) ? left_col[i * left_stride] : inf;
-      diag = i == 0 ? top_row[0] : (i > 0 && i <= t.rows ? left_col[(i - 1) * left_stride] : inf);
-    } else {
-      left = from_left;
-      diag = from_left_prev;
-    }
+    T left = from_left, diag = from_left_prev;
     if (i >= 0 && i < t.rows) {
       T* row = tile + i * kTileStride + lane * kColsPerLane;
 #pragma unroll
       for (int c = 0; c < kColsPerLane; ++c) {
-        const T r = row[c] + softmin3(diag, up[c], left, gamma, inv_gamma);
+        const T r = row[c] + softmin3(diag, up[c], left, cell);
         diag = up[c];
         up[c] = r;
         left = r;
@@ -337,6 +380,7 @@ __device__ void forward_sweep(T gamma, T inv_gamma, const Tile& t, T* tile, cons
     // Before row 0, up[] holds the top border: lane + 1 then gets its diagonal R(−1, c0 + j − 1).
     from_left_prev = from_left;
     from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1);
+    if (lane == 0) from_left = step + 1 < t.rows ? left_col[(step + 1) * left_stride] : inf;
   }
 }
 
@@ -377,7 +421,7 @@ __global__ void __launch_bounds__(kThreads) forward_tile_kernel(ForwardArgs<T> a
     fill_tile(s.tile, positive_infinity<T>());
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
-  if (in_band && threadIdx.x < kWarpSize) forward_sweep(a.gamma, a.inv_gamma, t, s.tile, s.top, s.left, 1);
+  if (in_band && threadIdx.x < kWarpSize) forward_sweep(a.cell, t, s.tile, s.top, s.left, 1);
   __syncthreads();
   forward_epilogue(a, t, s);
 }
@@ -388,7 +432,7 @@ __global__ void __launch_bounds__(kThreads) forward_tile_kernel(ForwardArgs<T> a
 template <typename T>
 struct BackwardArgs {
   Geometry g;
-  T gamma, inv_gamma;
+  CellFunctions<T> cell;  // the cell math at this γ
   const T* grad;   // (B,): upstream gradient of each pair's value
   T* row_msgs;     // (B, kBackwardSlots, 2, M): [0] up message, [1] diagonal message of a first row's cells
   T* col_msgs;     // (B, kColumnSlots, 2, N): [0] left message, [1] diagonal message of a first column's cells
@@ -459,7 +503,7 @@ struct RFromCheckpoints {
     costs.stage(a.g, t, &s.at(0, 0), s.scratch);  // inputs were validated by the forward
     stage_borders(a.g, t, checkpoints, &s.at(-1, -1), &s.at(0, -1), kTileStride);
     __syncthreads();
-    if (threadIdx.x < kWarpSize) forward_sweep(a.gamma, a.inv_gamma, t, &s.at(0, 0), &s.at(-1, -1), &s.at(0, -1), kTileStride);
+    if (threadIdx.x < kWarpSize) forward_sweep(a.cell, t, &s.at(0, 0), &s.at(-1, -1), &s.at(0, -1), kTileStride);
   }
 };
 
@@ -516,7 +560,7 @@ __device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const Ba
         const T r = s.at(i, j);
         if (end_here && i == end_i && j == end_j) E = T(1);
         if (!is_reachable(r)) E = T(0);
-        const PredecessorWeights<T> w = predecessor_weights(s.at(i - 1, j - 1), s.at(i - 1, j), s.at(i, j - 1), a.inv_gamma);
+        const PredecessorWeights<T> w = predecessor_weights(s.at(i - 1, j - 1), s.at(i - 1, j), s.at(i, j - 1), a.cell);
         s.at(i, j) = E;
         new_up[c] = w.up * E;
         new_diag[c] = w.diag * E;

@@ -53,10 +53,8 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
   f.left_cols = at::empty({p.batch, left_slots, p.n}, like.options());
   if (p.batch == 0) return f;
   AT_DISPATCH_FLOATING_TYPES(like.scalar_type(), "soft_dtw_tiled_forward", [&] {
-    const auto gamma = static_cast<scalar_t>(p.gamma);
     const ForwardArgs<scalar_t> a{g,
-                                  gamma,
-                                  scalar_t(1) / gamma,
+                                  CellFunctions<scalar_t>::for_gamma(p.gamma),
                                   table ? f.out.R.data_ptr<scalar_t>() : nullptr,
                                   f.top_rows.data_ptr<scalar_t>(),
                                   f.left_cols.data_ptr<scalar_t>(),
@@ -94,8 +92,7 @@ inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& r
 
 template <typename T>
 BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& row_msgs, const at::Tensor& col_msgs) {
-  const auto gamma = static_cast<T>(in.problem.gamma);
-  return {geometry_of(in.problem), gamma, T(1) / gamma, in.grad.data_ptr<T>(), row_msgs.data_ptr<T>(),
+  return {geometry_of(in.problem), CellFunctions<T>::for_gamma(in.problem.gamma), in.grad.data_ptr<T>(), row_msgs.data_ptr<T>(),
           col_msgs.data_ptr<T>()};
 }
 

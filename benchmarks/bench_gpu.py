@@ -1,7 +1,7 @@
-"""GPU timing of softdtw_torch's SoftDTW ops (forward+backward and forward only; fused, fused with
-the checkpointed backward, unfused) on the design doc's reference workloads, with CUDA events,
-warm-up and the median of repeats, peak memory beyond the inputs, and a float64 CPU correctness
-check in the same run. This script measures our kernels only; benchmarks/bench_gpu_peers.py
+"""GPU timing of softdtw_torch's SoftDTW ops (forward+backward, eager and replayed from a CUDA
+graph, and forward only; fused, fused with the checkpointed backward, unfused) on the design
+doc's reference workloads, with CUDA events, warm-up and the median of repeats, peak memory
+beyond the inputs, and a float64 CPU correctness check in the same run. This script measures our kernels only; benchmarks/bench_gpu_peers.py
 puts them side by side with BGU sdtw-cuda-torch, pysdtw and Maghoumi's soft_dtw_cuda.
 
     python benchmarks/bench_gpu.py [--markdown PATH] [--repeats 20]
@@ -33,6 +33,24 @@ def cuda_time_ms(fn, repeats):
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def graph_replay(x, y, options):
+    """forward+backward of static copies of x, y captured in a CUDA graph: its replay shows the
+    kernels' time without launch overhead, Python, autograd bookkeeping or the host read of the
+    invalid-input flag (skipped under capture), i.e. what the one-launch-per-tile-diagonal design
+    costs beyond its kernels."""
+    static_x, static_y = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):  # warm-up on a side stream, as torch.cuda.graphs asks
+        st.soft_dtw(static_x, static_y, **options).sum().backward()
+    torch.cuda.current_stream().wait_stream(stream)
+    static_x.grad = static_y.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        st.soft_dtw(static_x, static_y, **options).sum().backward()
+    return graph.replay
 
 
 def peak_memory_beyond_inputs(fn, inputs_bytes):
@@ -69,9 +87,9 @@ def main():
 
     props = torch.cuda.get_device_properties(0)
     lines = [f"Device: {props.name}, torch {torch.__version__}, CUDA {torch.version.cuda}, float32, gamma=1", "",
-             "| workload | B, N, M, d | mode | fwd+bwd ms | fwd (no grad) ms | Gcells/s fwd | peak MB fwd+bwd beyond inputs "
-             "| rel. err value | rel. err grad |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| workload | B, N, M, d | mode | fwd+bwd ms | fwd+bwd ms, CUDA graph | fwd (no grad) ms | Gcells/s fwd "
+             "| peak MB fwd+bwd beyond inputs | rel. err value | rel. err grad |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     modes = {"fused": dict(fused=True), "fused, checkpoint": dict(checkpoint=True), "unfused": dict(fused=False)}
     for name, (B, N, M, d) in WORKLOADS.items():
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -87,10 +105,14 @@ def main():
                     st.soft_dtw(x, y, **options)
 
             t_fb = cuda_time_ms(fwd_bwd, args.repeats)
+            try:
+                graph_ms = f"{cuda_time_ms(graph_replay(x, y, options), args.repeats):.3f}"
+            except RuntimeError as error:  # a capture failure is a finding: report it, time the rest
+                graph_ms = f"capture failed: {str(error).splitlines()[0][:80]}"
             t_f = cuda_time_ms(fwd, args.repeats)
             peak_mb = peak_memory_beyond_inputs(fwd_bwd, inputs_bytes=2 * (x.nbytes + y.nbytes)) / 1e6
             val_err, grad_err = check_against_cpu(x, y, options)
-            lines.append(f"| {name} | {B}, {N}, {M}, {d} | {mode} | {t_fb:.3f} | {t_f:.3f} "
+            lines.append(f"| {name} | {B}, {N}, {M}, {d} | {mode} | {t_fb:.3f} | {graph_ms} | {t_f:.3f} "
                          f"| {B * N * M / t_f / 1e6:.2f} | {peak_mb:.1f} | {val_err:.1e} | {grad_err:.1e} |")
             print(lines[-1], flush=True)
     text = "\n".join(lines)

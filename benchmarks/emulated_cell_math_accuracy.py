@@ -1,5 +1,5 @@
 """float32 accuracy of the CUDA kernels' base-2 cell math, on the CPU: the kernels run under the
-CUDA emulator with exp2f, __log2f and __fdividef at CUDA's documented worst-case errors
+CUDA emulator with exp2f and __log2f at CUDA's documented worst-case errors
 (tests/cuda_emu), next to the CPU's float32 kernels, both against float64 on the same float32
 costs. Prints values' relative error, max |ΔE|, and R's error on the |R| + γ scale
 (docs/cuda_kernels.md, "Cell math"). No GPU needed; timings mean nothing here.

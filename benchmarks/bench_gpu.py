@@ -1,8 +1,9 @@
 """GPU timing of softdtw_torch's SoftDTW ops (forward+backward, eager and replayed from a CUDA
 graph, and forward only; fused, fused with the checkpointed backward, unfused) on the design
 doc's reference workloads, with CUDA events, warm-up and the median of repeats, peak memory
-beyond the inputs, and a float64 CPU correctness check in the same run. This script measures our kernels only; benchmarks/bench_gpu_peers.py
-puts them side by side with BGU sdtw-cuda-torch, pysdtw and Maghoumi's soft_dtw_cuda.
+beyond the inputs, and a float64 CPU correctness check in the same run. This script measures our
+kernels only; benchmarks/bench_gpu_peers.py puts them side by side with BGU sdtw-cuda-torch,
+pysdtw and Maghoumi's soft_dtw_cuda.
 
     python benchmarks/bench_gpu.py [--markdown PATH] [--repeats 20]
 """

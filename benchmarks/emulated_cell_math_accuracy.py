@@ -20,15 +20,6 @@ SHAPES = [(2, 150, 140, 3), (2, 90, 80, 36), (2, 300, 290, 3)]
 GAMMAS = [1e-4, 1e-2, 1.0, 1e2, 1e3]
 
 
-def errors(forward, backward, D, gamma, want_values, want_R, want_E):
-    values, R = forward(D, gamma, None, None, None, True)
-    E = backward(torch.ones(D.shape[0], dtype=D.dtype), R, gamma, None, None, None)
-    value_error = ((values.double() - want_values) / want_values).abs().max().item()
-    E_error = (E.double() - want_E).abs().max().item()
-    R_error = ((R.double() - want_R).abs() / (want_R.abs() + gamma)).max().item()
-    return value_error, E_error, R_error
-
-
 def main():
     emu = softdtw_emu.load()
     print("| B×N×M×d | γ | values, rel. (CPU f32 / emulated CUDA f32) | max abs ΔE | max ΔR/(abs R + γ) |")
@@ -39,12 +30,7 @@ def main():
         y = torch.randn(batch, m, d, generator=g, dtype=torch.float64).float()
         D = OPS.pairwise_cost(x, y, "sqeuclidean")
         for gamma in GAMMAS:
-            want_values, want_R = OPS._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, True)
-            want_E = OPS._soft_dtw_from_cost_backward(torch.ones(batch, dtype=torch.float64), want_R, gamma,
-                                                      None, None, None)
-            reference = (want_values, want_R, want_E)
-            cpu = errors(OPS._soft_dtw_from_cost_forward, OPS._soft_dtw_from_cost_backward, D, gamma, *reference)
-            cuda = errors(emu.from_cost_forward, emu.from_cost_backward, D, gamma, *reference)
+            cpu, cuda = softdtw_emu.float32_errors(emu, D, gamma)
             cells = " | ".join(f"{a:.1e} / {b:.1e}" for a, b in zip(cpu, cuda))
             print(f"| {batch}×{n}×{m}×{d} | {gamma:g} | {cells} |")
 

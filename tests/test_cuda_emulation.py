@@ -104,16 +104,9 @@ def test_float32_cell_math_accuracy_at_worst_case_intrinsic_error(emu, gamma):
     g = torch.Generator().manual_seed(1)
     x = torch.randn(2, 150, 3, generator=g, dtype=torch.float64).float()
     y = torch.randn(2, 140, 3, generator=g, dtype=torch.float64).float()
-    D = OPS.pairwise_cost(x, y, "sqeuclidean")
-    ones = torch.ones(2)
-    want_values, want_R = OPS._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, True)
-    want_E = OPS._soft_dtw_from_cost_backward(ones.double(), want_R, gamma, None, None, None)
-    _, cpu_R = OPS._soft_dtw_from_cost_forward(D, gamma, None, None, None, True)
-    cpu_error = (OPS._soft_dtw_from_cost_backward(ones, cpu_R, gamma, None, None, None).double() - want_E).abs().max()
-    values, R = emu.from_cost_forward(D, gamma, None, None, None, True)
-    error = (emu.from_cost_backward(ones, R, gamma, None, None, None).double() - want_E).abs().max()
-    assert error <= max(1e-4, 1.5 * cpu_error.item())
-    assert ((values.double() - want_values) / want_values).abs().max() <= 1e-6
+    cpu, emulated = softdtw_emu.float32_errors(emu, OPS.pairwise_cost(x, y, "sqeuclidean"), gamma)
+    assert emulated.alignment <= max(1e-4, 1.5 * cpu.alignment)
+    assert emulated.value <= 1e-6
 
 
 def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused):

@@ -10,10 +10,10 @@ up to ``--repeats`` calls within ``--budget-s`` seconds per implementation and w
 get fewer calls; the table says how many). Input sets are rotated so that the inputs of one call
 are not in L2 from the previous one.
 
-Workloads: the design doc's W1 (32, 512, 512, 64), W2 (8, 4096, 4096, 1), W3 (1024, 128, 128, 3)
-and U (32, 512, 128, 8, unequal lengths), then BGU's own grid B in {16, 32} x N = M in
-{128, 512, 1024, 2048} x d in {1, 64} (their bench/bench_memory.py), in that order, so that a run
-cut short by ``--deadline-s`` still has the targets.
+Workloads: W1 (32, 512, 512, 64), W2 (8, 4096, 4096, 1), W3 (1024, 128, 128, 3) of
+docs/design/softdtw.md §7 and U (32, 512, 128, 8, unequal lengths), then BGU's own grid
+B in {16, 32} x N = M in {128, 512, 1024, 2048} x d in {1, 64} (their bench/bench_memory.py), in
+that order, so that a run cut short by ``--deadline-s`` still has the targets.
 
 Implementations (``--impls``):
 - softdtw_torch fused and unfused (this project);
@@ -37,7 +37,7 @@ torch's allocator during that call (cudaMemGetInfo delta minus torch's reserved 
 would show allocations numba made itself. Every peer here allocates its tables as torch tensors and
 hands them to numba through __cuda_array_interface__, so the first column sees them.
 
-Throughput: cells/s = B*N*M / time, against the design doc's floors (section 7, H100/H200):
+Throughput: cells/s = B*N*M / time, against the floors of docs/design/softdtw.md §7 (H100/H200):
 compute ceiling 0.7e12 cells/s forward+backward, chain floor 35-76 ns per anti-diagonal step over
 2 (N + M - 1) steps (forward, then backward).
 
@@ -709,7 +709,7 @@ def render(results: Dict[str, Dict[str, Result]], phases, args, header: dict,
         "- memory: peak of torch's allocator during one forward+backward beyond what was allocated before "
         "(the inputs; gradients are in the peak), and device memory taken outside torch's allocator in that "
         "call (cudaMemGetInfo delta minus torch's reserved delta; a few MiB are the driver's page rounding).",
-        f"- floors (design doc section 7, H100/H200): compute ceiling {CEILING_FWD_BWD:.1e} cells/s "
+        f"- floors (docs/design/softdtw.md §7, H100/H200): compute ceiling {CEILING_FWD_BWD:.1e} cells/s "
         f"forward+backward; chain {CHAIN_NS_PER_STEP[0]:.0f}-{CHAIN_NS_PER_STEP[1]:.0f} ns x 2(N+M-1) anti-diagonal "
         "steps. 'x floor' = time / max(compute floor, low chain floor)."
         + (" (GPU floors: meaningless for this CPU run.)" if args.device != "cuda" else ""),

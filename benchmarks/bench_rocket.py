@@ -1,9 +1,10 @@
 """ROCKET / MiniRocket transform time: softdtw-torch next to aeon, same machine, same threads.
 
 CPU: aeon's numba Rocket and MiniRocket transform vs ours on GunPoint, BasicMotions, ACSF1 (test
-splits) and a synthetic 1,000 x 1,000 collection, 10,000 kernels, the same kernels / parameters
-(features checked equal in the same run). GPU (when CUDA is available): the same synthetic
-collection in float32, timed with CUDA events, next to aeon on this machine's CPU cores.
+splits, from the datasets aeon bundles in its package) and a synthetic 1,000 x 1,000 collection,
+10,000 kernels, the same kernels / parameters (features checked equal in the same run). GPU (when
+CUDA is available): the same synthetic collection in float32, timed with CUDA events, next to aeon
+on this machine's CPU cores.
 
     python benchmarks/bench_rocket.py [--threads N] [--methods rocket,minirocket] [--synthetic-cases 1000]
         [--markdown out.md]
@@ -17,6 +18,7 @@ from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
 set_thread_env_from_argv()
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -26,7 +28,14 @@ import softdtw_torch  # noqa: E402,F401
 from softdtw_torch.datasets import load_ts  # noqa: E402
 from softdtw_torch.rocket import Rocket  # noqa: E402
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "aeon-datasets")
+
+def aeon_data_dir() -> str:
+    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``: the files its
+    own loaders read, so both sides transform the same data). aeon is needed here anyway."""
+    spec = importlib.util.find_spec("aeon")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("bench_rocket: aeon is not installed (pip install aeon): it is the reference and holds the data")
+    return os.path.join(list(spec.submodule_search_locations)[0], "datasets", "data")
 
 
 def best_of(fn, repeats):
@@ -53,8 +62,9 @@ def cuda_time(fn, repeats):
 
 
 def collections(args):
+    data = aeon_data_dir()
     for name in ("GunPoint", "BasicMotions", "ACSF1"):
-        X, _ = load_ts(os.path.join(DATA, name, f"{name}_TEST.ts"))
+        X, _ = load_ts(os.path.join(data, name, f"{name}_TEST.ts"))
         yield name, X
     rng = np.random.default_rng(0)
     yield f"synthetic {args.synthetic_cases}x{args.synthetic_length}", rng.standard_normal(

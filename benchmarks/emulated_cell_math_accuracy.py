@@ -2,7 +2,7 @@
 CUDA emulator with exp2f and __log2f at CUDA's documented worst-case errors
 (tests/cuda_emu), next to the CPU's float32 kernels, both against float64 on the same float32
 costs. Prints values' relative error, max |ΔE|, and R's error on the |R| + γ scale
-(docs/cuda_kernels.md, "Cell math"). No GPU needed; timings mean nothing here.
+(docs/design/cuda_kernels.md, "Cell math"). No GPU needed; timings mean nothing here.
 
     python benchmarks/emulated_cell_math_accuracy.py
 """

@@ -1,5 +1,5 @@
 """Instructions per iteration of the CUDA SoftDTW kernels' sweep loops, read from their SASS: a
-static count, no GPU needed (docs/cuda_kernels.md, "Cell math", quotes it).
+static count, no GPU needed (docs/design/cuda_kernels.md, "Cell math", quotes it).
 
 Compiles csrc/ops/cuda/softdtw_kernel.cu for one architecture with nvcc, disassembles it with
 cuobjdump (from the CUDA toolkit, or `pip install nvidia-cuda-cuobjdump`), and prints, for every

@@ -3,9 +3,10 @@
 Two panels of plots, written to one PNG:
 
 1. Class barycenters of a real data set (GunPoint, shipped with the package, or ArrowHead from the
-   aeon data folder): all classes are averaged in ONE call of ``softdtw_barycenter`` on a
-   (K, n, T, 1) batch. Classes have different sizes, so each group is padded to the largest one
-   and the padding members get weight 0 (they are dropped, not computed).
+   datasets aeon bundles in its package; ``--data-dir`` reads another folder): all classes are
+   averaged in ONE call of ``softdtw_barycenter`` on a (K, n, T, 1) batch. Classes have different
+   sizes, so each group is padded to the largest one and the padding members get weight 0 (they
+   are dropped, not computed).
 2. The synthetic example of Cuturi & Blondel (ICML 2017, Fig. 1 and §4): a few square "block"
    waves, each randomly shifted in time and warped (different rise and fall times). Their
    Euclidean mean smears the blocks into a staircase; the soft-DTW barycenter keeps one sharp
@@ -16,9 +17,10 @@ Run:  python examples/barycenter.py [--out DIR] [--dataset gunpoint|arrowhead] [
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import matplotlib
 
@@ -30,17 +32,28 @@ import torch  # noqa: E402
 from softdtw_torch.barycenter import softdtw_barycenter  # noqa: E402
 from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
 
-DEFAULT_DATA_DIR = "/work/shared/aeon-datasets"
+def aeon_data_dir() -> Optional[Path]:
+    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``, the files its own
+    loaders read), or None when aeon is not installed. Found without importing aeon."""
+    spec = importlib.util.find_spec("aeon")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
 
 
-def load_classes(dataset: str, data_dir: str) -> Tuple[List[str], List[np.ndarray]]:
+def load_classes(dataset: str, data_dir: Optional[Path]) -> Tuple[List[str], List[np.ndarray]]:
     """The train split as one (n_c, T, 1) array per class."""
     if dataset == "gunpoint":
         X, y = load_gunpoint("train")
     else:
+        data_dir = data_dir or aeon_data_dir()
+        if data_dir is None:
+            raise SystemExit("ArrowHead is read from the datasets aeon bundles: pip install aeon, "
+                             "or pass --data-dir (a folder of <Name>/<Name>_TRAIN.ts files), or use --dataset gunpoint")
         path = Path(data_dir) / "ArrowHead" / "ArrowHead_TRAIN.ts"
         if not path.exists():
-            raise SystemExit(f"{path} not found: pass --data-dir (the aeon .ts data folder) or --dataset gunpoint")
+            raise SystemExit(f"{path} not found: pass --data-dir (a folder of <Name>/<Name>_TRAIN.ts files) "
+                             "or --dataset gunpoint")
         X, y = load_ts(path)
     X = np.asarray(X).transpose(0, 2, 1)  # (n, channels, T) -> (n, T, channels)
     labels = sorted(set(y.tolist()))
@@ -77,7 +90,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("out"), help="folder for the PNG (default: out/)")
     parser.add_argument("--dataset", choices=["gunpoint", "arrowhead"], default="gunpoint")
-    parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help="aeon data folder (for ArrowHead)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="folder of <Name>/<Name>_TRAIN.ts files for ArrowHead (default: aeon's bundled datasets)")
     parser.add_argument("--gamma", type=float, default=1.0, help="gamma for the class barycenters")
     parser.add_argument("--gammas", type=float, nargs="+", default=[1.0, 0.1, 0.01],
                         help="gammas for the block-wave barycenters")

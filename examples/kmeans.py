@@ -11,12 +11,16 @@ accelerometer and gyroscope x/y/z, 100 time steps), is a set where time shifts m
 k-means reaches an ARI of about 0.67, Euclidean k-means about 0.07. On GunPoint or
 ItalyPowerDemand neither method finds the classes (ARI about 0): their classes are not clusters.
 
+Data: GunPoint ships with softdtw_torch; BasicMotions, ItalyPowerDemand and ArrowHead are read
+from the datasets aeon bundles inside its package (``pip install aeon``), or from ``--data-dir``.
+
 Run:  python examples/kmeans.py [--dataset basicmotions|gunpoint|italypowerdemand|PATH_TO_TRAIN.ts]
                                [--gamma 1.0] [--n-init 3] [--out DIR]
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 from pathlib import Path
 from typing import Optional, Tuple
@@ -31,21 +35,35 @@ import torch  # noqa: E402
 from softdtw_torch.barycenter import SoftDTWKMeans  # noqa: E402
 from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
 
-DEFAULT_DATA_DIR = Path("/work/shared/aeon-datasets")
 NAMED = {"basicmotions": "BasicMotions", "italypowerdemand": "ItalyPowerDemand", "arrowhead": "ArrowHead"}
 
 
-def load_split(dataset: str, data_dir: Path, split: str) -> Tuple[np.ndarray, np.ndarray]:
+def aeon_data_dir() -> Optional[Path]:
+    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``, the files its own
+    loaders read), or None when aeon is not installed. Found without importing aeon."""
+    spec = importlib.util.find_spec("aeon")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
+
+
+def load_split(dataset: str, data_dir: Optional[Path], split: str) -> Tuple[np.ndarray, np.ndarray]:
     """(n, T, channels) float64 series and their labels."""
     if dataset == "gunpoint":
         X, y = load_gunpoint(split)
     else:
         if dataset in NAMED:
+            data_dir = data_dir or aeon_data_dir()
+            if data_dir is None:
+                raise SystemExit(f"{NAMED[dataset]} is read from the datasets aeon bundles: pip install aeon, "
+                                 "or pass --data-dir (a folder of <Name>/<Name>_TRAIN.ts files), "
+                                 "or use --dataset gunpoint")
             path = data_dir / NAMED[dataset] / f"{NAMED[dataset]}_{split.upper()}.ts"
         else:
             path = Path(dataset.replace("_TRAIN", f"_{split.upper()}"))
         if not path.exists():
-            raise SystemExit(f"{path} not found: pass --data-dir (the aeon .ts data folder) or --dataset gunpoint")
+            raise SystemExit(f"{path} not found: pass --data-dir (a folder of <Name>/<Name>_TRAIN.ts files) "
+                             "or --dataset gunpoint")
         X, y = load_ts(path)
     if isinstance(X, list):
         raise SystemExit("this example expects an equal-length data set")
@@ -78,7 +96,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", default="basicmotions",
                         help="basicmotions, gunpoint, italypowerdemand, arrowhead or a *_TRAIN.ts path")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="folder of <Name>/<Name>_{TRAIN,TEST}.ts files for the named data sets "
+                             "(default: aeon's bundled datasets)")
     parser.add_argument("--gamma", type=float, default=1.0)
     parser.add_argument("--n-init", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)

@@ -12,8 +12,10 @@ wall time of fit + predict(TEST) of both, and writes a PNG with accuracy and tim
 warmed up first on a few cases (numba compiles aeon's kernels on first use), so the times are of
 the work, not of the compilation.
 
-Data: the .ts files of aeon's bundled data sets, ``<data>/<Name>/<Name>_{TRAIN,TEST}.ts`` (default
-``$SOFTDTW_AEON_DATASETS`` or ``../shared/aeon-datasets`` next to the repository).
+Data: the .ts files of the UCR/UEA data sets that aeon bundles inside its package,
+``<data>/<Name>/<Name>_{TRAIN,TEST}.ts``: by default aeon's own folder (``aeon/datasets/data``),
+or ``--data`` / ``$SOFTDTW_AEON_DATASETS``. Without aeon, GunPoint comes from softdtw_torch's
+packaged copy (byte-identical to aeon's).
 
 Run:  python examples/rocket_classify.py [--device cpu|cuda] [--out DIR] [--n-kernels N]
                                          [--datasets GunPoint ...] [--threads N]
@@ -21,6 +23,7 @@ Run:  python examples/rocket_classify.py [--device cpu|cuda] [--out DIR] [--n-ke
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -36,14 +39,24 @@ def _available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def aeon_data_dir() -> Optional[Path]:
+    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``, the files its own
+    loaders read), or None when aeon is not installed. Found without importing aeon."""
+    spec = importlib.util.find_spec("aeon")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
+
+
 def parse_args() -> argparse.Namespace:
-    default_data = os.environ.get(
-        "SOFTDTW_AEON_DATASETS", str(Path(__file__).resolve().parents[2] / "shared" / "aeon-datasets"))
+    default_data = os.environ.get("SOFTDTW_AEON_DATASETS") or aeon_data_dir()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("out"), help="output folder for the PNG")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="where softdtw_torch computes (default cpu; cuda if available)")
-    parser.add_argument("--data", type=Path, default=Path(default_data), help="aeon-datasets folder")
+    parser.add_argument("--data", type=Path, default=Path(default_data) if default_data else None,
+                        help="folder of <Name>/<Name>_{TRAIN,TEST}.ts files (default: $SOFTDTW_AEON_DATASETS, "
+                             "else aeon's bundled datasets)")
     parser.add_argument("--datasets", nargs="+",
                         default=["GunPoint", "ItalyPowerDemand", "BasicMotions", "ArrowHead"])
     parser.add_argument("--n-kernels", type=int, default=10_000)
@@ -69,7 +82,7 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from softdtw_torch.datasets import load_ts  # noqa: E402
+from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
 from softdtw_torch.rocket import RocketClassifier  # noqa: E402
 
 try:
@@ -96,9 +109,15 @@ class Row:
     aeon: Optional[Run]
 
 
-def load(data: Path, name: str):
-    X_train, y_train = load_ts(data / name / f"{name}_TRAIN.ts")
-    X_test, y_test = load_ts(data / name / f"{name}_TEST.ts")
+def load(data: Optional[Path], name: str):
+    if data is None and name == "GunPoint":  # no aeon: the package's copy of aeon's GunPoint files
+        (X_train, y_train), (X_test, y_test) = load_gunpoint("train"), load_gunpoint("test")
+    elif data is None:
+        raise SystemExit(f"rocket_classify: {name} is read from the datasets aeon bundles: pip install aeon, "
+                         "or pass --data (or set SOFTDTW_AEON_DATASETS), or use --datasets GunPoint")
+    else:
+        X_train, y_train = load_ts(data / name / f"{name}_TRAIN.ts")
+        X_test, y_test = load_ts(data / name / f"{name}_TEST.ts")
     if not isinstance(X_train, np.ndarray) or not isinstance(X_test, np.ndarray):
         raise SystemExit(f"rocket_classify: {name} has unequal-length series; not supported here")
     return X_train, y_train, X_test, y_test
@@ -188,7 +207,7 @@ def main() -> int:
     args = ARGS
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("rocket_classify: --device cuda requested but CUDA is not available")
-    if not args.data.is_dir():
+    if args.data is not None and not args.data.is_dir():
         raise SystemExit(f"rocket_classify: data folder {args.data} not found (use --data or "
                          f"SOFTDTW_AEON_DATASETS)")
     torch.set_num_threads(args.threads)

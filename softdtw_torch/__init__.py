@@ -24,9 +24,10 @@ from .functional import (
     soft_dtw_alignment_from_cost,
     soft_dtw_from_cost,
 )
-from .barycenter import SoftDTWKMeans, softdtw_barycenter
+from .barycenter import softdtw_barycenter
+from .clustering import SoftDTWKMeans
 from .nn import SoftDTW
-from . import rocket  # noqa: F401  (ROCKET: registers its fake kernels; softdtw_torch.rocket.*)
+from . import rocket  # noqa: F401  (ROCKET and MiniRocket: softdtw_torch.rocket.*)
 
 __all__ = [
     "soft_dtw",

@@ -1,5 +1,5 @@
 """Slow, readable float64 references for the tests: written to read like the math of
-``shared/design/softdtw.md`` (§1, §5), not to be fast. Indices are 0-based: cell (i, j) holds the
+``docs/design/softdtw.md`` (§1, §5), not to be fast. Indices are 0-based: cell (i, j) holds the
 design doc's R[i+1, j+1].
 """
 import math

@@ -13,9 +13,7 @@ import softdtw_torch as st
 from softdtw_torch import barycenter as bc
 from softdtw_torch.barycenter import SoftDTWKMeans, softdtw_barycenter
 from softdtw_torch.datasets import load_gunpoint, load_ts
-from conftest import DEVICES
-
-DATA = "/work/shared/aeon-datasets"
+from conftest import AEON_DATASETS, DEVICES, needs_aeon_data
 
 
 def random_walks(n, T, d, seed, dtype=torch.float64):
@@ -219,13 +217,11 @@ def test_kmeans_recovers_two_separated_clusters(metric_normalize):
                           km.labels_)
 
 
+@needs_aeon_data
 def test_kmeans_on_basicmotions_beats_euclidean():
     pytest.importorskip("sklearn")
     from sklearn.cluster import KMeans
-    path = f"{DATA}/BasicMotions/BasicMotions_TRAIN.ts"
-    if not os.path.exists(path):
-        pytest.skip(f"{path} not found (the shared aeon data folder)")
-    X, y = load_ts(path)
+    X, y = load_ts(os.path.join(AEON_DATASETS, "BasicMotions", "BasicMotions_TRAIN.ts"))  # aeon's bundled copy
     X = X.transpose(0, 2, 1)                                    # (40, 100, 6)
     km = SoftDTWKMeans(4, gamma=1.0, random_state=0, n_init=2).fit(X)
     euclid = KMeans(4, random_state=0, n_init=10).fit(X.reshape(len(X), -1))

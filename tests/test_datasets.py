@@ -1,23 +1,61 @@
-"""Tests for the numpy-only ``.ts`` loader and the bundled GunPoint copy."""
+"""Tests for the numpy-only ``.ts`` loader and the bundled GunPoint copy; real files come from the
+package (GunPoint) and from the datasets aeon ships inside its package (see tests/conftest.py),
+and are also read with aeon's own loader to check that both readers agree."""
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 from typing import List
 
 import numpy as np
 import pytest
 
+from conftest import AEON_DATASETS, needs_aeon_data
 from softdtw_torch import datasets
 from softdtw_torch.datasets import load_gunpoint, load_ts
 
-# The project's shared data sits beside the checkout (<root>/main/tests/ -> <root>/shared).
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-AEON = SHARED / "aeon-datasets"
 PACKAGE_DATA = Path(datasets.__file__).resolve().parent / "data"
+# aeon's bundled UCR/UEA datasets (None without aeon; the tests using it are then skipped).
+AEON = Path(AEON_DATASETS) if AEON_DATASETS is not None else None
 
-needs_shared = pytest.mark.skipif(
-    not AEON.is_dir(), reason=f"shared aeon datasets not found at {AEON}"
-)
+# The .ts files the tests, examples and benchmarks read from aeon's folder: (folder, file stem).
+AEON_FILES = [
+    ("UnitTest", "UnitTest"), ("GunPoint", "GunPoint"), ("ItalyPowerDemand", "ItalyPowerDemand"),
+    ("ArrowHead", "ArrowHead"), ("OSULeaf", "OSULeaf"), ("ACSF1", "ACSF1"), ("BasicMotions", "BasicMotions"),
+    ("JapaneseVowels", "JapaneseVowels"), ("JapaneseVowels", "JapaneseVowels_eq"),
+]
+
+# sha256 of the packaged GunPoint files, as listed in softdtw_torch/data/PROVENANCE.md.
+GUNPOINT_SHA256 = {
+    "GunPoint_TRAIN.ts": "f842401779fd9800d247d8b33121a1a4643710a19b24917dbdd9a060ca8630d5",
+    "GunPoint_TEST.ts": "79332750788a6227b325b96bd0d70130c8eb707b9731f8d7dec62b7a7d36017e",
+}
+
+
+def _aeon_load(path: Path):
+    """``aeon.datasets.load_from_ts_file``: aeon's own reader of the same file."""
+    aeon_datasets = pytest.importorskip("aeon.datasets")
+    return aeon_datasets.load_from_ts_file(str(path))
+
+
+def _assert_same_series(ours, theirs) -> None:
+    """Same arrays, bit for bit: one 3-D array, or a list of (channels, length) arrays."""
+    if isinstance(theirs, list):
+        assert isinstance(ours, list) and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert a.dtype == np.float64 and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+    else:
+        assert isinstance(ours, np.ndarray) and ours.dtype == np.float64 and ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def _assert_same_labels(ours, theirs) -> None:
+    """Same labels; aeon's reader lower-cases every line it reads (labels included), ours keeps
+    the file's spelling ("Standing" in BasicMotions, for instance)."""
+    assert ours is not None and len(ours) == len(theirs)
+    assert np.char.lower(ours.astype(str)).tolist() == np.asarray(theirs).astype(str).tolist()
 
 
 def _data_lines(path: Path) -> List[str]:
@@ -72,10 +110,26 @@ def test_gunpoint_first_value_matches_file() -> None:
     assert y[0] == last_label
 
 
-@needs_shared
-def test_gunpoint_copy_is_verbatim() -> None:
-    for name in ("GunPoint_TRAIN.ts", "GunPoint_TEST.ts"):
+@pytest.mark.parametrize("name", sorted(GUNPOINT_SHA256))
+def test_gunpoint_files_match_their_recorded_hash(name: str) -> None:
+    assert hashlib.sha256((PACKAGE_DATA / name).read_bytes()).hexdigest() == GUNPOINT_SHA256[name]
+
+
+@needs_aeon_data
+def test_gunpoint_copy_is_aeons_verbatim() -> None:
+    # The packaged files are byte-identical to the ones aeon bundles (PROVENANCE.md).
+    for name in GUNPOINT_SHA256:
         assert (PACKAGE_DATA / name).read_bytes() == (AEON / "GunPoint" / name).read_bytes()
+
+
+@needs_aeon_data
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_gunpoint_equals_aeons_named_loader(split: str) -> None:
+    aeon_datasets = pytest.importorskip("aeon.datasets")
+    X_aeon, y_aeon = aeon_datasets.load_classification("GunPoint", split=split)
+    X, y = load_gunpoint(split)
+    _assert_same_series(X, X_aeon)
+    _assert_same_labels(y, y_aeon)
 
 
 @pytest.mark.parametrize("split", ["val", "TRAIN", "", "training"])
@@ -84,9 +138,28 @@ def test_gunpoint_bad_split(split: str) -> None:
         load_gunpoint(split)
 
 
-# --- Files from the shared aeon copy -----------------------------------------------------------
+# --- aeon's bundled files ----------------------------------------------------------------------
 
-@needs_shared
+@needs_aeon_data
+def test_aeon_datasets_is_aeons_data_folder() -> None:
+    # conftest finds the folder without importing aeon; it must be the one aeon's loaders read.
+    aeon_datasets = pytest.importorskip("aeon.datasets")
+    expected = os.path.join(os.path.dirname(aeon_datasets.__file__), "data")
+    assert os.path.samefile(AEON_DATASETS, expected)
+
+
+@needs_aeon_data
+@pytest.mark.parametrize("split", ["TRAIN", "TEST"])
+@pytest.mark.parametrize("folder, stem", AEON_FILES, ids=[stem for _, stem in AEON_FILES])
+def test_load_ts_reads_what_aeon_reads(folder: str, stem: str, split: str) -> None:
+    path = AEON / folder / f"{stem}_{split}.ts"
+    X_aeon, y_aeon = _aeon_load(path)
+    X, y = load_ts(path)
+    _assert_same_series(X, X_aeon)
+    _assert_same_labels(y, y_aeon)
+
+
+@needs_aeon_data
 def test_multivariate_basic_motions() -> None:
     path = AEON / "BasicMotions" / "BasicMotions_TRAIN.ts"
     lines = _data_lines(path)
@@ -102,10 +175,14 @@ def test_multivariate_basic_motions() -> None:
     assert set(y.tolist()) == {"Standing", "Running", "Walking", "Badminton"}
     # The second channel's first value, read straight from the text.
     assert X[0, 1, 0] == float(lines[0].split(":")[1].split(",")[0])
+    # And everything as aeon's own loader reads it.
+    X_aeon, y_aeon = _aeon_load(path)
+    _assert_same_series(X, X_aeon)
+    _assert_same_labels(y, y_aeon)
 
 
-@needs_shared
-def test_unequal_length_shared_file() -> None:
+@needs_aeon_data
+def test_unequal_length_aeon_file() -> None:
     path = AEON / "JapaneseVowels" / "JapaneseVowels_TRAIN.ts"
     lines = _data_lines(path)
     X, y = load_ts(path)
@@ -113,13 +190,22 @@ def test_unequal_length_shared_file() -> None:
     assert len(X) == len(y) == len(lines)
     assert all(x.shape[0] == 12 for x in X)
     assert len({x.shape[1] for x in X}) > 1
+    X_aeon, y_aeon = _aeon_load(path)
+    assert isinstance(X_aeon, list)
+    _assert_same_series(X, X_aeon)
+    _assert_same_labels(y, y_aeon)
 
 
-@needs_shared
+@needs_aeon_data
 def test_percent_comments_are_skipped() -> None:
     # aeon's UnitTest files open with ARFF-style '%' comment lines.
-    X, y = load_ts(AEON / "UnitTest" / "UnitTest_TRAIN.ts")
+    path = AEON / "UnitTest" / "UnitTest_TRAIN.ts"
+    assert path.read_text(encoding="utf-8").lstrip().startswith("%")
+    X, y = load_ts(path)
     assert isinstance(X, np.ndarray) and X.shape == (20, 1, 24)
+    X_aeon, y_aeon = _aeon_load(path)
+    _assert_same_series(X, X_aeon)
+    _assert_same_labels(y, y_aeon)
 
 
 # --- Synthetic files ---------------------------------------------------------------------------

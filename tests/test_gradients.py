@@ -110,7 +110,7 @@ def test_alignment_rows_are_consistent():
 
 
 def test_gradient_equals_alignment_formula_for_x():
-    # ∂/∂x_i = 2 (x_i Σ_j E_ij − (E·Y)_i) with E from the cost path (design doc §3).
+    # ∂/∂x_i = 2 (x_i Σ_j E_ij − (E·Y)_i) with E from the cost path (docs/design/softdtw.md §3).
     x, y = ref.random_pairs(2, 9, 11, 3)
     x.requires_grad_(True)
     st.soft_dtw(x, y, gamma=0.5, fused=True).sum().backward()

@@ -45,7 +45,7 @@ def random_walks(n, c, t, seed=0):
 
 
 # ---------------------------------------------------------------------------------------------
-# Golden values from aeon's own tests (rocket.md §6).
+# Golden values from aeon's own tests (docs/design/rocket.md §6).
 
 UNI = np.array(
     [list(range(1, 16)), [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4], [5] * 15, [1, 2] * 7 + [1]], dtype=float
@@ -332,7 +332,7 @@ def test_estimator_inputs_and_outputs():
         rocket.transform(np.concatenate([X, X], axis=1))
     with pytest.raises(ValueError, match=r"MiniRocket.transform: expected X to be 3-D \(n_cases, n_channels, n_timepoints\) or 2-D"):
         rocket.transform(X[None])
-    with pytest.raises(RuntimeError, match="MiniRocket.transform: this MiniRocket is not fitted"):
+    with pytest.raises(RuntimeError, match="MiniRocket.transform: this instance is not fitted"):
         MiniRocket().transform(X)
     # Longer series with their lengths: fine.
     longer = np.concatenate([X, X], axis=2)

@@ -273,7 +273,7 @@ def test_rocket_class_errors_and_output_types():
     assert r.get_params()["n_kernels"] == 8 and r.set_params(n_kernels=9).n_kernels == 9
 
 
-# --- aeon's golden values (rocket.md §6) and kernels from a seed ---------------------------------
+# --- aeon's golden values (docs/design/rocket.md §6) and kernels from a seed ---------------------
 UNI = np.array([np.arange(1, 16), [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4], [5] * 15, [1, 2] * 7 + [1]],
                dtype=np.float64)[:, None, :]
 MULTI = np.array([
@@ -306,7 +306,7 @@ def test_seeded_rocket_matches_aeon_fitted_rocket():
     aeon_r = AeonRocket(n_kernels=300, random_state=11).fit(X)
     for a, b in zip(ours_r.kernels[1:], aeon_r.kernels[1:]):
         assert np.array_equal(a, b)
-    # weights within 1 float32 ulp (rocket.md §3), so features from the same tuple are identical
+    # weights within 1 float32 ulp (docs/design/rocket.md §3), so features from the same tuple are identical
     np.testing.assert_array_max_ulp(ours_r.kernels[0], aeon_r.kernels[0], maxulp=1)
     X_test, _ = load("GunPoint", "TEST")
     same = Rocket.from_kernels(aeon_r.kernels, accumulate="float64")

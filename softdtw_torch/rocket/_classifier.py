@@ -28,11 +28,13 @@ sklearn to rounding, not bit for bit (neither do two BLAS libraries).
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from .._base import Estimator, NotFittedError
 from ._input import as_series_tensor
 
 __all__ = ["RidgeClassifierCV", "RocketClassifier", "StandardScaler", "NotFittedError"]
@@ -41,10 +43,6 @@ ArrayLike = Union[Tensor, np.ndarray, Sequence[Any]]
 
 #: aeon's alphas, ``np.logspace(-3, 3, 10)``, as a tuple of floats (an immutable default).
 DEFAULT_ALPHAS: Tuple[float, ...] = tuple(float(a) for a in np.logspace(-3, 3, 10))
-
-
-class NotFittedError(ValueError, AttributeError):
-    """Raised when an estimator is used before ``fit`` (same bases as scikit-learn's)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -109,7 +107,7 @@ def _out_like(values: Tensor, like: Any) -> Union[Tensor, np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 # StandardScaler
 # ----------------------------------------------------------------------------------------------
-class StandardScaler:
+class StandardScaler(Estimator):
     """scikit-learn's ``StandardScaler`` in torch (dense input, no sample weights).
 
     ``fit`` computes per feature the mean and the population variance (ddof 0) in float64 with
@@ -126,23 +124,11 @@ class StandardScaler:
         with_std: divide by the standard deviation.
     """
 
-    _PARAMS = ("with_mean", "with_std")
+    _fitted_attribute = "mean_"
 
     def __init__(self, with_mean: bool = True, with_std: bool = True):
         self.with_mean = with_mean
         self.with_std = with_std
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The constructor's parameters (scikit-learn's estimator protocol)."""
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> "StandardScaler":
-        """Set constructor parameters (scikit-learn's estimator protocol)."""
-        _set_params(self, "StandardScaler", params)
-        return self
-
-    def __repr__(self) -> str:
-        return f"StandardScaler(with_mean={self.with_mean}, with_std={self.with_std})"
 
     def fit(self, X: ArrayLike, y: Any = None) -> "StandardScaler":
         """Learn ``mean_``, ``var_`` and ``scale_`` (float64 tensors on X's device) from X (n, p)."""
@@ -166,8 +152,7 @@ class StandardScaler:
 
     def transform(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
         """Scale X (n, p) with the fitted statistics; returns X's dtype, on X's device."""
-        if not hasattr(self, "mean_"):
-            raise NotFittedError("StandardScaler: this instance is not fitted yet; call fit(X) first")
+        self._check_is_fitted("transform")
         x = _check_2d(X, "StandardScaler")
         if x.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -186,13 +171,6 @@ class StandardScaler:
     def fit_transform(self, X: ArrayLike, y: Any = None) -> Union[Tensor, np.ndarray]:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
-
-
-def _set_params(est: Any, name: str, params: Dict[str, Any]) -> None:
-    for key, value in params.items():
-        if key not in est._PARAMS:
-            raise ValueError(f"{name}.set_params: unknown parameter {key!r}; valid: {est._PARAMS}")
-        setattr(est, key, value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,7 +220,7 @@ def _eigh(a: Tensor) -> Tuple[Tensor, Tensor]:
         torch.set_num_threads(threads)
 
 
-class RidgeClassifierCV:
+class RidgeClassifierCV(Estimator):
     """Ridge classifier with alpha chosen by efficient leave-one-out CV, in torch (float64).
 
     Same estimator as scikit-learn's ``RidgeClassifierCV(alphas=..., fit_intercept=...)`` with
@@ -270,24 +248,12 @@ class RidgeClassifierCV:
     number of CPU threads (see ``_eigh``).
     """
 
-    _PARAMS = ("alphas", "fit_intercept")
     _estimator_type = "classifier"
+    _fitted_attribute = "coef_"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, fit_intercept: bool = True):
         self.alphas = alphas
         self.fit_intercept = fit_intercept
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The constructor's parameters (scikit-learn's estimator protocol, so ``clone`` works)."""
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> "RidgeClassifierCV":
-        """Set constructor parameters (scikit-learn's estimator protocol)."""
-        _set_params(self, "RidgeClassifierCV", params)
-        return self
-
-    def __repr__(self) -> str:
-        return f"RidgeClassifierCV(alphas={self.alphas!r}, fit_intercept={self.fit_intercept})"
 
     # -- fit -------------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: Any) -> "RidgeClassifierCV":
@@ -389,14 +355,7 @@ class RidgeClassifierCV:
         return alphas[i], score, V @ (D[:, None] * VT_XT_y)
 
     # -- predict ---------------------------------------------------------------------------
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
-            raise NotFittedError(
-                "RidgeClassifierCV: this instance is not fitted yet; call fit(X, y) first"
-            )
-
     def _scores(self, X: ArrayLike) -> Tensor:
-        self._check_fitted()
         x = _check_2d(X, "RidgeClassifierCV")
         if x.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -411,17 +370,20 @@ class RidgeClassifierCV:
     def decision_function(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
         """Confidence scores, float64: (n,) for two classes (> 0 means ``classes_[1]``), else
         (n, n_classes). Tensor in (on its device), tensor out; numpy otherwise."""
+        self._check_is_fitted("decision_function")
         return _out_like(self._scores(X), X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted labels (numpy, ``classes_``'s dtype): sign for two classes, argmax (first
         on ties) otherwise, as sklearn."""
+        self._check_is_fitted("predict")
         scores = self._scores(X)
         index = (scores > 0).long() if scores.dim() == 1 else scores.argmax(1)
         return self.classes_[index.cpu().numpy()]
 
     def score(self, X: ArrayLike, y: Any) -> float:
         """Accuracy of ``predict(X)`` against y."""
+        self._check_is_fitted("score")
         predicted = self.predict(X)
         return float(np.mean(predicted == _labels(y, predicted.shape[0], "RidgeClassifierCV")))
 
@@ -429,7 +391,7 @@ class RidgeClassifierCV:
 # ----------------------------------------------------------------------------------------------
 # RocketClassifier
 # ----------------------------------------------------------------------------------------------
-class RocketClassifier:
+class RocketClassifier(Estimator):
     """ROCKET classifier (Dempster et al. 2020) as aeon builds it, with every stage in torch.
 
     ``Rocket(n_kernels)`` features (2·n_kernels per case) -> ``StandardScaler(with_mean=False)``
@@ -455,8 +417,8 @@ class RocketClassifier:
     Not supported: unequal-length collections (lists of series); NaN/inf in X are rejected.
     """
 
-    _PARAMS = ("n_kernels", "normalise", "random_state", "device", "accumulate", "alphas")
     _estimator_type = "classifier"
+    _fitted_attribute = "ridge_"
 
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
                  device: Optional[Union[str, torch.device]] = None, accumulate: str = "float32_fma",
@@ -467,20 +429,6 @@ class RocketClassifier:
         self.device = device
         self.accumulate = accumulate
         self.alphas = alphas
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The constructor's parameters (scikit-learn's estimator protocol, so ``clone`` works)."""
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> "RocketClassifier":
-        """Set constructor parameters (scikit-learn's estimator protocol)."""
-        _set_params(self, "RocketClassifier", params)
-        return self
-
-    def __repr__(self) -> str:
-        return (f"RocketClassifier(n_kernels={self.n_kernels}, normalise={self.normalise}, "
-                f"random_state={self.random_state!r}, device={self.device!r}, "
-                f"accumulate={self.accumulate!r})")
 
     def _series(self, X: ArrayLike, device: Union[str, torch.device, None]) -> Tensor:
         """X as a (n, C, T) floating tensor on ``device``, checked finite.
@@ -527,11 +475,8 @@ class RocketClassifier:
         self.device_ = x.device
         return self
 
-    def _features(self, X: ArrayLike) -> Tensor:
-        if not hasattr(self, "ridge_"):
-            raise NotFittedError(
-                "RocketClassifier: this instance is not fitted yet; call fit(X, y) first"
-            )
+    def _features(self, X: ArrayLike, method: str) -> Tensor:
+        self._check_is_fitted(method)
         x = self._series(X, self.device_)
         if x.shape[1] != self.n_channels_:
             raise ValueError(
@@ -542,15 +487,16 @@ class RocketClassifier:
 
     def decision_function(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
         """The ridge's scores (see ``RidgeClassifierCV.decision_function``)."""
-        features = self._features(X)  # checks fitted first
+        features = self._features(X, "decision_function")  # checks fitted first
         return _out_like(self.ridge_._scores(features), X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted labels (numpy array of ``classes_``'s dtype)."""
-        features = self._features(X)  # checks fitted first
+        features = self._features(X, "predict")  # checks fitted first
         return self.ridge_.predict(features)
 
     def score(self, X: ArrayLike, y: Any) -> float:
         """Accuracy of ``predict(X)`` against y."""
+        self._check_is_fitted("score")
         predicted = self.predict(X)
         return float(np.mean(predicted == _labels(y, predicted.shape[0], "RocketClassifier")))

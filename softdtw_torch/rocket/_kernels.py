@@ -84,31 +84,6 @@ def generate_kernels(n_timepoints: int, n_channels: int, n_kernels: int, seed: i
     return RocketKernels(w, lengths, b, d, p, m, ch)
 
 
-_OP = "rocket_generate_kernels"
-
-
-# Fake kernel for torch.compile / opcheck (it would sit with the others in softdtw_torch/_ops.py;
-# see the integration notes). The sizes sum(m_i * L_i) and sum(m_i) of the ragged outputs come
-# from the random stream, but only from the four ints, and those are always concrete here: the
-# schema takes `int`, so the dispatcher specialises symbolic ints before calling this (under
-# dynamic shapes each new value recompiles). So the fake runs the real generator, which is pure and
-# takes a few milliseconds per 10,000 kernels, and returns exact static sizes.
-@torch.library.register_fake("softdtw_torch::" + _OP)
-def _generate_kernels_fake(n_timepoints: int, n_channels: int, n_kernels: int, seed: int):
-    torch._check_value(n_kernels >= 1, lambda: f"{_OP}: expected n_kernels >= 1, got {n_kernels}")
-    torch._check_value(
-        1 <= n_channels <= 2147483647, lambda: f"{_OP}: expected n_channels in [1, 2147483647], got {n_channels}"
-    )
-    torch._check_value(
-        2 <= n_timepoints <= 2147483647,
-        lambda: f"{_OP}: expected n_timepoints in [2, 2147483647], got {n_timepoints}",
-    )
-    torch._check_value(seed >= 0, lambda: f"{_OP}: expected seed >= 0, got {seed}")
-    with torch._subclasses.fake_tensor.unset_fake_temporarily():
-        real = torch.ops.softdtw_torch.rocket_generate_kernels(n_timepoints, n_channels, n_kernels, seed)
-    return tuple(torch.empty(t.shape, dtype=t.dtype) for t in real)
-
-
 def _as_cpu_tensor(op: str, name: str, value) -> Tensor:
     if isinstance(value, Tensor):
         return value.detach().cpu()

@@ -2,7 +2,7 @@
 
 :class:`MiniRocket` reproduces aeon's ``MiniRocket`` (aeon 1.6, ``random_state`` set): the same
 ``parameters`` tuple from ``fit`` and bit-identical float32 features from ``transform`` (see
-``../shared/design/rocket.md`` §7 and ``csrc/ops/minirocket_common.h`` for the rounding order).
+``docs/design/rocket.md`` §7 and ``csrc/ops/minirocket_common.h`` for the rounding order).
 The operators can also be called directly::
 
     params = torch.ops.softdtw_torch.minirocket_fit(x, 10_000, 32, seed)       # CPU (or CUDA) tensors
@@ -24,180 +24,24 @@ Documented behaviours
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 
 from .. import _ops  # noqa: F401  (loads the operators)
+from .._base import Estimator, draw_seed
+from .._fake.minirocket import _KERNELS
 from ._input import as_series_tensor
 
 __all__ = ["MiniRocket"]
 
-_FIT_OP = "minirocket_fit"
-_TRANSFORM_OP = "minirocket_transform"
-_KERNELS = 84
-_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-_PARAMETER_NAMES = (
-    "num_channels_per_combination",
-    "channel_indices",
-    "dilations",
-    "num_features_per_dilation",
-    "biases",
-)
 _PARAMETER_DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float32)
 
 ArrayLike = Union[np.ndarray, torch.Tensor]
 
 
-# ---------------------------------------------------------------------------------------------
-# Fake kernels: shapes and dtypes without computing, with the shape-level checks of
-# csrc/ops/cpu/minirocket_kernel.cpp in the same words (value-level checks need data).
-
-
-def _is_integer(dtype: torch.dtype) -> bool:
-    return not dtype.is_floating_point and not dtype.is_complex and dtype != torch.bool
-
-
-def _check_series(op: str, x: torch.Tensor) -> None:
-    torch._check(
-        x.dim() == 3,
-        lambda: f"{op}: expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got {x.dim()}-D",
-    )
-    torch._check(
-        x.dtype in _FLOAT_DTYPES,
-        lambda: f"{op}: expected x to be a floating-point tensor (float16, bfloat16, float32 or float64), "
-        f"got {x.dtype}",
-    )
-    torch._check(
-        x.shape[1] >= 1, lambda: f"{op}: expected x to have at least one channel, got x of shape {list(x.shape)}"
-    )
-    torch._check(
-        x.shape[2] >= 9,
-        lambda: f"{op}: expected at least 9 time points (zero-pad shorter series), got x of shape {list(x.shape)}",
-    )
-
-
-def _fit_dilations(n_timepoints: int, n_features: int, max_dilations: int) -> Tuple[list, list]:
-    """aeon's _fit_dilations with libm's pow (the operator's rule; see the module docstring)."""
-    per_kernel = n_features // _KERNELS
-    count = min(per_kernel, max_dilations)
-    max_exponent = math.log2((n_timepoints - 1) / 8)
-    step = max_exponent / (count - 1) if count > 1 else 0.0
-    raw = [int(math.pow(2.0, max_exponent if (count > 1 and i == count - 1) else i * step)) for i in range(count)]
-    dilations = sorted(set(raw))
-    per_dilation = [int(raw.count(d) * (per_kernel / count)) for d in dilations]
-    remainder, i = per_kernel - sum(per_dilation), 0
-    while remainder > 0:
-        per_dilation[i] += 1
-        remainder -= 1
-        i = (i + 1) % len(per_dilation)
-    return dilations, per_dilation
-
-
-@torch.library.register_fake("softdtw_torch::minirocket_fit")
-def _(x, n_features, max_dilations_per_kernel, seed):
-    op = _FIT_OP
-    _check_series(op, x)
-    torch._check(x.shape[0] >= 1, lambda: f"{op}: expected at least one case, got x of shape {list(x.shape)}")
-    torch._check_value(
-        max_dilations_per_kernel >= 1,
-        lambda: f"{op}: expected max_dilations_per_kernel >= 1, got {max_dilations_per_kernel}",
-    )
-    torch._check_value(
-        0 <= seed <= 2**32 - 1, lambda: f"{op}: expected seed in [0, 2**32 - 1] (numpy's range), got {seed}"
-    )
-    n_features = max(n_features, _KERNELS)
-    dilations, per_dilation = _fit_dilations(int(x.shape[2]), n_features, max_dilations_per_kernel)
-    n_combinations = _KERNELS * len(dilations)
-    if int(x.shape[1]) == 1:
-        n_channel_indices = n_combinations
-    else:  # 1 to min(n_channels, 9) channels per combination, drawn at random
-        n_channel_indices = torch.library.get_ctx().new_dynamic_size(
-            min=n_combinations, max=n_combinations * min(int(x.shape[1]), 9)
-        )
-    new = lambda n, dtype: x.new_empty((n,), dtype=dtype)  # noqa: E731
-    return (
-        new(n_combinations, torch.int32),
-        new(n_channel_indices, torch.int32),
-        new(len(dilations), torch.int32),
-        new(len(dilations), torch.int32),
-        new(_KERNELS * sum(per_dilation), torch.float32),
-    )
-
-
-def _check_parameter(op: str, name: str, t: torch.Tensor, x: torch.Tensor, integer: bool) -> None:
-    torch._check(t.dim() == 1, lambda: f"{op}: expected {name} to be a 1-D tensor, got {t.dim()}-D")
-    if integer:
-        torch._check(
-            _is_integer(t.dtype), lambda: f"{op}: expected {name} to be an integer tensor (aeon: int32), got {t.dtype}"
-        )
-    else:
-        torch._check(
-            t.dtype.is_floating_point,
-            lambda: f"{op}: expected {name} to be a floating-point tensor (aeon: float32), got {t.dtype}",
-        )
-    torch._check(
-        t.device == x.device or t.device.type == "cpu",
-        lambda: f"{op}: expected {name} on {x.device} or the CPU, got {t.device}",
-    )
-
-
-@torch.library.register_fake("softdtw_torch::minirocket_transform")
-def _(x, num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases, x_lengths=None):
-    op = _TRANSFORM_OP
-    _check_series(op, x)
-    parameters = (num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases)
-    for name, t in zip(_PARAMETER_NAMES, parameters):
-        _check_parameter(op, name, t, x, integer=name != "biases")
-    n_dilations = dilations.shape[0]
-    torch._check(n_dilations >= 1, lambda: f"{op}: expected at least one dilation, got dilations of shape [0]")
-    torch._check(
-        num_features_per_dilation.shape[0] == n_dilations,
-        lambda: f"{op}: expected num_features_per_dilation to have one entry per dilation ({n_dilations}), "
-        f"got {num_features_per_dilation.shape[0]}",
-    )
-    torch._check(
-        num_channels_per_combination.shape[0] == _KERNELS * n_dilations,
-        lambda: f"{op}: expected num_channels_per_combination to have 84 entries per dilation "
-        f"({_KERNELS * n_dilations}), got {num_channels_per_combination.shape[0]}",
-    )
-    if x_lengths is not None:
-        torch._check(
-            _is_integer(x_lengths.dtype), lambda: f"{op}: expected x_lengths to be an integer tensor, got {x_lengths.dtype}"
-        )
-        torch._check(
-            x_lengths.dim() == 1 and x_lengths.shape[0] == x.shape[0],
-            lambda: f"{op}: expected x_lengths of shape ({x.shape[0]},) (one length per case), "
-            f"got shape {list(x_lengths.shape)}",
-        )
-    return x.new_empty((x.shape[0], biases.shape[0]), dtype=torch.float32)
-
-
-# ---------------------------------------------------------------------------------------------
-# The estimator.
-
-
-def _seed_from(random_state: Any) -> int:
-    """aeon's rule: an int is the seed; a RandomState draws one; None draws a fresh one (the
-    global numpy RNG, so np.random.seed makes it reproducible) in [0, 2**31 - 1)."""
-    if random_state is None:
-        return int(np.random.randint(np.iinfo(np.int32).max))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int32).max))
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        seed = int(random_state)
-        if not 0 <= seed <= 2**32 - 1:
-            raise ValueError(f"MiniRocket: expected random_state in [0, 2**32 - 1] (numpy's range), got {seed}")
-        return seed
-    raise TypeError(
-        "MiniRocket: expected random_state to be None, an int or a numpy.random.RandomState, "
-        f"got {type(random_state).__name__}"
-    )
-
-
-class MiniRocket:
+class MiniRocket(Estimator):
     """MiniRocket transform, bit-exact with aeon's ``MiniRocket`` (float32 features).
 
     Parameters
@@ -223,6 +67,8 @@ class MiniRocket:
     docstring for ``x_lengths`` and the documented behaviours. ``fit`` runs on the CPU.
     """
 
+    _fitted_attribute = "parameters"
+
     def __init__(
         self,
         n_kernels: int = 10_000,
@@ -235,31 +81,10 @@ class MiniRocket:
         self.random_state = random_state
         self.device = device
 
-    # sklearn-style parameters (no sklearn dependency).
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        return {
-            "n_kernels": self.n_kernels,
-            "max_dilations_per_kernel": self.max_dilations_per_kernel,
-            "random_state": self.random_state,
-            "device": self.device,
-        }
-
-    def set_params(self, **params: Any) -> "MiniRocket":
-        valid = self.get_params()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"MiniRocket.set_params: unknown parameter {key!r}; valid ones are {sorted(valid)}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"MiniRocket({args})"
-
     def fit(self, X: ArrayLike, y: Any = None) -> "MiniRocket":
         """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored."""
         x = as_series_tensor(X, "MiniRocket.fit", integer_dtype=torch.float32)
-        self.seed_ = _seed_from(self.random_state)
+        self.seed_ = draw_seed(self.random_state, "MiniRocket")
         self.n_kernels_ = max(int(self.n_kernels), _KERNELS)
         params = torch.ops.softdtw_torch.minirocket_fit(
             x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
@@ -305,8 +130,7 @@ class MiniRocket:
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
         """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
-        if not hasattr(self, "parameters"):
-            raise RuntimeError("MiniRocket.transform: this MiniRocket is not fitted; call fit first")
+        self._check_is_fitted("transform")
         x = as_series_tensor(X, "MiniRocket.transform", integer_dtype=torch.float32)
         if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
             raise ValueError(

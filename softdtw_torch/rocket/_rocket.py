@@ -22,13 +22,13 @@ Documented behaviours (tested in tests/test_rocket.py):
   weights and biases; the hard PPV has zero gradient; ``ppv_temperature=tau`` replaces the PPV by
   the soft ``mean(sigmoid(s / tau))`` and differentiates it.
 """
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from . import _fake  # noqa: F401  (registers the fake kernels of the ROCKET ops)
+from .._base import Estimator, draw_seed
 from ._input import as_series_tensor
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
 
@@ -55,16 +55,7 @@ def rocket_transform(
                                                     ppv_temperature)
 
 
-def _seed_from(random_state: Any) -> int:
-    """aeon's rule: None -> a fresh seed, int -> itself, RandomState -> rng.randint(int32 max)."""
-    if random_state is None:
-        return int(np.random.randint(np.iinfo(np.int32).max))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int32).max))
-    return int(random_state)
-
-
-class Rocket:
+class Rocket(Estimator):
     """aeon's ``Rocket`` transformer on softdtw-torch's operators (sklearn-style).
 
     Args:
@@ -85,6 +76,8 @@ class Rocket:
     is given; another channel count is always an error.
     """
 
+    _fitted_attribute = "_kernels"
+
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
                  device: Optional[Union[str, torch.device]] = None, accumulate: str = "float32_fma",
                  chunk_size: Optional[int] = None) -> None:
@@ -95,23 +88,6 @@ class Rocket:
         self.accumulate = accumulate
         self.chunk_size = chunk_size
 
-    # sklearn-style parameters ------------------------------------------------------------------
-    _PARAMS = ("n_kernels", "normalise", "random_state", "device", "accumulate", "chunk_size")
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        return {name: getattr(self, name) for name in self._PARAMS}
-
-    def set_params(self, **params: Any) -> "Rocket":
-        for name, value in params.items():
-            if name not in self._PARAMS:
-                raise ValueError(f"Rocket: unknown parameter {name!r}; valid parameters are {list(self._PARAMS)}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"Rocket({args})"
-
     # fit / transform ---------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: Any = None) -> "Rocket":
         """Draws the kernels from X's shape only (like aeon)."""
@@ -119,7 +95,8 @@ class Rocket:
             raise ValueError(f"Rocket: accumulate must be one of {_ACCUMULATE_MODES}, got {self.accumulate!r}")
         x = as_series_tensor(X, "Rocket")
         _, self.n_channels_, self.n_timepoints_ = x.shape
-        self._seed = _seed_from(self.random_state)
+        # An int goes to the operator as it is (it checks seed >= 0 and keeps the low 32 bits, as aeon).
+        self._seed = draw_seed(self.random_state, "Rocket", check_range=False)
         self._kernels = generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed)
         self.kernels = kernels_to_aeon(self._kernels)
         return self
@@ -140,8 +117,7 @@ class Rocket:
         return rocket
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
-        if not hasattr(self, "_kernels"):
-            raise ValueError("Rocket: this instance is not fitted yet; call fit(X) or use Rocket.from_kernels first")
+        self._check_is_fitted("transform")
         x = as_series_tensor(X, "Rocket", self.device)
         if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
             raise ValueError(f"Rocket: fitted on {self.n_channels_} channels, got X with {x.shape[1]}")
@@ -178,7 +154,7 @@ class RocketLayer(nn.Module):
                  ppv_temperature: Optional[float] = None, kernels: Optional[Sequence[ArrayLike]] = None) -> None:
         super().__init__()
         k = kernels_from_aeon(kernels) if kernels is not None else generate_kernels(
-            seq_len, c_in, n_kernels, _seed_from(seed))
+            seq_len, c_in, n_kernels, draw_seed(seed, "RocketLayer", check_range=False))
         if learnable:
             self.weights = nn.Parameter(k.weights.clone())
             self.biases = nn.Parameter(k.biases.clone())

@@ -1,0 +1,238 @@
+"""Input conversion for the barycenter and k-means: series given as arrays, tensors or nested lists,
+one group (n, T, d) / (n, T) or K groups (K, n, T, d), lists of series of different lengths, or
+NaN-padded (tslearn's format), become one padded floating tensor and its lengths (:func:`_prepare_series`);
+plus the checks of the scalar arguments and the linear resampling of series to another length.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+
+class _Data:
+    """Series of one or K groups, padded: ``x`` (K, n, T, d), ``lengths`` (K, n) int64."""
+
+    def __init__(self, x: Tensor, lengths: Tensor, single: bool, kind: str, squeeze_2d: bool):
+        self.x = x
+        self.lengths = lengths
+        self.single = single          # input was one group (no K axis)
+        self.kind = kind              # "torch" or "numpy": what the caller gets back
+        self.squeeze_2d = squeeze_2d  # input was (n, T) univariate (tslearn's 2-D convention)
+
+
+def _to_tensor(value: Any, name: str, what: str) -> Tuple[Tensor, str]:
+    """Convert an array-like to a tensor; returns it and the kind the caller gave ("torch"/"numpy")."""
+    if isinstance(value, Tensor):
+        t = value.detach()
+        if t.dtype in (torch.float16, torch.bfloat16) or t.is_complex():
+            raise ValueError(f"{name}: expected {what} to be float32 or float64, got {t.dtype}")
+        if not t.is_floating_point():
+            t = t.to(torch.get_default_dtype())
+        return t, "torch"
+    try:
+        a = np.asarray(value)
+    except ValueError as err:  # ragged nested lists
+        raise ValueError(f"{name}: could not read {what} as an array ({err})") from None
+    if a.dtype == object:
+        raise ValueError(f"{name}: could not read {what} as a numeric array (ragged or non-numeric)")
+    if a.dtype.kind == "c":
+        raise ValueError(f"{name}: expected {what} to be real, got dtype {a.dtype}")
+    if a.dtype.kind not in "fiub":
+        raise ValueError(f"{name}: expected {what} to be numeric, got dtype {a.dtype}")
+    if a.dtype != np.float32:
+        a = a.astype(np.float64)
+    return torch.from_numpy(np.ascontiguousarray(a)), "numpy"
+
+
+def _series_list_to_padded(series: Sequence[Any], name: str) -> Tuple[Tensor, Tensor, str]:
+    """A list of (T_i, d) or (T_i,) series of possibly different lengths -> (n, T, d), lengths (n,)."""
+    items = []
+    kinds = set()
+    for i, s in enumerate(series):
+        t, kind = _to_tensor(s, name, f"X[{i}]")
+        kinds.add(kind)
+        if t.dim() == 1:
+            t = t.unsqueeze(1)
+        if t.dim() != 2:
+            raise ValueError(
+                f"{name}: expected each series of a list X to be 1-D (length,) or 2-D (length, features), "
+                f"got {t.dim()}-D for X[{i}]"
+            )
+        items.append(t)
+    if not items:
+        raise ValueError(f"{name}: expected at least one series, got an empty X")
+    dims = {t.shape[1] for t in items}
+    if len(dims) != 1:
+        raise ValueError(f"{name}: expected every series to have the same number of features, got {sorted(dims)}")
+    devices = {t.device for t in items}
+    if len(devices) != 1:
+        raise ValueError(f"{name}: expected every series on one device, got {sorted(map(str, devices))}")
+    dtype = torch.float64 if any(t.dtype == torch.float64 for t in items) else items[0].dtype
+    lengths = torch.tensor([t.shape[0] for t in items], dtype=torch.int64)
+    T = int(lengths.max())
+    d = items[0].shape[1]
+    out = torch.full((len(items), T, d), float("nan"), dtype=dtype, device=items[0].device)
+    for i, t in enumerate(items):
+        out[i, : t.shape[0]] = t.to(dtype)
+    kind = "torch" if kinds == {"torch"} else "numpy"
+    return out, lengths.to(out.device), kind
+
+
+def _lengths_from_nan(x: Tensor, name: str) -> Tensor:
+    """tslearn's convention: trailing all-NaN time steps are padding. x (..., T, d) -> lengths (...)."""
+    valid = ~torch.isnan(x).all(dim=-1)                                # (..., T)
+    T = x.shape[-2]
+    steps = torch.arange(1, T + 1, device=x.device)
+    return (valid * steps).amax(dim=-1).to(torch.int64)               # last valid step + 1 (0: none)
+
+
+def _check_lengths(lengths: Any, shape: Tuple[int, ...], T: int, device: torch.device, name: str, arg: str) -> Tensor:
+    """Validate user lengths of shape ``shape`` (or broadcastable (n,) for K groups) with values in [1, T]."""
+    t, _ = _to_tensor(lengths, name, arg) if not isinstance(lengths, Tensor) else (lengths.detach(), "torch")
+    if t.is_floating_point():
+        if not torch.equal(t, t.round()):
+            raise ValueError(f"{name}: expected {arg} to hold integers, got non-integer values")
+    elif t.dtype == torch.bool or t.is_complex():
+        raise ValueError(f"{name}: expected {arg} to be an integer tensor, got {t.dtype}")
+    t = t.to(device=device, dtype=torch.int64)
+    if tuple(t.shape) != shape:
+        if len(shape) == 2 and tuple(t.shape) == shape[1:]:
+            t = t.unsqueeze(0).expand(shape)
+        else:
+            want = " or ".join(str(s) for s in ([shape] if len(shape) == 1 else [shape, shape[1:]]))
+            raise ValueError(f"{name}: expected {arg} of shape {want}, got {tuple(t.shape)}")
+    if t.numel() and (int(t.min()) < 1 or int(t.max()) > T):
+        raise ValueError(
+            f"{name}: expected {arg} in [1, {T}] (the padded length), got values in [{int(t.min())}, {int(t.max())}]"
+        )
+    return t.contiguous()
+
+
+def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _Data:
+    """Read X as one group (n, T, d) / (n, T) / list of series, or K groups (K, n, T, d)."""
+    squeeze_2d = False
+    if isinstance(X, (list, tuple)) and len(X) == 0:
+        raise ValueError(f"{name}: expected non-empty X, got an empty {type(X).__name__}")
+    if isinstance(X, (list, tuple)) and _is_ragged_or_series_list(X):
+        x, lengths, kind = _series_list_to_padded(X, name)
+        x = x.unsqueeze(0)
+        lengths = lengths.unsqueeze(0)
+        user_lengths = lengths
+        single = True
+        if x_lengths is not None:
+            user_lengths = None  # checked below against the padded shape
+    else:
+        x, kind = _to_tensor(X, name, "X")
+        user_lengths = None
+        if x.dim() == 2:                         # (n, T): n univariate series (tslearn's convention)
+            x = x.unsqueeze(-1)
+            squeeze_2d = True
+        if x.dim() == 3:
+            x = x.unsqueeze(0)
+            single = True
+        elif x.dim() == 4 and allow_groups:
+            single = False
+        else:
+            want = "(n, length, features), (n, length) or K groups (K, n, length, features)" if allow_groups \
+                else "(n, length, features) or (n, length)"
+            raise ValueError(f"{name}: expected X of shape {want}, got a {x.dim()}-D input of shape {tuple(x.shape)}")
+    K, n, T, d = x.shape
+    if K == 0 or n == 0 or T == 0 or d == 0:
+        raise ValueError(f"{name}: expected non-empty X (groups, series, length and features), got shape "
+                         f"{tuple(x.shape) if not single else tuple(x.shape[1:])}")
+    if x_lengths is not None:
+        lengths = _check_lengths(x_lengths, (n,) if single else (K, n), T, x.device, name, "x_lengths")
+        lengths = lengths.reshape(K, n)
+        steps = torch.arange(T, device=x.device)
+        inside = steps.view(1, 1, T) < lengths.unsqueeze(-1)                      # (K, n, T)
+        bad = ~torch.isfinite(x) & inside.unsqueeze(-1)
+        if bool(bad.any()):
+            raise ValueError(f"{name}: X holds NaN or inf inside the series (within x_lengths)")
+        x = torch.where(inside.unsqueeze(-1), x, torch.zeros((), dtype=x.dtype, device=x.device))
+    elif user_lengths is not None:
+        lengths = user_lengths
+        inside = torch.arange(T, device=x.device).view(1, 1, T) < lengths.unsqueeze(-1)
+        bad = ~torch.isfinite(x) & inside.unsqueeze(-1)
+        if bool(bad.any()):
+            raise ValueError(f"{name}: X holds NaN or inf inside a series")
+        x = torch.nan_to_num(x, nan=0.0)
+    else:
+        if bool(torch.isinf(x).any()):
+            raise ValueError(f"{name}: X holds inf values")
+        if bool(torch.isnan(x).any()):
+            lengths = _lengths_from_nan(x, name)
+            if int(lengths.min()) == 0:
+                raise ValueError(f"{name}: X holds a series made only of NaN")
+            inside = torch.arange(T, device=x.device).view(1, 1, T) < lengths.unsqueeze(-1)
+            if bool((torch.isnan(x) & inside.unsqueeze(-1)).any()):
+                raise ValueError(
+                    f"{name}: X holds NaN inside a series; only trailing all-NaN time steps are read as "
+                    f"padding (tslearn's convention), or pass x_lengths"
+                )
+            x = torch.nan_to_num(x, nan=0.0)
+        else:
+            lengths = torch.full((K, n), T, dtype=torch.int64, device=x.device)
+    longest = int(lengths.max())
+    if longest < T:  # padding past the longest series: drop it, T is the longest length from here on
+        x = x[:, :, :longest]
+    return _Data(x.contiguous(), lengths, single, kind, squeeze_2d)
+
+
+def _is_ragged_or_series_list(X: Sequence[Any]) -> bool:
+    """Whether a Python list is a list of separate series (tensors/arrays, or nested lists of unequal lengths)."""
+    if any(isinstance(s, Tensor) for s in X):
+        return True
+    try:
+        a = np.asarray(X)
+    except ValueError:
+        return True
+    return a.dtype == object
+
+
+def _check_scalar(value: Any, name: str, arg: str, *, positive: bool = False, nonneg: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected {arg} to be a number, got {value!r}") from None
+    if not math.isfinite(v) or (positive and v <= 0) or (nonneg and v < 0):
+        need = "> 0" if positive else ">= 0" if nonneg else "finite"
+        raise ValueError(f"{name}: expected {arg} {need} and finite, got {value!r}")
+    return v
+
+
+def _check_int(value: Any, name: str, arg: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: expected {arg} to be an integer, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name}: expected {arg} >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_bandwidth(bandwidth: Any, name: str) -> Optional[int]:
+    if bandwidth is None:
+        return None
+    return _check_int(bandwidth, name, "bandwidth", 0)
+
+
+def _resample(x: Tensor, lengths: Tensor, length: int) -> Tensor:
+    """Linear interpolation of each series x[s, :lengths[s]] to ``length`` points: (S, T, d) -> (S, length, d).
+
+    Same as tslearn's ``TimeSeriesResampler``: ``np.interp(linspace(0, 1, length), linspace(0, 1, l_s), x_s)``.
+    """
+    S, T, d = x.shape
+    last = (lengths - 1).to(x.dtype).unsqueeze(1)                                   # (S, 1)
+    if length == 1:
+        pos = torch.zeros(S, 1, dtype=x.dtype, device=x.device)
+    else:
+        pos = torch.arange(length, dtype=x.dtype, device=x.device).unsqueeze(0) * last / (length - 1)
+    i0 = pos.floor().to(torch.int64)
+    i0 = torch.minimum(i0, (lengths - 1).unsqueeze(1))
+    i1 = torch.minimum(i0 + 1, (lengths - 1).unsqueeze(1))
+    frac = (pos - i0.to(x.dtype)).unsqueeze(-1)
+    a = torch.gather(x, 1, i0.unsqueeze(-1).expand(S, length, d))
+    b = torch.gather(x, 1, i1.unsqueeze(-1).expand(S, length, d))
+    return a + frac * (b - a)

@@ -59,7 +59,7 @@ def check_arch_list() -> None:
 
 
 def extension():
-    sources = sorted(glob.glob(os.path.join("csrc", "*.cpp")) + glob.glob(os.path.join("csrc", "ops", "**", "*.cpp"), recursive=True))
+    sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
     define_macros = [("SOFTDTW_TORCH_PYTHON_MODULE", None), ("SOFTDTW_TORCH_VERSION", f'"{VERSION}"')]
     # No FMA contraction: the CPU kernels' vectorized (AVX2) and baseline code paths then compute
     # the same bits, so results do not depend on the machine's instruction set. No trapping math
@@ -70,7 +70,7 @@ def extension():
     extra_compile_args = {"cxx": ["-O3", "-ffp-contract=off", "-fno-trapping-math", "-fopenmp"]}
     if want_cuda():
         check_arch_list()
-        sources += sorted(glob.glob(os.path.join("csrc", "ops", "**", "*.cu"), recursive=True))
+        sources += sorted(glob.glob(os.path.join("csrc", "**", "*.cu"), recursive=True))
         define_macros.append(CUDA_MACRO)
         extra_compile_args["nvcc"] = ["-O3", "-lineinfo"]
         ext_class = cpp_extension.CUDAExtension

@@ -1,7 +1,7 @@
 """Instructions per iteration of the CUDA SoftDTW kernels' sweep loops, read from their SASS: a
 static count, no GPU needed (docs/design/cuda_kernels.md, "Cell math", quotes it).
 
-Compiles csrc/ops/cuda/softdtw_kernel.cu for one architecture with nvcc, disassembles it with
+Compiles csrc/softdtw/cuda/kernel.cu for one architecture with nvcc, disassembles it with
 cuobjdump (from the CUDA toolkit, or `pip install nvidia-cuda-cuobjdump`), and prints, for every
 kernel, the instruction count of its sweep loops: the smallest loop with a SHFL.UP (forward
 sweep) and with a SHFL.DOWN (backward sweep). An iteration is one lane step (2 cells), or two
@@ -65,7 +65,7 @@ def main():
         compute = args.arch.replace("sm_", "compute_")
         subprocess.run([nvcc, "-std=c++20", "-O3", "--expt-relaxed-constexpr", "-DSOFTDTW_TORCH_WITH_CUDA",
                         f"-gencode=arch={compute},code={args.arch}", *includes, "-c",
-                        os.path.join(ROOT, "csrc", "ops", "cuda", "softdtw_kernel.cu"), "-o", obj], check=True)
+                        os.path.join(ROOT, "csrc", "softdtw", "cuda", "kernel.cu"), "-o", obj], check=True)
         sass = subprocess.run([cuobjdump, "-sass", obj], check=True, capture_output=True, text=True).stdout
     loops = list(sweep_loops(sass))
     demangled = subprocess.run(["c++filt"], input="\n".join(name for name, _ in loops),

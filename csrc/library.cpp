@@ -1,5 +1,23 @@
-// Every operator schema of the library, in one place. Kernels are registered per dispatch key
-// in csrc/ops/{cpu,cuda,autograd,composite}/; fake kernels live in softdtw_torch/_ops.py.
+// Every operator schema of the library, in one place.
+//
+// The layout rule: one folder per op family (csrc/softdtw/, csrc/rocket/, csrc/minirocket/), with
+// the same file names in each, so that any op's parts are found by path alone:
+//   library.cpp (here)       the schema (m.def) of every op of every family
+//   <family>/ops.h           the ops' C++ signatures, each written once, and their dispatcher
+//                            handles (Op<Signature>) for C++ code that calls them
+//   <family>/problem.{h,cpp} input validation (the messages) and the validated problem the
+//                            kernels read, shared by every device
+//   <family>/math.h          arithmetic shared by the CPU and CUDA kernels (no ATen)
+//   <family>/cpu/kernel.cpp  the CPU kernels (TORCH_LIBRARY_IMPL ..., CPU)
+//   <family>/cuda/kernel.cu  the CUDA kernels (..., CUDA)
+//   <family>/autograd.cpp    the Autograd kernels (..., Autograd)
+//   <family>/composite.cpp   the device-agnostic kernels (..., CompositeImplicitAutograd and
+//                            CompositeExplicitAutograd)
+//   softdtw_torch/_fake/<family>.py   the fake (meta) kernels, in Python
+// A family may add files named for their subject (softdtw/constants.h, softdtw/cuda/tiles.cuh,
+// rocket/random.h); what several families share is in csrc/common/ (macros.h: the one
+// host-device and the one CPU multi-versioning macro; op.h: typed op handles; autograd.h).
+// A new family is a copy of an existing folder. CONTRIBUTING.md says the same at more length.
 #include <torch/library.h>
 
 TORCH_LIBRARY(softdtw_torch, m) {
@@ -101,10 +119,23 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #ifdef SOFTDTW_TORCH_PYTHON_MODULE
 // Importing softdtw_torch._C loads this shared library, which runs the registrations above.
 // It defines no Python functions: everything is reached through torch.ops.softdtw_torch.
+// The numbers the Python package needs (fake kernels, the barycenter's choice of objective) are
+// attributes of the module, from their one definition in C++.
 #include <Python.h>
+
+#include "softdtw/constants.h"
 
 extern "C" PyObject* PyInit__C(void) {
   static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
-  return PyModule_Create(&module_def);
+  PyObject* module = PyModule_Create(&module_def);
+  if (module == nullptr) return nullptr;
+  namespace sdtw = softdtw_torch::softdtw;
+  if (PyModule_AddIntConstant(module, "SOFTDTW_MAX_FUSED_FEATURES", sdtw::kMaxFusedFeatures) < 0 ||
+      PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_ROWS", sdtw::kCudaTileRows) < 0 ||
+      PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_COLS", sdtw::kCudaTileCols) < 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
 }
 #endif

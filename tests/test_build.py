@@ -1,44 +1,137 @@
 """The build registered every op for every dispatch key it promises (CUDA kernels included when
 the extension was built with FORCE_CUDA=1, as CI does, even on a machine without a GPU)."""
 import os
+import re
+from pathlib import Path
 
 import pytest
 import torch
 
-OPS = ["_soft_dtw_from_cost_forward", "_soft_dtw_from_cost_backward", "_soft_dtw_fused_forward", "_soft_dtw_fused_backward"]
+REPO = Path(__file__).resolve().parents[1]
+CSRC = REPO / "csrc"
+
+# The contract, written out: every op of the library and the dispatch keys it has a kernel for,
+# and whether a fake (meta) kernel is registered in Python. CompositeImplicitAutograd ops need no
+# fake (they decompose into ops that have one). "CUDA" kernels exist when the build compiled them.
+CPU, CUDA, AUTOGRAD = "CPU", "CUDA", "Autograd"
+IMPLICIT, EXPLICIT = "CompositeImplicitAutograd", "CompositeExplicitAutograd"
+REGISTRATIONS = {
+    # family softdtw
+    "soft_dtw": ({IMPLICIT}, False),
+    "soft_dtw_fused": ({AUTOGRAD, EXPLICIT}, True),
+    "soft_dtw_from_cost": ({AUTOGRAD, EXPLICIT}, True),
+    "pairwise_cost": ({IMPLICIT}, False),
+    "soft_dtw_alignment": ({IMPLICIT}, False),
+    "soft_dtw_alignment_from_cost": ({IMPLICIT}, False),
+    "_soft_dtw_from_cost_forward": ({CPU, CUDA}, True),
+    "_soft_dtw_from_cost_backward": ({CPU, CUDA, AUTOGRAD}, True),
+    "_soft_dtw_fused_forward": ({CPU, CUDA}, True),
+    "_soft_dtw_fused_backward": ({CPU, CUDA, AUTOGRAD}, True),
+    "_soft_dtw_fused_forward_checkpointed": ({CUDA, EXPLICIT}, True),
+    "_soft_dtw_fused_backward_checkpointed": ({CUDA, EXPLICIT}, True),
+    "_soft_dtw_fused_value_and_grad": ({CPU, EXPLICIT}, True),
+    # family rocket
+    "rocket_generate_kernels": ({EXPLICIT}, True),
+    "rocket_normalise": ({CPU, CUDA, AUTOGRAD}, True),
+    "rocket_convolve": ({AUTOGRAD, EXPLICIT}, True),
+    "rocket_transform": ({IMPLICIT}, False),
+    "_rocket_convolve_forward": ({CPU, CUDA}, True),
+    "_rocket_convolve_backward": ({CPU, CUDA, AUTOGRAD}, True),
+    # family minirocket
+    "minirocket_fit": ({CPU, CUDA, AUTOGRAD}, True),
+    "minirocket_transform": ({CPU, CUDA, AUTOGRAD}, True),
+}
+ALL_KEYS = (CPU, CUDA, AUTOGRAD, IMPLICIT, EXPLICIT)
+CUDA_BUILT = any(torch._C._dispatch_has_kernel_for_dispatch_key(f"softdtw_torch::{op}", CUDA) for op in REGISTRATIONS)
 
 
 def has_kernel(op, key):
     return torch._C._dispatch_has_kernel_for_dispatch_key(f"softdtw_torch::{op}", key)
 
 
-@pytest.mark.parametrize("op", OPS)
-def test_cpu_kernels_registered(op):
-    assert has_kernel(op, "CPU")
+def has_fake(op):
+    from torch._library.simple_registry import singleton
+
+    return singleton.find(f"softdtw_torch::{op}").fake_impl.kernel is not None
 
 
-def test_cuda_kernels_registered_for_every_op_or_none():
-    registered = [has_kernel(op, "CUDA") for op in OPS]
-    assert all(registered) or not any(registered)
+def test_every_registered_op_is_in_the_contract():
+    registered = {name.split("::", 1)[1] for name in torch._C._dispatch_get_all_op_names()
+                  if name.startswith("softdtw_torch::")}
+    assert registered == set(REGISTRATIONS)
+
+
+@pytest.mark.parametrize("op", sorted(REGISTRATIONS))
+def test_kernels_registered_for_exactly_the_promised_keys(op):
+    keys, fake = REGISTRATIONS[op]
+    if not CUDA_BUILT:
+        keys = keys - {CUDA}
+    assert {key for key in ALL_KEYS if has_kernel(op, key)} == keys
+    assert has_fake(op) == fake
+
+
+def test_cuda_kernels_compiled_when_asked():
     # CI builds with FORCE_CUDA=1 and runs the tests in the same environment: the CUDA kernels
     # must be there, compiled and registered, although the machine has no GPU.
     if os.environ.get("FORCE_CUDA") == "1" or torch.cuda.is_available():
-        assert all(registered)
+        assert CUDA_BUILT
 
 
-@pytest.mark.parametrize("op", ["soft_dtw_from_cost", "soft_dtw_fused", "_soft_dtw_from_cost_backward", "_soft_dtw_fused_backward"])
-def test_autograd_kernels_registered(op):
-    assert has_kernel(op, "Autograd")
+# --- The layout rule (csrc/library.cpp, CONTRIBUTING.md): any op's parts are found by path alone ---
+FAMILIES = {"softdtw": ("soft_dtw", "_soft_dtw", "pairwise_cost"), "rocket": ("rocket_", "_rocket_"),
+            "minirocket": ("minirocket_",)}
+FILE_OF_KEY = {CPU: "cpu/kernel.cpp", CUDA: "cuda/kernel.cu", AUTOGRAD: "autograd.cpp", IMPLICIT: "composite.cpp",
+               EXPLICIT: "composite.cpp"}
+
+
+def registrations_in_sources():
+    """(family folder, file inside it, dispatch key, op) for every m.impl in csrc/."""
+    found = []
+    for path in sorted(CSRC.rglob("*")):
+        if path.suffix not in (".cpp", ".cu", ".h", ".cuh"):
+            continue
+        text = path.read_text()
+        for block in re.finditer(r"TORCH_LIBRARY_IMPL\(softdtw_torch, (\w+), m\) \{(.*?)\n\}", text, re.S):
+            for op in re.findall(r'm\.impl\(\s*"(\w+)"', block.group(2)):
+                rel = path.relative_to(CSRC)
+                found.append((rel.parts[0], "/".join(rel.parts[1:]), block.group(1), op))
+    return found
+
+
+def test_schemas_only_in_library_cpp():
+    defining = [p.relative_to(CSRC).as_posix() for p in CSRC.rglob("*") if p.is_file() and "TORCH_LIBRARY(" in p.read_text()]
+    assert defining == ["library.cpp"]
+
+
+def test_each_kernel_lives_in_its_familys_file_for_its_key():
+    found = registrations_in_sources()
+    for family, file, key, op in found:
+        assert family in FAMILIES, (family, file, op)
+        owner = [f for f, prefixes in FAMILIES.items() if op.startswith(prefixes)]
+        # "minirocket_" ops also start with no other family's prefix; "rocket_" is not a prefix of them.
+        assert owner == [family], f"{op} is registered in csrc/{family}/{file}, not in its family's folder"
+        assert file == FILE_OF_KEY[key], f"{op}'s {key} kernel is in csrc/{family}/{file}, not {FILE_OF_KEY[key]}"
+    # and the sources register exactly the kernels the contract lists (CUDA ones included)
+    assert {(op, key) for _, _, key, op in found} == {(op, key) for op, (keys, _) in REGISTRATIONS.items()
+                                                        for key in keys}
+
+
+def test_every_fake_lives_in_its_familys_fake_module():
+    fakes = REPO / "softdtw_torch" / "_fake"
+    for op, (_, fake) in REGISTRATIONS.items():
+        if not fake:
+            continue
+        family = next(f for f, prefixes in FAMILIES.items() if op.startswith(prefixes))
+        assert f'"softdtw_torch::{op}"' in (fakes / f"{family}.py").read_text(), op
 
 
 # --- setup.py's build configuration (imported, not run: setuptools runs it as __main__) ---
 import importlib.util  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 
 @pytest.fixture
 def setup_module():
-    spec = importlib.util.spec_from_file_location("softdtw_setup", Path(__file__).resolve().parents[1] / "setup.py")
+    spec = importlib.util.spec_from_file_location("softdtw_setup", REPO / "setup.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cud
 import softdtw_emu  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
-TILE = 64  # kTileRows = kTileCols in csrc/ops/cuda/softdtw_tiles.cuh
+TILE = 64  # kTileRows = kTileCols in csrc/softdtw/cuda/tiles.cuh
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,13 @@
-// The CUDA SoftDTW ops' bodies (csrc/ops/cuda/softdtw_tiles_ops.h, with the device code of
-// softdtw_tiles.cuh) run on the CPU under the CUDA emulator, as a torch extension the tests load:
+// The CUDA SoftDTW ops' bodies (csrc/softdtw/cuda/tiles_ops.h, with the device code of
+// tiles.cuh) run on the CPU under the CUDA emulator, as a torch extension the tests load:
 // same validation, same launch sequence, same kernels, with CPU tensors standing in for device
-// memory. Only the CUDA glue of softdtw_kernel.cu (device guard, stream, launch check) is not
+// memory. Only the CUDA glue of csrc/softdtw/cuda/kernel.cu (device guard, stream, launch check) is not
 // exercised here.
 #include <torch/extension.h>
 
 #define SDTW_CUDA_EMULATION
 #include "cuda_emu.h"
-#include "cuda/softdtw_tiles_ops.h"
+#include "cuda/tiles_ops.h"
 
 namespace {
 

@@ -1,0 +1,27 @@
+// The library's macros, in one place.
+#pragma once
+
+// Functions of the math headers shared by host and device code (softdtw/math.h, rocket/math.h,
+// minirocket/math.h): inlined device functions under nvcc, plain inline functions elsewhere.
+#if defined(__CUDACC__)
+#define SOFTDTW_TORCH_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define SOFTDTW_TORCH_HOST_DEVICE inline
+#endif
+
+// CPU hot loops are compiled once per instruction set and the loader picks the version the
+// machine supports (GCC function multi-versioning; other compilers build the baseline only).
+// Every version computes the same bits: the build disables FMA contraction (-ffp-contract=off)
+// and the kernels call std::fma only where aeon's arithmetic fuses, which is exact everywhere
+// (an instruction, or libm's correctly rounded fma on the baseline).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#define SOFTDTW_TORCH_TARGET_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
+#else
+#define SOFTDTW_TORCH_TARGET_CLONES(...)
+#endif
+
+// The default set: AVX-512 (x86-64-v4), AVX2 with FMA (x86-64-v3) and the baseline x86-64.
+#define SOFTDTW_TORCH_CPU_CLONES SOFTDTW_TORCH_TARGET_CLONES("arch=x86-64-v4", "arch=x86-64-v3", "default")
+// Without AVX-512, for loops where it measured slower (MiniRocket's counting loop: an AVX-512
+// compare counts through a mask register with one more instruction).
+#define SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 SOFTDTW_TORCH_TARGET_CLONES("arch=x86-64-v3", "default")

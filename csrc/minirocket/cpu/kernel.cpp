@@ -1,0 +1,466 @@
+// MiniRocket on the CPU (docs/design/rocket.md §7, aeon's _minirocket.py):
+//   minirocket_fit        aeon's _static_fit: dilations, channel combinations (numpy's global
+//                         legacy RNG) and biases (numba's RNG and np.quantile), bit for bit;
+//   minirocket_transform  PPV features, bit-exact with aeon's float32 transform.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "../../common/macros.h"
+#include "../../rocket/random.h"
+#include "../problem.h"
+
+namespace softdtw_torch {
+namespace minirocket {
+
+// Hot loops (SOFTDTW_TORCH_CPU_CLONES) use only correctly rounded IEEE additions, comparisons and
+// divisions (no FMA, -ffp-contract=off): every ISA version computes the same bits.
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Fit (aeon's _static_fit).
+
+// _fit_dilations: D = min(n_features_per_kernel, max_dilations) exponents linspace(0, log2((T-1)/8), D)
+// (numpy: i * step, the last one exactly the stop), dilations int32(2 ** e) made unique with their
+// counts, then n_features_per_dilation = int32(counts * multiplier) plus the remainder, round robin.
+// 2 ** e uses the C library's pow: numpy's scalar loop does the same, but numpy's AVX-512 (SVML)
+// loop is not correctly rounded and gives 2 ** log2(3) = 2.9999999999999996, so on AVX-512 machines
+// aeon's last dilation is one smaller for the few lengths with (T - 1) / 8 an integer that is not a
+// power of two (T = 25, 49, 97, ...; see tests/test_minirocket.py).
+void fit_dilations(int64_t n_timepoints, int64_t n_features, int64_t max_dilations, std::vector<int32_t>* dilations,
+                   std::vector<int32_t>* features_per_dilation) {
+  const int64_t per_kernel = n_features / kKernels;
+  const int64_t count = std::min(per_kernel, max_dilations);
+  const double multiplier = static_cast<double>(per_kernel) / static_cast<double>(count);
+  const double max_exponent = std::log2(static_cast<double>(n_timepoints - 1) / 8.0);
+  const double step = count > 1 ? max_exponent / static_cast<double>(count - 1) : 0.0;
+  std::vector<int32_t> raw(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const double e = (count > 1 && i == count - 1) ? max_exponent : static_cast<double>(i) * step;
+    raw[i] = static_cast<int32_t>(std::pow(2.0, e));
+  }
+  std::sort(raw.begin(), raw.end());  // already non-decreasing; np.unique sorts anyway
+  dilations->clear();
+  std::vector<int64_t> counts;
+  for (int32_t d : raw) {
+    if (dilations->empty() || dilations->back() != d) {
+      dilations->push_back(d);
+      counts.push_back(0);
+    }
+    ++counts.back();
+  }
+  features_per_dilation->clear();
+  int64_t assigned = 0;
+  for (int64_t c : counts) {
+    features_per_dilation->push_back(static_cast<int32_t>(static_cast<double>(c) * multiplier));
+    assigned += features_per_dilation->back();
+  }
+  for (int64_t i = 0, remainder = per_kernel - assigned; remainder > 0; --remainder) {
+    ++(*features_per_dilation)[i];
+    i = (i + 1) % static_cast<int64_t>(features_per_dilation->size());
+  }
+}
+
+// aeon's _quantiles(n): float32(((i + 1) · golden ratio) mod 1), a low-discrepancy sequence.
+std::vector<float> fit_quantiles(int64_t n) {
+  const double phi = (std::sqrt(5.0) + 1.0) / 2.0;
+  std::vector<float> q(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) q[i] = static_cast<float>(std::fmod(static_cast<double>(i + 1) * phi, 1.0));
+  return q;
+}
+
+// numba's np.quantile (linear interpolation between closest ranks) of `sorted` (ascending) at q,
+// rounded to float32 like aeon's biases array. numba compiles it inside aeon's fastmath function,
+// where LLVM rewrites rank = 1 + (n - 1)·(p / 100) as (n - 1)·0.01·p + 1 and the interpolation
+// lower·(1 - m) + upper·m as (upper - lower)·m + lower, both mul-adds fused (FMA, on every CPU
+// numba targets with it: x86-64 since 2013, ARM). The rounding differs from the literal formula
+// only near float32 ties, which integer-valued data hits (tests/test_minirocket.py).
+float numba_quantile(const std::vector<double>& sorted, float q) {
+  const int64_t n = static_cast<int64_t>(sorted.size());
+  const double percentile = static_cast<double>(q) * 100.0;
+  double value;
+  if (n == 1) {
+    value = sorted[0];
+  } else if (percentile == 100.0) {
+    value = sorted[n - 1];
+  } else if (percentile == 0.0) {
+    value = sorted[0];
+  } else {
+    const double rank = std::fma(static_cast<double>(n - 1) * 0.01, percentile, 1.0);
+    const int64_t f = static_cast<int64_t>(std::floor(rank));
+    const double m = rank - static_cast<double>(f);
+    const double lower = sorted[f - 1], upper = sorted[std::min(f, n - 1)];
+    value = std::fma(upper - lower, m, lower);
+  }
+  return static_cast<float>(value);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(const at::Tensor& x_in,
+                                                                                int64_t n_features_in,
+                                                                                int64_t max_dilations,
+                                                                                int64_t seed) {
+  const char* op = kFitOp;
+  check_series(op, x_in);
+  TORCH_CHECK(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
+  TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
+  TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
+                    seed);
+  const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
+  check_finite(op, x, at::Tensor());
+  const int64_t n_cases = x.size(0), n_channels = x.size(1), T = x.size(2);
+  const int64_t n_features = std::max<int64_t>(n_features_in, kKernels);  // aeon's n_kernels_
+
+  std::vector<int32_t> dilations, per_dilation;
+  fit_dilations(T, n_features, max_dilations, &dilations, &per_dilation);
+  const int64_t n_dilations = static_cast<int64_t>(dilations.size());
+  const int64_t n_combinations = kKernels * n_dilations;
+  int64_t per_kernel = 0;
+  for (int32_t f : per_dilation) per_kernel += f;
+  const std::vector<float> quantiles = fit_quantiles(kKernels * per_kernel);
+
+  // numpy's global RNG, np.random.seed(seed): all the channel counts first (one uniform each,
+  // drawn even for one channel), then choice(C, m, replace=False) = permutation(C)[:m] per combination.
+  NumpyLegacyRandom numpy_rng(static_cast<uint64_t>(seed));
+  const double max_exponent = std::log2(static_cast<double>(std::min<int64_t>(n_channels, 9) + 1));
+  std::vector<int32_t> channels_per_combination(static_cast<size_t>(n_combinations));
+  for (auto& m : channels_per_combination) {
+    m = static_cast<int32_t>(std::pow(2.0, numpy_rng.uniform(0.0, max_exponent)));
+  }
+  std::vector<int32_t> channel_indices;
+  std::vector<int64_t> channel_start(static_cast<size_t>(n_combinations));
+  for (int64_t c = 0; c < n_combinations; ++c) {
+    channel_start[c] = static_cast<int64_t>(channel_indices.size());
+    const std::vector<int32_t> perm = numpy_rng.permutation(static_cast<int32_t>(n_channels));
+    channel_indices.insert(channel_indices.end(), perm.begin(), perm.begin() + channels_per_combination[c]);
+  }
+
+  // numba's own RNG re-seeded with the same seed: one example per combination, in order.
+  NumpyLegacyRandom numba_rng(static_cast<uint64_t>(seed));
+  std::vector<int64_t> example(static_cast<size_t>(n_combinations));
+  for (auto& e : example) e = numba_rng.randint(n_cases);
+
+  // Combination c's features (dilation-major, then kernel) start at feature_start[c].
+  std::vector<int64_t> feature_start(static_cast<size_t>(n_combinations + 1), 0);
+  for (int64_t c = 0; c < n_combinations; ++c) feature_start[c + 1] = feature_start[c] + per_dilation[c / kKernels];
+
+  // Biases: the quantiles of each combination's output on its example (independent per
+  // combination, so computed in parallel with the same result for any thread count).
+  at::Tensor biases = at::empty({kKernels * per_kernel}, x.options());
+  float* bias_out = biases.data_ptr<float>();
+  const float* xp = x.data_ptr<float>();
+  std::vector<char> overflow(static_cast<size_t>(n_combinations), 0);
+  at::parallel_for(0, n_combinations, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> conv(static_cast<size_t>(T));
+    std::vector<double> sorted(static_cast<size_t>(T));
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t di = c / kKernels, k = c % kKernels, d = dilations[di];
+      int a, b, g;
+      kernel_taps(k, &a, &b, &g);
+      std::fill(conv.begin(), conv.end(), 0.0f);  // np.sum over channels starts from 0
+      for (int64_t j = 0; j < channels_per_combination[c]; ++j) {
+        const float* row = xp + (example[c] * n_channels + channel_indices[channel_start[c] + j]) * T;
+        for (int64_t t = 0; t < T; ++t) {
+          conv[t] = conv[t] + combine_fit(alpha_at(row, T, t, d), gamma_at(row, T, t, d, a), gamma_at(row, T, t, d, b),
+                                          gamma_at(row, T, t, d, g));
+        }
+      }
+      for (int64_t t = 0; t < T; ++t) {
+        if (!std::isfinite(conv[t])) overflow[c] = 1;
+        sorted[t] = conv[t];
+      }
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t f = feature_start[c]; f < feature_start[c] + per_dilation[di]; ++f) {
+        bias_out[f] = numba_quantile(sorted, quantiles[f]);
+      }
+    }
+  });
+  // aeon would go on with inf/NaN biases (numba's quantile heuristics for non-finite data); an
+  // output beyond float32's range only comes from |x| near 1e37, so it is reported instead.
+  TORCH_CHECK_VALUE(std::none_of(overflow.begin(), overflow.end(), [](char o) { return o != 0; }), op,
+                    ": expected the convolution outputs to fit in float32, got inf or NaN (|x| is too large; "
+                    "rescale x)");
+
+  auto int_tensor = [](const std::vector<int32_t>& v) {
+    return at::tensor(at::ArrayRef<int32_t>(v), at::TensorOptions().dtype(at::kInt));
+  };
+  return {int_tensor(channels_per_combination), int_tensor(channel_indices), int_tensor(dilations),
+          int_tensor(per_dilation), biases};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transform. Work items are (case, dilation) pairs. Per case: -x and G = 3x zero-padded, once per
+// thread; per dilation C_alpha once per used channel; per kernel its output over the counted
+// segment, compared with each of the kernel's biases.
+
+SOFTDTW_TORCH_CPU_CLONES void add_to(float* __restrict acc, const float* __restrict v, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + v[t];
+}
+
+// out[t] (+)= ((alpha[t] + ga[t]) + gb[t]) + gc[t]; the first channel starts from 0 like np.sum.
+SOFTDTW_TORCH_CPU_CLONES void combine_channel(float* __restrict out, const float* __restrict alpha,
+                                           const float* __restrict ga, const float* __restrict gb,
+                                           const float* __restrict gc, int64_t n, bool first) {
+  if (first) {
+    for (int64_t t = 0; t < n; ++t) out[t] = 0.0f + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
+  } else {
+    for (int64_t t = 0; t < n; ++t) out[t] = out[t] + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
+  }
+}
+
+// out[t] = a[t] + b[t].
+SOFTDTW_TORCH_CPU_CLONES void add_rows(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                                    int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = a[t] + b[t];
+}
+
+// counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
+// fused for one-channel combinations, c[t] + gc[t] with c = (alpha + ga) + gb (aeon adds the
+// output to np.sum's 0, which only turns -0 into +0: no comparison changes). NB biases per pass
+// keep their counters in registers; int32 lanes vectorize best, blocks keep them from overflow.
+// Most of the transform's time is spent here. AVX2 and SSE2 turn a compare into a 0/-1 lane
+// that one subtraction counts; with AVX-512 GCC compares into a mask register and needs one more
+// instruction per compare to count it, which measured 20-30% slower on the 2-core Zen 4 VM
+// (benchmarks/README.md): so no AVX-512 version of this loop.
+template <int NB, bool kFused>
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
+                                           const float* bias, double* counts) {
+  float b[NB];
+  int64_t total[NB];
+  for (int j = 0; j < NB; ++j) {
+    b[j] = bias[j];
+    total[j] = 0;
+  }
+  constexpr int64_t kBlock = int64_t(1) << 30;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t stop = std::min(n, start + kBlock);
+    int32_t k[NB] = {};
+    for (int64_t t = start; t < stop; ++t) {
+      const float v = kFused ? c[t] + gc[t] : c[t];
+      for (int j = 0; j < NB; ++j) k[j] += v > b[j];
+    }
+    for (int j = 0; j < NB; ++j) total[j] += k[j];
+  }
+  for (int j = 0; j < NB; ++j) counts[j] = static_cast<double>(total[j]);
+}
+
+// Counts for nb biases (any number): passes of 8, then 4, then the remainder.
+template <bool kFused>
+void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, double* counts) {
+  int64_t j = 0;
+  for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, counts + j);
+  if (j + 4 <= nb) {
+    count_greater<4, kFused>(c, gc, n, bias + j, counts + j);
+    j += 4;
+  }
+  switch (nb - j) {
+    case 3: count_greater<3, kFused>(c, gc, n, bias + j, counts + j); break;
+    case 2: count_greater<2, kFused>(c, gc, n, bias + j, counts + j); break;
+    case 1: count_greater<1, kFused>(c, gc, n, bias + j, counts + j); break;
+    default: break;
+  }
+}
+
+// features[f] = ppv_ratio(counts[f], lengths[f]): the divisions of a whole dilation vectorized.
+SOFTDTW_TORCH_CPU_CLONES void ppv_ratios(float* __restrict features, const double* __restrict counts,
+                                      const double* __restrict lengths, int64_t n) {
+  for (int64_t f = 0; f < n; ++f) features[f] = ppv_ratio(counts[f], lengths[f]);
+}
+
+// kernel_taps(k) for every kernel, looked up once.
+const std::array<std::array<int, 3>, kKernels> kTaps = [] {
+  std::array<std::array<int, 3>, kKernels> taps{};
+  for (int64_t k = 0; k < kKernels; ++k) kernel_taps(k, &taps[k][0], &taps[k][1], &taps[k][2]);
+  return taps;
+}();
+
+// One thread's buffers, reused across its work items.
+struct Workspace {
+  int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
+  int64_t T = 0, pad = 0, padded = 0;
+  std::vector<float> neg, gpad, alpha, conv, with_a, with_ab;
+  std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
+  std::vector<double> counts, lengths;  // per feature of the current dilation: count, segment length
+  // One-channel partial sums of the current dilation over the whole series, kept while the
+  // kernels (in the order of combinations(range(9), 3)) share their first taps:
+  // with_a = alpha + G[a] for with_a_key = 9·channel + a, with_ab = with_a + G[b] for
+  // with_ab_key = 9·with_a_key + b (-1: none yet).
+  int64_t with_a_key = -1, with_ab_key = -1;
+};
+
+// Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding, from x
+// converted to float32 (as torch's .to(float32) and numpy's astype round). False if a converted
+// value is NaN or inf.
+template <typename scalar_t>
+bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w) {
+  const int64_t C = p.n_channels;
+  const scalar_t* x = p.x.data_ptr<scalar_t>() + i * C * p.n_timepoints;
+  // Shifts beyond ±T only read zeros: clamp them to ±T, so padding by min(4·max dilation, T) suffices.
+  w.T = T;
+  w.pad = std::min<int64_t>(4 * p.max_dilation, T);
+  w.padded = T + 2 * w.pad;
+  w.neg.resize(static_cast<size_t>(C * T));
+  w.gpad.assign(static_cast<size_t>(C * w.padded), 0.0f);
+  bool finite = true;
+  for (int64_t c = 0; c < C; ++c) {
+    const scalar_t* row = x + c * p.n_timepoints;
+    float* neg = w.neg.data() + c * T;
+    float* g = w.gpad.data() + c * w.padded + w.pad;
+    for (int64_t t = 0; t < T; ++t) {
+      const float v = static_cast<float>(row[t]);
+      finite = finite && std::isfinite(v);
+      neg[t] = -v;
+      g[t] = 3.0f * v;
+    }
+  }
+  w.conv.resize(static_cast<size_t>(T));
+  w.with_a.resize(static_cast<size_t>(T));
+  w.with_ab.resize(static_cast<size_t>(T));
+  w.alpha_row.assign(static_cast<size_t>(C), -1);
+  w.prepared_case = i;
+  return finite;
+}
+
+// Features of dilation index di for the case prepared in w, written to the case's row `out`.
+void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& used, int64_t di, float* out,
+                        Workspace& w) {
+  const int64_t T = w.T, padded = w.padded, pad = w.pad;
+  const int64_t d = p.combinations[di * kKernels].dilation;
+  w.with_a_key = w.with_ab_key = -1;
+  // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
+  w.alpha.resize(used.size() * static_cast<size_t>(T));
+  for (size_t r = 0; r < used.size(); ++r) {
+    const float* neg = w.neg.data() + used[r] * T;
+    float* alpha = w.alpha.data() + r * T;
+    std::copy(neg, neg + T, alpha);
+    for (int64_t o : {-4, -3, -2, -1, 1, 2, 3, 4}) {
+      const int64_t s = o * d;
+      if (s <= -T || s >= T) continue;
+      if (s < 0) {
+        add_to(alpha - s, neg, T + s);  // alpha[t] += -x[t + s], t >= -s
+      } else {
+        add_to(alpha, neg + s, T - s);  // alpha[t] += -x[t + s], t < T - s
+      }
+    }
+    w.alpha_row[used[r]] = static_cast<int64_t>(r);
+  }
+  // Every kernel of a dilation has its n_features, one after the other: the dilation's counts are
+  // gathered with their segment lengths and divided at the end, all at once.
+  const int64_t nf = p.combinations[di * kKernels].n_features;
+  if (nf == 0) return;
+  w.counts.resize(static_cast<size_t>(kKernels * nf));
+  w.lengths.resize(static_cast<size_t>(kKernels * nf));
+  for (int64_t k = 0; k < kKernels; ++k) {
+    const Combination& cb = p.combinations[di * kKernels + k];
+    int64_t lo, hi;
+    ppv_segment(T, d, di, k, &lo, &hi);
+    const int64_t len = hi - lo;
+    double* counts = w.counts.data() + k * nf;
+    // An empty segment counts 0 out of 1: feature 0, as ppv_value(0, 0).
+    const double divisor = static_cast<double>(std::max<int64_t>(len, 1));
+    std::fill(w.lengths.data() + k * nf, w.lengths.data() + (k + 1) * nf, divisor);
+    if (len == 0) {
+      std::fill(counts, counts + nf, 0.0);
+      continue;
+    }
+    const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
+    auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
+    const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
+    const float* bias = p.biases.data() + cb.feature_start;
+    auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
+    auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
+    if (cb.n_channels == 1) {
+      // One channel (the common case): the output is never stored; ((alpha + ga) + gb) over the
+      // whole series is shared by the next kernels with the same a, b (and alpha + ga by those
+      // with the same a), and each pass over the biases adds gc again.
+      const int64_t ch = p.channel_indices[cb.channel_start];
+      const float* g = w.gpad.data() + ch * padded + pad;
+      if (w.with_a_key != 9 * ch + ta) {
+        add_rows(w.with_a.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, T);
+        w.with_a_key = 9 * ch + ta;
+      }
+      if (w.with_ab_key != 9 * w.with_a_key + tb) {
+        add_rows(w.with_ab.data(), w.with_a.data(), g + sb, T);
+        w.with_ab_key = 9 * w.with_a_key + tb;
+      }
+      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, nf, counts);
+    } else {
+      for (int64_t j = 0; j < cb.n_channels; ++j) {
+        const int64_t ch = p.channel_indices[cb.channel_start + j];
+        const float* g = gamma_row(ch);
+        combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
+      }
+      count_all<false>(w.conv.data(), nullptr, len, bias, nf, counts);
+    }
+  }
+  ppv_ratios(out + p.combinations[di * kKernels].feature_start, w.counts.data(), w.lengths.data(), kKernels * nf);
+}
+
+at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
+                         const at::Tensor& channel_indices, const at::Tensor& dilations,
+                         const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
+                         const std::optional<at::Tensor>& x_lengths) {
+  const TransformProblem p = prepare_transform(x, num_channels_per_combination, channel_indices, dilations,
+                                               num_features_per_dilation, biases, x_lengths, /*to_float32=*/false);
+  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options().dtype(at::kFloat));
+  if (p.n_cases == 0 || p.n_features == 0) return out;
+  const int64_t n_dilations = static_cast<int64_t>(p.combinations.size()) / kKernels;
+  std::vector<std::vector<int64_t>> channels_of_dilation(static_cast<size_t>(n_dilations));
+  for (int64_t di = 0; di < n_dilations; ++di) {
+    std::vector<char> used(static_cast<size_t>(p.n_channels), 0);
+    for (int64_t k = 0; k < kKernels; ++k) {
+      const Combination& cb = p.combinations[di * kKernels + k];
+      for (int64_t j = 0; j < cb.n_channels; ++j) used[p.channel_indices[cb.channel_start + j]] = 1;
+    }
+    for (int64_t c = 0; c < p.n_channels; ++c) {
+      if (used[c]) channels_of_dilation[di].push_back(c);
+    }
+  }
+  const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
+  float* op = out.data_ptr<float>();
+  // (case, dilation) items, case-major, taken one at a time from a shared counter by every
+  // thread: all threads stay busy with few cases, or when one of them is slowed down by other
+  // work on the machine. Each feature is computed by one thread in a fixed order, so the bits do
+  // not depend on the thread count or on which thread took which item.
+  const int64_t n_items = p.n_cases * n_dilations;
+  std::atomic<int64_t> next_item{0};
+  std::atomic<bool> not_finite{false};
+  const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, p.x.scalar_type(), "minirocket_transform", [&] {
+    at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
+      Workspace w;
+      for (int64_t item = next_item++; item < n_items && !not_finite; item = next_item++) {
+        const int64_t i = item / n_dilations, di = item % n_dilations;
+        if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
+          not_finite = true;
+        }
+        transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
+      }
+    });
+  });
+  TORCH_CHECK_VALUE(!not_finite, kTransformOp, kNotFiniteMessage);
+  return out;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_cpu(const at::Tensor& x,
+                                                                               int64_t n_features,
+                                                                               int64_t max_dilations_per_kernel,
+                                                                               int64_t seed) {
+  return fit_impl(x, n_features, max_dilations_per_kernel, seed);
+}
+
+TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
+  m.impl("minirocket_fit", &fit_impl);
+  m.impl("minirocket_transform", &transform_cpu);
+}
+
+}  // namespace minirocket
+}  // namespace softdtw_torch

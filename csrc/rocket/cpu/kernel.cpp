@@ -1,0 +1,329 @@
+// CPU kernels of the ROCKET ops: aeon's per-(case, channel) normalisation and the convolution
+// features (see docs/design/rocket.md §4–5 and rocket/math.h for the arithmetic).
+//
+// Forward, per (case, kernel): the responses s(t) of every output position t in [-p, T + p - (L-1)d)
+// are computed in aeon's term order into a buffer (vectorized across positions, see responses()),
+// then scanned in increasing t for the PPV count and the first maximum. Cases run in parallel
+// (kernels in parallel when there are fewer cases than threads); each (case, kernel) is computed
+// independently, so results do not depend on the thread count.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../../common/macros.h"
+#include "../problem.h"
+
+namespace softdtw_torch {
+namespace {
+
+// One kernel of the tuple, read from the plan's host tensors.
+struct KernelView {
+  int64_t length, dilation, padding, n_channels;
+  const float* weights;    // (n_channels, length) row-major
+  const int32_t* channels;  // n_channels channel indices
+  float bias;
+};
+
+struct HostKernels {
+  const float *weights, *biases;
+  const int32_t *lengths, *dilations, *paddings, *num_channels, *channels;
+  const int64_t *weight_offsets, *channel_offsets;
+
+  explicit HostKernels(const RocketPlan& plan)
+      : weights(plan.kernels.weights.data_ptr<float>()),
+        biases(plan.kernels.biases.data_ptr<float>()),
+        lengths(plan.kernels.lengths.data_ptr<int32_t>()),
+        dilations(plan.kernels.dilations.data_ptr<int32_t>()),
+        paddings(plan.kernels.paddings.data_ptr<int32_t>()),
+        num_channels(plan.kernels.num_channel_indices.data_ptr<int32_t>()),
+        channels(plan.kernels.channel_indices.data_ptr<int32_t>()),
+        weight_offsets(plan.weight_offsets.data_ptr<int64_t>()),
+        channel_offsets(plan.channel_offsets.data_ptr<int64_t>()) {}
+
+  KernelView operator[](int64_t k) const {
+    return {lengths[k], dilations[k], paddings[k], num_channels[k], weights + weight_offsets[k],
+            channels + channel_offsets[k], biases[k]};
+  }
+};
+
+// One case: its series (n_channels rows of `stride` values, the first `length` of them valid).
+template <typename acc_t>
+struct CaseView {
+  const acc_t* series;
+  int64_t stride, length;
+  const acc_t* row(int32_t channel) const { return series + channel * stride; }
+};
+
+// All responses s(t) of kernel k on case x, t = -p, ..., in position order, into `out` (size >=
+// the output length). Returns the output length (<= 0: no position, nothing written).
+// aeon's loop for one position: s = b, then taps j outer and selected channels c inner, skipping
+// taps outside the series. Here the position loop is innermost: for each (j, c), the positions
+// whose tap j falls inside the series form one interval, updated in one vectorizable sweep; every
+// position still sees its terms in aeon's order, and skipped taps are never touched.
+template <typename acc_t, bool kFma>
+SOFTDTW_TORCH_CPU_CLONES int64_t responses(const acc_t* __restrict series, int64_t stride, int64_t series_length,
+                                    const KernelView& k, acc_t* __restrict out) {
+  const int64_t out_len = rocket_output_length(series_length, k.length, k.dilation, k.padding);
+  if (out_len <= 0) return out_len;
+  const int64_t first = -k.padding;  // positions [first, first + out_len)
+  for (int64_t i = 0; i < out_len; ++i) out[i] = static_cast<acc_t>(k.bias);
+  for (int64_t j = 0; j < k.length; ++j) {
+    const int64_t shift = first + j * k.dilation;  // series index of tap j at output index i: i + shift
+    const int64_t i_begin = std::max<int64_t>(0, -shift);
+    const int64_t i_end = std::min(out_len, series_length - shift);
+    for (int64_t c = 0; c < k.n_channels; ++c) {
+      const acc_t w = static_cast<acc_t>(k.weights[c * k.length + j]);
+      const acc_t* __restrict xs = series + k.channels[c] * stride + shift;
+      for (int64_t i = i_begin; i < i_end; ++i) out[i] = rocket_step<acc_t, kFma>(out[i], w, xs[i]);
+    }
+  }
+  return out_len;
+}
+
+template <typename acc_t, bool kFma>
+int64_t responses(const CaseView<acc_t>& x, const KernelView& k, acc_t* out) {
+  return responses<acc_t, kFma>(x.series, x.stride, x.length, k, out);
+}
+
+template <typename acc_t>
+struct KernelFeatures {
+  float ppv, max;
+  int64_t argmax;  // output position index of the first maximum, -1 when the kernel has no position
+};
+
+// aeon: count of s > 0 over the output length, and the first strict maximum. A kernel longer than
+// the (case's) series even with its padding has no position: both features are 0 (aeon would
+// divide by zero). With a temperature, PPV is the soft mean(sigmoid(s / tau)).
+template <typename acc_t>
+KernelFeatures<acc_t> scan_responses(const acc_t* s, int64_t out_len, const std::optional<double>& temperature) {
+  if (out_len <= 0) return {0.0f, 0.0f, -1};
+  acc_t max_value = s[0];
+  int64_t positive = 0;
+  for (int64_t t = 0; t < out_len; ++t) {
+    max_value = s[t] > max_value ? s[t] : max_value;
+    positive += s[t] > 0;
+  }
+  int64_t argmax = 0;
+  while (s[argmax] != max_value) ++argmax;  // the first maximum: aeon's strict `>` keeps it
+  float ppv;
+  if (temperature.has_value()) {
+    double sum = 0.0;
+    for (int64_t t = 0; t < out_len; ++t) sum += 1.0 / (1.0 + std::exp(-static_cast<double>(s[t]) / *temperature));
+    ppv = static_cast<float>(sum / static_cast<double>(out_len));
+  } else {
+    ppv = static_cast<float>(static_cast<double>(positive) / static_cast<double>(out_len));
+  }
+  return {ppv, static_cast<float>(s[argmax]), argmax};
+}
+
+int64_t case_length(const int64_t* lengths, int64_t n, int64_t padded) {
+  return lengths != nullptr ? lengths[n] : padded;
+}
+
+int64_t max_output_length(const HostKernels& kernels, int64_t n_kernels, int64_t T) {
+  int64_t longest = 1;
+  for (int64_t k = 0; k < n_kernels; ++k) {
+    longest = std::max(longest, rocket_output_length(T, kernels.lengths[k], kernels.dilations[k], kernels.paddings[k]));
+  }
+  return longest;
+}
+
+// Runs body(n, k) for every (case, kernel): over cases in parallel, or over kernels when there
+// are fewer cases than threads. Each call owns its outputs, so the split never changes a result.
+template <typename Body>
+void for_each_case_kernel(int64_t n_cases, int64_t n_kernels, const Body& body) {
+  if (n_cases >= at::get_num_threads()) {
+    at::parallel_for(0, n_cases, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n) body(n, 0, n_kernels);
+    });
+  } else {
+    for (int64_t n = 0; n < n_cases; ++n) {
+      at::parallel_for(0, n_kernels, 16, [&](int64_t begin, int64_t end) { body(n, begin, end); });
+    }
+  }
+}
+
+template <typename acc_t, bool kFma>
+void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>& temperature, at::Tensor& features,
+                           at::Tensor& argmax) {
+  const HostKernels kernels(in.plan);
+  const int64_t n_cases = in.x.size(0), C = in.x.size(1), T = in.x.size(2), K = in.plan.n_kernels;
+  const acc_t* x = in.x.data_ptr<acc_t>();
+  const int64_t* lengths = in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
+  float* out = features.data_ptr<float>();
+  int64_t* out_argmax = argmax.data_ptr<int64_t>();
+  const int64_t buffer_size = max_output_length(kernels, K, T);
+  for_each_case_kernel(n_cases, K, [&](int64_t n, int64_t k_begin, int64_t k_end) {
+    std::vector<acc_t> s(buffer_size);
+    const CaseView<acc_t> view{x + n * C * T, T, case_length(lengths, n, T)};
+    for (int64_t k = k_begin; k < k_end; ++k) {
+      const int64_t out_len = responses<acc_t, kFma>(view, kernels[k], s.data());
+      const KernelFeatures<acc_t> f = scan_responses(s.data(), out_len, temperature);
+      out[n * 2 * K + 2 * k] = f.ppv;
+      out[n * 2 * K + 2 * k + 1] = f.max;
+      out_argmax[n * K + k] = f.argmax;
+    }
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> convolve_forward_cpu(
+    const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths, const at::Tensor& biases,
+    const at::Tensor& dilations, const at::Tensor& paddings, const at::Tensor& num_channel_indices,
+    const at::Tensor& channel_indices, c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths,
+    std::optional<double> ppv_temperature) {
+  const ConvolveInputs in = prepare_convolve(
+      x, {weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices}, accumulate, x_lengths,
+      ppv_temperature);
+  at::Tensor features = at::empty({x.size(0), 2 * in.plan.n_kernels}, x.options().dtype(at::kFloat));
+  at::Tensor argmax = at::empty({x.size(0), in.plan.n_kernels}, x.options().dtype(at::kLong));
+  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
+    using M = decltype(mode);
+    convolve_forward_impl<typename M::acc, M::fma>(in, ppv_temperature, features, argmax);
+  });
+  return {features, argmax};
+}
+
+// d soft-PPV / d s(t) for one (case, kernel): g · sigmoid'(s/tau) / (tau · out_len).
+template <typename acc_t>
+double soft_ppv_slope(acc_t s, double grad, double temperature, int64_t out_len) {
+  const double sig = 1.0 / (1.0 + std::exp(-static_cast<double>(s) / temperature));
+  return grad * sig * (1.0 - sig) / (temperature * static_cast<double>(out_len));
+}
+
+// Adds slope · d s(t) / d inputs for one position t of kernel k on one case: to the series
+// gradient (x_grad, same layout as the case) and/or the kernel's weight gradient and bias.
+template <typename acc_t>
+void add_position_gradient(const CaseView<acc_t>& x, const KernelView& k, int64_t t, double slope, double* x_grad,
+                           double* w_grad, double* b_grad) {
+  for (int64_t j = 0, u = t; j < k.length; ++j, u += k.dilation) {
+    if (u < 0 || u >= x.length) continue;
+    for (int64_t c = 0; c < k.n_channels; ++c) {
+      if (x_grad != nullptr) x_grad[k.channels[c] * x.stride + u] += slope * k.weights[c * k.length + j];
+      if (w_grad != nullptr) w_grad[c * k.length + j] += slope * static_cast<double>(x.row(k.channels[c])[u]);
+    }
+  }
+  if (b_grad != nullptr) *b_grad += slope;
+}
+
+// The gradient of features[n, 2k:2k+2] for one (case, kernel), added into the given buffers:
+// MAX through its saved argmax position, the soft PPV (when a temperature is set) through every
+// position (responses recomputed); the hard PPV has zero gradient.
+template <typename acc_t, bool kFma>
+void add_kernel_gradient(const CaseView<acc_t>& x, const KernelView& k, int64_t argmax, double grad_ppv,
+                         double grad_max, const std::optional<double>& temperature, std::vector<acc_t>& s,
+                         double* x_grad, double* w_grad, double* b_grad) {
+  if (argmax < 0) return;  // no output position: constant features
+  if (grad_max != 0.0) add_position_gradient(x, k, argmax - k.padding, grad_max, x_grad, w_grad, b_grad);
+  if (temperature.has_value() && grad_ppv != 0.0) {
+    const int64_t out_len = responses<acc_t, kFma>(x, k, s.data());
+    for (int64_t i = 0; i < out_len; ++i) {
+      const double slope = soft_ppv_slope(s[i], grad_ppv, *temperature, out_len);
+      add_position_gradient(x, k, i - k.padding, slope, x_grad, w_grad, b_grad);
+    }
+  }
+}
+
+template <typename acc_t, bool kFma>
+void convolve_backward_impl(const ConvolveInputs& in, const at::Tensor& grad, const at::Tensor& argmax,
+                            const std::optional<double>& temperature, at::Tensor& x_grad, at::Tensor& w_grad,
+                            at::Tensor& b_grad) {
+  const HostKernels kernels(in.plan);
+  const int64_t n_cases = in.x.size(0), C = in.x.size(1), T = in.x.size(2), K = in.plan.n_kernels;
+  const acc_t* x = in.x.data_ptr<acc_t>();
+  const int64_t* lengths = in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
+  const float* g = grad.data_ptr<float>();
+  const int64_t* arg = argmax.data_ptr<int64_t>();
+  const int64_t buffer_size = max_output_length(kernels, K, T);
+  auto case_view = [&](int64_t n) { return CaseView<acc_t>{x + n * C * T, T, case_length(lengths, n, T)}; };
+
+  // Series gradient: cases in parallel, each summing its kernels in order.
+  double* gx = x_grad.data_ptr<double>();
+  at::parallel_for(0, n_cases, 1, [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> s(buffer_size);
+    for (int64_t n = begin; n < end; ++n) {
+      for (int64_t k = 0; k < K; ++k) {
+        add_kernel_gradient<acc_t, kFma>(case_view(n), kernels[k], arg[n * K + k], g[n * 2 * K + 2 * k],
+                                         g[n * 2 * K + 2 * k + 1], temperature, s, gx + n * C * T, nullptr, nullptr);
+      }
+    }
+  });
+  // Weight and bias gradients: kernels in parallel, each summing the cases in order.
+  double* gw = w_grad.data_ptr<double>();
+  double* gb = b_grad.data_ptr<double>();
+  at::parallel_for(0, K, 16, [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> s(buffer_size);
+    for (int64_t k = begin; k < end; ++k) {
+      for (int64_t n = 0; n < n_cases; ++n) {
+        add_kernel_gradient<acc_t, kFma>(case_view(n), kernels[k], arg[n * K + k], g[n * 2 * K + 2 * k],
+                                         g[n * 2 * K + 2 * k + 1], temperature, s, nullptr,
+                                         gw + in.plan.weight_offsets.data_ptr<int64_t>()[k], gb + k);
+      }
+    }
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_cpu(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths,
+    const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
+    const at::Tensor& num_channel_indices, const at::Tensor& channel_indices, const at::Tensor& argmax,
+    c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
+  const ConvolveInputs in = prepare_convolve(
+      x, {weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices}, accumulate, x_lengths,
+      ppv_temperature);
+  check_convolve_backward_inputs(in, grad, argmax);
+  const at::Tensor g = grad.to(at::kFloat).contiguous();
+  const at::Tensor arg = argmax.contiguous();
+  const auto acc64 = x.options().dtype(at::kDouble);
+  at::Tensor x_grad = at::zeros(x.sizes(), acc64), w_grad = at::zeros(weights.sizes(), acc64);
+  at::Tensor b_grad = at::zeros(biases.sizes(), acc64);
+  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
+    using M = decltype(mode);
+    convolve_backward_impl<typename M::acc, M::fma>(in, g, arg, ppv_temperature, x_grad, w_grad, b_grad);
+  });
+  return {x_grad.to(x.scalar_type()), w_grad.to(at::kFloat), b_grad.to(at::kFloat)};
+}
+
+// aeon's Normalizer: per (case, channel), over the case's first length values, x' = (x - mean) / std
+// with numpy's mean and population std in the input's precision, std == 0 replaced by 1. Values
+// past a case's length are set to 0.
+template <typename scalar_t>
+void normalise_impl(const at::Tensor& x, const at::Tensor& lengths, at::Tensor& out) {
+  const int64_t n_cases = x.size(0), C = x.size(1), T = x.size(2);
+  const scalar_t* in = x.data_ptr<scalar_t>();
+  scalar_t* res = out.data_ptr<scalar_t>();
+  const int64_t* len = lengths.defined() ? lengths.data_ptr<int64_t>() : nullptr;
+  at::parallel_for(0, n_cases * C, 1, [&](int64_t begin, int64_t end) {
+    std::vector<scalar_t> scratch(T);
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t valid = case_length(len, row / C, T);
+      const scalar_t* r = in + row * T;
+      const scalar_t mean = numpy_mean(r, valid);
+      scalar_t sd = numpy_std(r, valid, mean, scratch.data());
+      if (sd == scalar_t(0)) sd = scalar_t(1);
+      for (int64_t t = 0; t < valid; ++t) res[row * T + t] = (r[t] - mean) / sd;
+      for (int64_t t = valid; t < T; ++t) res[row * T + t] = scalar_t(0);
+    }
+  });
+}
+
+at::Tensor normalise_cpu(const at::Tensor& x, const std::optional<at::Tensor>& x_lengths) {
+  check_rocket_series(kRocketNormaliseOp, x);
+  const at::Tensor lengths = checked_rocket_lengths(kRocketNormaliseOp, x_lengths, x);
+  const at::Tensor xc = x.contiguous();
+  at::Tensor out = at::empty_like(xc);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "rocket_normalise", [&] { normalise_impl<scalar_t>(xc, lengths, out); });
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
+  m.impl("rocket_normalise", &normalise_cpu);
+  m.impl("_rocket_convolve_forward", &convolve_forward_cpu);
+  m.impl("_rocket_convolve_backward", &convolve_backward_cpu);
+}
+
+}  // namespace softdtw_torch

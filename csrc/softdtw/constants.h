@@ -1,0 +1,20 @@
+// SoftDTW numbers that more than one layer needs, written once. No ATen, no CUDA: the device code
+// (cuda/tiles.cuh), the host code and the Python package (exported as attributes of
+// softdtw_torch._C by library.cpp, read by the fake kernels and the barycenter) all read them here.
+#pragma once
+
+#include <cstdint>
+
+namespace softdtw_torch::softdtw {
+
+// soft_dtw's fused=None rule: the fused kernel computes ||x_i − y_j||² per cell at O(d) cost,
+// which stays below the DP's own per-cell cost up to this many features; beyond it, the unfused
+// mode's batched matrix product (x·yᵀ) is cheaper.
+constexpr int64_t kMaxFusedFeatures = 128;
+
+// Rows and columns of the CUDA kernels' tiles; a checkpointed CUDA forward keeps R on the last row
+// of every block of this many rows and the last column of every block of this many columns.
+constexpr int kCudaTileRows = 64;
+constexpr int kCudaTileCols = 64;
+
+}  // namespace softdtw_torch::softdtw

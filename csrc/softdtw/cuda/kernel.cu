@@ -1,0 +1,82 @@
+// CUDA kernels of the SoftDTW ops: the tiled wavefront kernels of tiles.cuh, launched on
+// the current stream of the inputs' device. The ops' bodies (validation and error messages as on
+// CPU, allocation, launch sequences) are tiles_ops.h, shared with the CPU emulation tests;
+// this file adds the device guard, the stream and the launch checks, and registers each body
+// under its op's signature (../ops.h).
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <climits>
+#include <type_traits>
+
+#include "../ops.h"
+#include "tiles_ops.h"
+
+namespace softdtw_torch {
+namespace {
+
+constexpr int64_t kDefaultSmemBytes = 48 * 1024;  // beyond this a kernel must opt in
+
+// One kernel launch on the current stream, checked. Kernels wanting more than 48 KiB of dynamic
+// shared memory (the float64 tiles) opt in first; every supported GPU (sm_75+) allows 64 KiB.
+struct CudaLaunch {
+  cudaStream_t stream;
+  template <typename... Params, typename... Args>
+  void operator()(void (*kernel)(Params...), int64_t blocks, int threads, int64_t smem_bytes, Args... args) const {
+    TORCH_CHECK(blocks <= INT_MAX, "softdtw_torch: too many SoftDTW tiles for one launch (", blocks, ")");
+    if (smem_bytes > kDefaultSmemBytes) {
+      C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(smem_bytes)));
+    }
+    kernel<<<static_cast<unsigned>(blocks), threads, static_cast<size_t>(smem_bytes), stream>>>(args...);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+};
+
+// The first CUDA tensor among an op's arguments: the dispatcher picked the CUDA kernel, so
+// there is one; the op body checks that all tensors are on its device.
+inline at::Device cuda_device_of() {
+  TORCH_CHECK(false, "softdtw_torch: a CUDA SoftDTW op was called without a CUDA tensor");
+}
+template <typename First, typename... Rest>
+at::Device cuda_device_of(const First& first, const Rest&... rest) {
+  if constexpr (std::is_same_v<First, at::Tensor>) {
+    if (first.is_cuda()) return first.device();
+  }
+  return cuda_device_of(rest...);
+}
+
+// The CUDA kernel of an op whose body is tiles::*_op (shared with the emulation tests): the op's
+// arguments as the schema gives them (Signature, from ../ops.h), run under a guard for their
+// device, launching on that device's current stream.
+template <typename Signature, auto body>
+struct OnCurrentStream;
+template <typename Ret, typename... Args, auto body>
+struct OnCurrentStream<Ret(Args...), body> {
+  static Ret run(Args... args) {
+    const c10::cuda::CUDAGuard guard(cuda_device_of(args...));
+    return body(CudaLaunch{at::cuda::getCurrentCUDAStream()}, args...);
+  }
+};
+
+template <typename Signature, auto body>
+constexpr auto cuda_kernel = &OnCurrentStream<Signature, body>::run;
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
+  using namespace softdtw;  // the signatures
+  m.impl("_soft_dtw_from_cost_forward", cuda_kernel<FromCostForward, &tiles::from_cost_forward_op<CudaLaunch>>);
+  m.impl("_soft_dtw_from_cost_backward", cuda_kernel<FromCostBackward, &tiles::from_cost_backward_op<CudaLaunch>>);
+  m.impl("_soft_dtw_fused_forward", cuda_kernel<FusedForward, &tiles::fused_forward_op<CudaLaunch>>);
+  m.impl("_soft_dtw_fused_backward", cuda_kernel<FusedBackward, &tiles::fused_backward_op<CudaLaunch>>);
+  m.impl("_soft_dtw_fused_forward_checkpointed",
+         cuda_kernel<FusedForwardCheckpointed, &tiles::fused_forward_checkpointed_op<CudaLaunch>>);
+  m.impl("_soft_dtw_fused_backward_checkpointed",
+         cuda_kernel<FusedBackwardCheckpointed, &tiles::fused_backward_checkpointed_op<CudaLaunch>>);
+}
+
+}  // namespace softdtw_torch

@@ -1,0 +1,727 @@
+// Tiled SoftDTW kernels for CUDA (device code and launch sequences; no ATen in this file, so the
+// test suite can also run it on the CPU under tests/cuda_emu/cuda_emu.h).
+//
+// Decomposition (docs/design/softdtw.md §8): each pair's N × M matrix is cut into tiles of
+// kTileRows × kTileCols cells. One thread block (kWarps warps) owns one (pair, tile):
+//   1. stage: all warps fill a shared-memory tile — the costs (read from D, or computed from x and
+//      y in d-chunks staged in shared memory: the fused mode never loops over d in global memory
+//      per cell) in the forward; R (plus its top row and left column) in the backward, read from
+//      the forward's table or, with checkpoint=True, recomputed from the forward's tile borders;
+//   2. sweep: warp 0 runs the DP over the tile as a wavefront, lane l owning kColsPerLane columns
+//      and lagging one row behind lane l − 1; the left neighbour's value moves by __shfl_up_sync
+//      (forward) or its messages by __shfl_down_sync (backward), never through a block barrier;
+//   3. epilogue: all warps write the tile's results with coalesced stores.
+// Tiles of one anti-diagonal of tiles are independent, so a forward is one launch per tile
+// anti-diagonal: ceil(N/64) + ceil(M/64) − 1 launches, one launch for N, M ≤ 64, with no
+// length cap. Launch count and grid depend on shapes only (no host sync, CUDA-graph capturable).
+//
+// Tile borders travel between launches through small rolling buffers in global memory:
+//   forward:  the bottom row of row block rb in top_rows[rb % 3] (3 slots: a tile also reads the
+//             corner R(R0−1, C0−1), written two anti-diagonals earlier), the right column of
+//             column block cb in left_cols[cb % 2];
+//   backward: the messages a tile's first row sends upwards in row_msgs[rb % 3], those of its
+//             first column sent leftwards in col_msgs[cb % 2].
+// Slot counts were chosen so that no tile overwrites a value another tile of the same or a later
+// anti-diagonal still has to read (docs/design/cuda_kernels.md gives the argument). Memory beyond
+// the outputs: O(B·(N+M)). A checkpointed forward keeps one slot per block instead: R on every
+// tile border, B·N·M·(1/64 + 1/64), from which its backward recomputes the tiles.
+//
+// Backward in normalized-weight form (design doc §2 (c)): E(p) = Σ_s w_s(p)·E(s) over the
+// successors s of p, with w_s the soft-argmin weights of s over its predecessors, recomputed from
+// the stored R. A cell s sends three messages, w_s(q)·E(s), to its predecessors q (up, left,
+// diagonal); E of a cell is the sum of the messages it receives.
+//
+// Deterministic: every cell and every accumulation is computed by one thread in a fixed order.
+// Tiles of one launch have distinct row blocks and distinct column blocks, so the fused backward
+// adds its per-tile gradient rows/columns into float64 accumulators without atomics.
+#pragma once
+
+#include <cstdint>
+
+#include "../constants.h"
+#include "../math.h"
+
+namespace softdtw_torch {
+namespace tiles {
+
+constexpr int kWarpSize = 32;
+constexpr int kTileRows = softdtw::kCudaTileRows;
+constexpr int kTileCols = softdtw::kCudaTileCols;
+constexpr int kColsPerLane = kTileCols / kWarpSize;
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * kWarpSize;
+constexpr int kTileStride = kTileCols + 1;  // padded row stride: the wavefront's lanes hit distinct banks
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kForwardSlots = 3;   // top_rows slots
+constexpr int kBackwardSlots = 3;  // row_msgs slots
+constexpr int kColumnSlots = 2;    // left_cols and col_msgs slots
+
+// Features per staged chunk of x and y: 128 bytes of a row per chunk.
+template <typename T>
+constexpr int kChunkDims = static_cast<int>(128 / sizeof(T));
+
+// Dynamic shared memory, and the float32 special functions of the cell math (below) with their
+// worst-case errors from the CUDA C++ Programming Guide: exp2f ≤ 2 ulp; __log2f ≤ 2^-22 absolute
+// on [0.5, 2], ≤ 2 ulp elsewhere. The emulator applies those errors too.
+#if defined(SDTW_CUDA_EMULATION)
+SOFTDTW_TORCH_HOST_DEVICE unsigned char* dynamic_smem() { return emu::dynamic_shared_memory(); }
+SOFTDTW_TORCH_HOST_DEVICE float device_exp2(float x) { return emu::worst_case_exp2f(x); }
+SOFTDTW_TORCH_HOST_DEVICE float device_fast_log2(float x) { return emu::worst_case_log2f_intrinsic(x); }
+#else
+extern __shared__ __align__(16) unsigned char sdtw_tiles_smem[];
+__device__ __forceinline__ unsigned char* dynamic_smem() { return sdtw_tiles_smem; }
+__device__ __forceinline__ float device_exp2(float x) { return exp2f(x); }
+__device__ __forceinline__ float device_fast_log2(float x) { return __log2f(x); }
+#endif
+
+// Cell math of the float32 kernels, in base 2 (design doc §7): with k = log2(e)/γ,
+//   exp(Δ/γ) = 2^(k·Δ),  γ·log1p(s) = γ·ln2 · log2(1 + s),
+// on the special-function unit: half the forward sweep's instructions of expf/log1pf (the
+// sweep loops' SASS, docs/design/cuda_kernels.md). Each cell's softmin is then off by at most
+// ~3e-7·γ (log2(1 + s) rounds s to float32 before its 2^-22 error), the order of float32
+// rounding of R itself. The weights' 1/Σ stays IEEE division: an approximate reciprocal errs the
+// same way for the same sum (Σ = 1 exactly on a hard alignment), and E would drift by that much
+// per cell along the path. The float64 kernels keep the CPU kernels' precise natural-base form
+// (NaturalCellFunctions).
+struct Base2CellFunctions {
+  float log2e_over_gamma;  // k = log2(e)/γ
+  float gamma_ln2;         // γ·ln 2
+  static Base2CellFunctions for_gamma(double gamma) {
+    return {static_cast<float>(1.4426950408889634 / gamma), static_cast<float>(gamma * 0.6931471805599453)};
+  }
+  __device__ __forceinline__ float term(float delta) const { return device_exp2(delta * log2e_over_gamma); }
+  __device__ __forceinline__ float gamma_log1p(float s) const {
+    // Exactly 0 for 1 + s = 1 (one reachable predecessor: the first row and column, hard
+    // alignments at small γ), where the intrinsic's error would repeat at every such cell.
+    const float one_plus_s = 1.0f + s;
+    return one_plus_s == 1.0f ? 0.0f : gamma_ln2 * device_fast_log2(one_plus_s);
+  }
+  __device__ __forceinline__ float reciprocal(float s) const { return 1.0f / s; }
+};
+
+template <typename T>
+struct CellFunctionsOf;
+template <>
+struct CellFunctionsOf<float> {
+  using type = Base2CellFunctions;
+};
+template <>
+struct CellFunctionsOf<double> {
+  using type = NaturalCellFunctions<double>;
+};
+template <typename T>
+using CellFunctions = typename CellFunctionsOf<T>::type;
+
+// Shapes of one op call (padded sizes; per-pair lengths are clamped to [1, padded]).
+struct Geometry {
+  int64_t batch = 0, n = 0, m = 0;
+  int64_t radius = -1;                 // Sakoe–Chiba radius, -1: none
+  const int64_t* x_lengths = nullptr;  // nullable
+  const int64_t* y_lengths = nullptr;  // nullable
+  SOFTDTW_TORCH_HOST_DEVICE int64_t row_blocks() const { return (n + kTileRows - 1) / kTileRows; }
+  SOFTDTW_TORCH_HOST_DEVICE int64_t col_blocks() const { return (m + kTileCols - 1) / kTileCols; }
+  SOFTDTW_TORCH_HOST_DEVICE int64_t diagonals() const { return row_blocks() + col_blocks() - 1; }
+  // Tiles (rb, cb) with rb + cb = k: rb runs over [first_row_block(k), first_row_block(k) + count).
+  SOFTDTW_TORCH_HOST_DEVICE int64_t first_row_block(int64_t k) const {
+    return k - (col_blocks() - 1) > 0 ? k - (col_blocks() - 1) : 0;
+  }
+  SOFTDTW_TORCH_HOST_DEVICE int64_t tiles_on_diagonal(int64_t k) const {
+    const int64_t last = k < row_blocks() - 1 ? k : row_blocks() - 1;
+    return last - first_row_block(k) + 1;
+  }
+};
+
+// The (pair, tile) a thread block works on, and the pair's extent inside the tile.
+struct Tile {
+  int64_t b, rb, cb;
+  int64_t r0, c0;  // first cell
+  int64_t n, m;    // the pair's lengths
+  int rows, cols;  // cells of the tile inside the pair (<= kTileRows, kTileCols); <= 0: none
+  SOFTDTW_TORCH_HOST_DEVICE bool has_end_cell() const {
+    return r0 <= n - 1 && n - 1 < r0 + kTileRows && c0 <= m - 1 && m - 1 < c0 + kTileCols;
+  }
+};
+
+SOFTDTW_TORCH_HOST_DEVICE int64_t pair_length(const int64_t* lengths, int64_t b, int64_t padded) {
+  if (lengths == nullptr) return padded;
+  const int64_t l = lengths[b];
+  return l < 1 ? 1 : (l > padded ? padded : l);
+}
+
+SOFTDTW_TORCH_HOST_DEVICE Tile tile_of_block(const Geometry& g, int64_t diagonal, int64_t block) {
+  const int64_t count = g.tiles_on_diagonal(diagonal);
+  Tile t;
+  t.b = block / count;
+  t.rb = g.first_row_block(diagonal) + block % count;
+  t.cb = diagonal - t.rb;
+  t.r0 = t.rb * kTileRows;
+  t.c0 = t.cb * kTileCols;
+  t.n = pair_length(g.x_lengths, t.b, g.n);
+  t.m = pair_length(g.y_lengths, t.b, g.m);
+  const int64_t rows = t.n - t.r0, cols = t.m - t.c0;
+  t.rows = static_cast<int>(rows < kTileRows ? rows : kTileRows);
+  t.cols = static_cast<int>(cols < kTileCols ? cols : kTileCols);
+  return t;
+}
+
+// Steps of a wavefront sweep: rows plus the lag of the last lane holding a column of the pair.
+SOFTDTW_TORCH_HOST_DEVICE int sweep_steps(const Tile& t) { return t.rows + (t.cols - 1) / kColsPerLane; }
+
+// Whether any cell of the tile (inside the pair) lies in the band. A tile wholly outside it has
+// R = +inf and E = 0 everywhere, whatever its borders: its block skips the sweeps (most tiles of
+// a narrow band on long series). Every thread computes the same answer, no barrier needed.
+SOFTDTW_TORCH_HOST_DEVICE bool tile_touches_band(const Geometry& g, const Tile& t) {
+  if (g.radius < 0) return true;
+  for (int i = 0; i < t.rows; ++i) {
+    int64_t lo, hi;
+    band_columns(t.r0 + i, t.n, t.m, g.radius, &lo, &hi);
+    if (lo <= t.c0 + t.cols - 1 && hi >= t.c0) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cost staging: fill cost[i * kTileStride + j] for the tile's cells, +inf outside the pair or the
+// band; return true when this thread saw an invalid input value (NaN/−inf cost; non-finite x, y).
+
+template <typename T>
+struct CostsFromTensor {
+  const T* D;  // (B, N, M)
+  static constexpr int64_t scratch_elements() { return 0; }
+  __device__ bool stage(const Geometry& g, const Tile& t, T* cost, T* /*scratch*/) const {
+    bool bad = false;
+    for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+      const int i = idx / kTileCols, j = idx % kTileCols;
+      T v = positive_infinity<T>();
+      if (i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius)) {
+        v = D[(t.b * g.n + t.r0 + i) * g.m + t.c0 + j];
+        bad |= !is_valid_cost(v);
+      }
+      cost[i * kTileStride + j] = v;
+    }
+    return bad;
+  }
+};
+
+// Loads chunk [k0, k0 + kChunkDims) of rows [first, first + count) of a (B, L, d) sequence into
+// dst (row stride kChunkDims + 1); rows past `valid` and features past d read as 0. Flags
+// non-finite values of valid rows.
+template <typename T>
+__device__ bool stage_feature_chunk(const T* seq, int64_t b, int64_t padded_len, int64_t d, int64_t first, int count,
+                                    int valid, int64_t k0, T* dst) {
+  constexpr int kChunk = kChunkDims<T>;
+  bool bad = false;
+  for (int idx = threadIdx.x; idx < count * kChunk; idx += kThreads) {
+    const int r = idx / kChunk, k = idx % kChunk;
+    T v = T(0);
+    if (r < valid && k0 + k < d) {
+      v = seq[((b * padded_len) + first + r) * d + k0 + k];
+      bad |= !isfinite(v);
+    }
+    dst[r * (kChunk + 1) + k] = v;
+  }
+  return bad;
+}
+
+template <typename T>
+struct SquaredEuclideanCosts {
+  const T* x;  // (B, N, d)
+  const T* y;  // (B, M, d)
+  int64_t d;
+  static constexpr int64_t scratch_elements() { return int64_t(kTileRows + kTileCols) * (kChunkDims<T> + 1); }
+
+  // Thread (row group, column): column j = tid % kTileCols, rows j_group + 2q; the running sums
+  // of its cells stay in registers across the d-chunks. Lanes of a warp share the row (x reads
+  // broadcast) and differ by column (y reads on distinct banks thanks to the padded stride).
+  __device__ bool stage(const Geometry& g, const Tile& t, T* cost, T* scratch) const {
+    constexpr int kChunk = kChunkDims<T>;
+    constexpr int kGroups = kThreads / kTileCols;
+    constexpr int kRowsPerThread = kTileRows / kGroups;
+    T* xs = scratch;
+    T* ys = scratch + kTileRows * (kChunk + 1);
+    const int j = threadIdx.x % kTileCols, group = threadIdx.x / kTileCols;
+    T acc[kRowsPerThread];
+#pragma unroll
+    for (int q = 0; q < kRowsPerThread; ++q) acc[q] = T(0);
+    bool bad = false;
+    for (int64_t k0 = 0; k0 < d; k0 += kChunk) {
+      __syncthreads();  // the previous chunk is consumed
+      bad |= stage_feature_chunk(x, t.b, g.n, d, t.r0, kTileRows, t.rows, k0, xs);
+      bad |= stage_feature_chunk(y, t.b, g.m, d, t.c0, kTileCols, t.cols, k0, ys);
+      __syncthreads();
+      const int kc = d - k0 < kChunk ? static_cast<int>(d - k0) : kChunk;
+      for (int k = 0; k < kc; ++k) {
+        const T yk = ys[j * (kChunk + 1) + k];
+#pragma unroll
+        for (int q = 0; q < kRowsPerThread; ++q) {
+          const T diff = xs[(group + kGroups * q) * (kChunk + 1) + k] - yk;
+          acc[q] += diff * diff;
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerThread; ++q) {
+      const int i = group + kGroups * q;
+      const bool inside = i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius);
+      cost[i * kTileStride + j] = inside ? acc[q] : positive_infinity<T>();
+    }
+    return bad;
+  }
+};
+
+// Every cell of a tile (row stride kTileStride) set to `value`.
+template <typename T>
+__device__ void fill_tile(T* tile, T value) {
+  for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+    tile[(idx / kTileCols) * kTileStride + idx % kTileCols] = value;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward.
+
+template <typename T>
+struct ForwardArgs {
+  Geometry g;
+  CellFunctions<T> cell;  // the cell math at this γ
+  T* table;      // (B, N, M) or nullptr (no-grad or checkpointed forward)
+  T* top_rows;   // (B, top_slots, M): bottom rows of finished row blocks, in slot rb % top_slots
+  T* left_cols;  // (B, left_slots, N): right columns of finished column blocks, in slot cb % left_slots
+  int64_t top_slots, left_slots;  // rolling (kForwardSlots, kColumnSlots) or all blocks (checkpoints)
+  T* values;     // (B,)
+  bool* invalid; // (B,)
+};
+
+template <typename T>
+struct ForwardSmem {
+  T* tile;  // kTileRows × kTileStride: costs, overwritten by R
+  T* top;   // kTileCols + 1: R(r0 − 1, c0 − 1 + j)
+  T* left;  // kTileRows: R(r0 + i, c0 − 1)
+  T* scratch;
+  static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
+    return int64_t(kTileRows) * kTileStride + (kTileCols + 1) + kTileRows + scratch;
+  }
+  static __device__ ForwardSmem carve() {
+    T* base = reinterpret_cast<T*>(dynamic_smem());
+    ForwardSmem s;
+    s.tile = base;
+    s.top = s.tile + kTileRows * kTileStride;
+    s.left = s.top + kTileCols + 1;
+    s.scratch = s.left + kTileRows;
+    return s;
+  }
+};
+
+// Where a tile's borders come from: buffers of R on the last row of each row block and the last
+// column of each column block, `slots` of each per pair (rolling, or one per block).
+template <typename T>
+struct BorderBuffers {
+  const T* top_rows;   // (B, top_slots, M)
+  const T* left_cols;  // (B, left_slots, N)
+  int64_t top_slots, left_slots;
+};
+
+// R of the row above the tile (top[j] = R(r0 − 1, c0 − 1 + j), j = 0..kTileCols) and of the
+// column left of it (left[i · left_stride] = R(r0 + i, c0 − 1)), from the border buffers or the
+// DP's virtual border R(−1, −1) = 0, R(−1, j) = R(i, −1) = +inf.
+template <typename T>
+__device__ void stage_borders(const Geometry& g, const Tile& t, const BorderBuffers<T>& from, T* top, T* left,
+                              int left_stride) {
+  const T inf = positive_infinity<T>();
+  const T* above = t.rb > 0 ? from.top_rows + (t.b * from.top_slots + (t.rb - 1) % from.top_slots) * g.m : nullptr;
+  for (int j = threadIdx.x; j <= kTileCols; j += kThreads) {
+    const int64_t col = t.c0 - 1 + j;
+    T v = inf;
+    if (t.rb == 0) {
+      v = col == -1 ? T(0) : inf;
+    } else if (col >= 0 && col < t.m) {
+      v = above[col];
+    }
+    top[j] = v;
+  }
+  const T* before = t.cb > 0 ? from.left_cols + (t.b * from.left_slots + (t.cb - 1) % from.left_slots) * g.n : nullptr;
+  for (int i = threadIdx.x; i < kTileRows; i += kThreads) {
+    left[i * left_stride] = (t.cb > 0 && i < t.rows) ? before[t.r0 + i] : inf;
+  }
+}
+
+// Warp 0's wavefront over the tile: lane l computes row i = step − l of its columns
+// [l·kColsPerLane, (l+1)·kColsPerLane), left to right, and overwrites each cost with R.
+// tile: costs in, R out (row stride kTileStride); top_row and left_col: as staged by stage_borders.
+template <typename T>
+__device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* tile, const T* top_row, const T* left_col,
+                              int left_stride) {
+  const int lane = threadIdx.x;
+  const T inf = positive_infinity<T>();
+  T up[kColsPerLane];  // R(i − 1, j) of the lane's columns; the top border before row 0
+#pragma unroll
+  for (int c = 0; c < kColsPerLane; ++c) up[c] = top_row[1 + lane * kColsPerLane + c];
+  // R left of the lane's first column at rows i and i − 1: lane − 1's last column, first its top
+  // border (its "row −1"); for lane 0, the tile's left border column and R(r0 − 1, c0 − 1).
+  T from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1), from_left_prev = inf;
+  if (lane == 0) {
+    from_left = t.rows > 0 ? left_col[0] : inf;
+    from_left_prev = top_row[0];
+  }
+  const int steps = sweep_steps(t);
+  for (int step = 0; step < steps; ++step) {
+    const int i = step - lane;
+    T left = from_left, diag = from_left_prev;
+    if (i >= 0 && i < t.rows) {
+      T* row = tile + i * kTileStride + lane * kColsPerLane;
+#pragma unroll
+      for (int c = 0; c < kColsPerLane; ++c) {
+        const T r = row[c] + softmin3(diag, up[c], left, cell);
+        diag = up[c];
+        up[c] = r;
+        left = r;
+        row[c] = r;
+      }
+    }
+    // Before row 0, up[] holds the top border: lane + 1 then gets its diagonal R(−1, c0 + j − 1).
+    from_left_prev = from_left;
+    from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1);
+    if (lane == 0) from_left = step + 1 < t.rows ? left_col[(step + 1) * left_stride] : inf;
+  }
+}
+
+template <typename T>
+__device__ void forward_epilogue(const ForwardArgs<T>& a, const Tile& t, const ForwardSmem<T>& s) {
+  if (a.table != nullptr) {
+    for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+      const int i = idx / kTileCols, j = idx % kTileCols;
+      // Cells past the pair inside the padded table stay +inf (R is +inf-filled when ragged).
+      if (i < t.rows && j < t.cols) a.table[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = s.tile[i * kTileStride + j];
+    }
+  }
+  if (t.r0 + kTileRows < t.n) {  // a row block below reads this tile's bottom row
+    T* row = a.top_rows + (t.b * a.top_slots + t.rb % a.top_slots) * a.g.m + t.c0;
+    for (int j = threadIdx.x; j < t.cols; j += kThreads) row[j] = s.tile[(kTileRows - 1) * kTileStride + j];
+  }
+  if (t.c0 + kTileCols < t.m) {  // a column block to the right reads this tile's right column
+    T* col = a.left_cols + (t.b * a.left_slots + t.cb % a.left_slots) * a.g.n + t.r0;
+    for (int i = threadIdx.x; i < t.rows; i += kThreads) col[i] = s.tile[i * kTileStride + kTileCols - 1];
+  }
+  if (threadIdx.x == 0 && t.has_end_cell()) {
+    a.values[t.b] = s.tile[(t.n - 1 - t.r0) * kTileStride + (t.m - 1 - t.c0)];
+  }
+}
+
+template <typename T, typename Costs>
+__global__ void __launch_bounds__(kThreads) forward_tile_kernel(ForwardArgs<T> a, int64_t diagonal, Costs costs) {
+  const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
+  if (t.rows <= 0 || t.cols <= 0) return;  // the tile lies past this pair's end (block-uniform)
+  const ForwardSmem<T> s = ForwardSmem<T>::carve();
+  // Outside the band: R = +inf (its inputs are checked by the in-band tiles of its rows/columns).
+  const bool in_band = tile_touches_band(a.g, t);
+  bool bad = false;
+  if (in_band) {
+    bad = costs.stage(a.g, t, s.tile, s.scratch);
+    stage_borders(a.g, t, BorderBuffers<T>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.top, s.left, 1);
+  } else {
+    fill_tile(s.tile, positive_infinity<T>());
+  }
+  if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
+  if (in_band && threadIdx.x < kWarpSize) forward_sweep(a.cell, t, s.tile, s.top, s.left, 1);
+  __syncthreads();
+  forward_epilogue(a, t, s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward.
+
+template <typename T>
+struct BackwardArgs {
+  Geometry g;
+  CellFunctions<T> cell;  // the cell math at this γ
+  const T* grad;   // (B,): upstream gradient of each pair's value
+  T* row_msgs;     // (B, kBackwardSlots, 2, M): [0] up message, [1] diagonal message of a first row's cells
+  T* col_msgs;     // (B, kColumnSlots, 2, N): [0] left message, [1] diagonal message of a first column's cells
+};
+
+template <typename T>
+struct BackwardSmem {
+  T* rt;          // (kTileRows + 1) × kTileStride: R(r0 − 1 + a, c0 − 1 + b); the tile's part becomes E
+  T* below_up;    // kTileCols: up message from (r0 + kTileRows, c0 + j)
+  T* below_diag;  // kTileCols: diagonal message from (r0 + kTileRows, c0 + j + 1)
+  T* right_left;  // kTileRows: left message from (r0 + i, c0 + kTileCols)
+  T* right_diag;  // kTileRows: diagonal message from (r0 + i + 1, c0 + kTileCols), i + 1 < kTileRows
+  T* first_row;   // 2 × kTileCols: messages of row r0 (up, then diagonal) for the tile above
+  T* first_col;   // 2 × kTileRows: messages of column c0 (left, then diagonal) for the tile to the left
+  T* scratch;
+  static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
+    return int64_t(kTileRows + 1) * kTileStride + 4 * kTileCols + 4 * kTileRows + scratch;
+  }
+  static __device__ BackwardSmem carve() {
+    T* base = reinterpret_cast<T*>(dynamic_smem());
+    BackwardSmem s;
+    s.rt = base;
+    s.below_up = s.rt + (kTileRows + 1) * kTileStride;
+    s.below_diag = s.below_up + kTileCols;
+    s.right_left = s.below_diag + kTileCols;
+    s.right_diag = s.right_left + kTileRows;
+    s.first_row = s.right_diag + kTileRows;
+    s.first_col = s.first_row + 2 * kTileCols;
+    s.scratch = s.first_col + 2 * kTileRows;
+    return s;
+  }
+  // R (then E) of tile cell (i, j), i, j >= −1.
+  __device__ T& at(int i, int j) const { return rt[(i + 1) * kTileStride + (j + 1)]; }
+};
+
+// Where the backward gets R of a tile, its top row and its left column (into s.at(i, j), i, j >= −1):
+// the table the forward kept ...
+template <typename T>
+struct RFromTable {
+  const T* table;  // (B, N, M)
+  static constexpr int64_t scratch_elements() { return 0; }
+  __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
+    const T inf = positive_infinity<T>();
+    const T* R = table + t.b * a.g.n * a.g.m;
+    for (int idx = threadIdx.x; idx < (kTileRows + 1) * (kTileCols + 1); idx += kThreads) {
+      const int i = idx / (kTileCols + 1) - 1, j = idx % (kTileCols + 1) - 1;
+      const int64_t gi = t.r0 + i, gj = t.c0 + j;
+      T v = inf;
+      if (gi == -1 && gj == -1) {
+        v = T(0);
+      } else if (gi >= 0 && gj >= 0 && gi < t.n && gj < t.m) {
+        v = R[gi * a.g.m + gj];
+      }
+      s.at(i, j) = v;
+    }
+  }
+};
+
+// ... or the tile recomputed from the forward's checkpoints (R on the last row of every row block
+// and the last column of every column block): its costs, then its forward sweep. Memory: B·N·M
+// (1/64 + 1/64) instead of B·N·M, for one more forward sweep per tile.
+template <typename T, typename Costs>
+struct RFromCheckpoints {
+  Costs costs;
+  BorderBuffers<T> checkpoints;
+  static constexpr int64_t scratch_elements() { return Costs::scratch_elements(); }
+  __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
+    costs.stage(a.g, t, &s.at(0, 0), s.scratch);  // inputs were validated by the forward
+    stage_borders(a.g, t, checkpoints, &s.at(-1, -1), &s.at(0, -1), kTileStride);
+    __syncthreads();
+    if (threadIdx.x < kWarpSize) forward_sweep(a.cell, t, &s.at(0, 0), &s.at(-1, -1), &s.at(0, -1), kTileStride);
+  }
+};
+
+// The messages the tile below and the tile to the right sent into this one.
+template <typename T>
+__device__ void stage_incoming_messages(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) {
+  const bool has_below = t.r0 + kTileRows < t.n, has_right = t.c0 + kTileCols < t.m;
+  const T* below = a.row_msgs + (t.b * kBackwardSlots + (t.rb + 1) % kBackwardSlots) * 2 * a.g.m;
+  for (int j = threadIdx.x; j < kTileCols; j += kThreads) {
+    const int64_t gj = t.c0 + j;
+    s.below_up[j] = (has_below && gj < t.m) ? below[gj] : T(0);
+    s.below_diag[j] = (has_below && gj + 1 < t.m) ? below[a.g.m + gj + 1] : T(0);
+  }
+  const T* right = a.col_msgs + (t.b * kColumnSlots + (t.cb + 1) % kColumnSlots) * 2 * a.g.n;
+  for (int i = threadIdx.x; i < kTileRows; i += kThreads) {
+    const int64_t gi = t.r0 + i;
+    s.right_left[i] = (has_right && gi < t.n) ? right[gi] : T(0);
+    s.right_diag[i] = (has_right && i + 1 < kTileRows && gi + 1 < t.n) ? right[a.g.n + gi + 1] : T(0);
+  }
+}
+
+// Warp 0's reverse wavefront: lane l handles row i = (rows − 1) − (step − lag(l)) of its
+// columns, right to left, where the lane holding the pair's last column in the tile leads. E of
+// a cell is the sum of the messages from its successors; it then sends w·E to its predecessors
+// and overwrites its R with E (no later cell needs that R: it is a predecessor only of cells
+// already done).
+template <typename T>
+__device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) {
+  const int lane = threadIdx.x;
+  const int lead_lane = (t.cols - 1) / kColsPerLane;
+  T from_below_up[kColsPerLane];    // up message from (i + 1, j)
+  T from_below_diag[kColsPerLane];  // diagonal message from (i + 1, j + 1)
+#pragma unroll
+  for (int c = 0; c < kColsPerLane; ++c) {
+    from_below_up[c] = s.below_up[lane * kColsPerLane + c];
+    from_below_diag[c] = s.below_diag[lane * kColsPerLane + c];
+  }
+  T recv_left = T(0), recv_diag = T(0), recv_diag_prev = T(0);  // lane + 1's first column, rows i and i + 1
+  const bool end_here = t.has_end_cell();
+  const int end_i = static_cast<int>(t.n - 1 - t.r0), end_j = static_cast<int>(t.m - 1 - t.c0);
+  const int steps = sweep_steps(t);
+  for (int step = 0; step < steps; ++step) {
+    const int i = (t.rows - 1) - step + (lead_lane - lane);
+    T out_left = T(0), out_diag = T(0);
+    if (i >= 0 && i < t.rows) {
+      const bool last_lane = lane == kWarpSize - 1;
+      T left_msg = last_lane ? s.right_left[i] : recv_left;
+      if (i < t.rows - 1) from_below_diag[kColsPerLane - 1] = last_lane ? s.right_diag[i] : recv_diag_prev;
+      T new_up[kColsPerLane], new_diag[kColsPerLane];
+#pragma unroll
+      for (int c = kColsPerLane - 1; c >= 0; --c) {
+        const int j = lane * kColsPerLane + c;
+        T E = from_below_up[c] + left_msg + from_below_diag[c];
+        const T r = s.at(i, j);
+        if (end_here && i == end_i && j == end_j) E = T(1);
+        if (!is_reachable(r)) E = T(0);
+        const PredecessorWeights<T> w = predecessor_weights(s.at(i - 1, j - 1), s.at(i - 1, j), s.at(i, j - 1), a.cell);
+        s.at(i, j) = E;
+        new_up[c] = w.up * E;
+        new_diag[c] = w.diag * E;
+        left_msg = w.left * E;
+      }
+      out_left = left_msg;
+      out_diag = new_diag[0];
+#pragma unroll
+      for (int c = 0; c < kColsPerLane; ++c) from_below_up[c] = new_up[c];
+#pragma unroll
+      for (int c = 0; c + 1 < kColsPerLane; ++c) from_below_diag[c] = new_diag[c + 1];
+      if (i == 0) {
+#pragma unroll
+        for (int c = 0; c < kColsPerLane; ++c) {
+          s.first_row[lane * kColsPerLane + c] = new_up[c];
+          s.first_row[kTileCols + lane * kColsPerLane + c] = new_diag[c];
+        }
+      }
+      if (lane == 0) {
+        s.first_col[i] = out_left;
+        s.first_col[kTileRows + i] = out_diag;
+      }
+    }
+    __syncwarp();  // this step's E stores are visible before neighbours read R around them
+    recv_diag_prev = recv_diag;
+    recv_left = __shfl_down_sync(kFullMask, out_left, 1);
+    recv_diag = __shfl_down_sync(kFullMask, out_diag, 1);
+  }
+}
+
+// The messages the tile above and the tile to the left will read.
+template <typename T>
+__device__ void backward_store_messages(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) {
+  if (t.rb > 0) {
+    T* up = a.row_msgs + (t.b * kBackwardSlots + t.rb % kBackwardSlots) * 2 * a.g.m + t.c0;
+    for (int j = threadIdx.x; j < t.cols; j += kThreads) {
+      up[j] = s.first_row[j];
+      up[a.g.m + j] = s.first_row[kTileCols + j];
+    }
+  }
+  if (t.cb > 0) {
+    T* left = a.col_msgs + (t.b * kColumnSlots + t.cb % kColumnSlots) * 2 * a.g.n + t.r0;
+    for (int i = threadIdx.x; i < t.rows; i += kThreads) {
+      left[i] = s.first_col[i];
+      left[a.g.n + i] = s.first_col[kTileRows + i];
+    }
+  }
+}
+
+// Epilogue of soft_dtw_from_cost's backward: ∂/∂D = grad · E.
+template <typename T>
+struct WriteCostGradient {
+  T* grad_D;  // (B, N, M)
+  static constexpr bool kWritesZeros = true;  // ∂D is uninitialized memory: tiles outside the band write their 0s
+  static constexpr int64_t scratch_elements() { return 0; }
+  __device__ void operator()(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
+    const T scale = a.grad[t.b];
+    for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+      const int i = idx / kTileCols, j = idx % kTileCols;
+      if (i < t.rows && j < t.cols) grad_D[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = scale * s.at(i, j);
+    }
+  }
+};
+
+// Epilogue of the fused backward: acc_x[i] += Σ_j E_ij (x_i − y_j), acc_y[j] += Σ_i E_ij (y_j − x_i)
+// over the tile (float64 running sums; ∂/∂x = 2·grad·acc_x, applied once at the end), per chunk
+// of features staged in shared memory: thread (group, k) handles feature k of rows group + q·G.
+template <typename T>
+struct AccumulateSequenceGradients {
+  const T* x;  // (B, N, d)
+  const T* y;  // (B, M, d)
+  int64_t d;
+  double* acc_x;  // (B, N, d)
+  double* acc_y;  // (B, M, d)
+  static constexpr bool kWritesZeros = false;  // adding 0 changes nothing: tiles outside the band skip it
+  static constexpr int64_t scratch_elements() { return int64_t(kTileRows + kTileCols) * (kChunkDims<T> + 1); }
+
+  __device__ void operator()(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
+    constexpr int kChunk = kChunkDims<T>;
+    constexpr int kGroups = kThreads / kChunk;
+    T* xs = s.scratch;
+    T* ys = s.scratch + kTileRows * (kChunk + 1);
+    const int k = threadIdx.x % kChunk, group = threadIdx.x / kChunk;
+    for (int64_t k0 = 0; k0 < d; k0 += kChunk) {
+      __syncthreads();
+      stage_feature_chunk(x, t.b, a.g.n, d, t.r0, kTileRows, t.rows, k0, xs);
+      stage_feature_chunk(y, t.b, a.g.m, d, t.c0, kTileCols, t.cols, k0, ys);
+      __syncthreads();
+      if (k0 + k >= d) continue;
+      for (int i = group; i < t.rows; i += kGroups) {
+        const T xi = xs[i * (kChunk + 1) + k];
+        T sum = T(0);
+        for (int j = 0; j < t.cols; ++j) sum += s.at(i, j) * (xi - ys[j * (kChunk + 1) + k]);
+        acc_x[((t.b * a.g.n) + t.r0 + i) * d + k0 + k] += static_cast<double>(sum);
+      }
+      for (int j = group; j < t.cols; j += kGroups) {
+        const T yj = ys[j * (kChunk + 1) + k];
+        T sum = T(0);
+        for (int i = 0; i < t.rows; ++i) sum += s.at(i, j) * (yj - xs[i * (kChunk + 1) + k]);
+        acc_y[((t.b * a.g.m) + t.c0 + j) * d + k0 + k] += static_cast<double>(sum);
+      }
+    }
+  }
+};
+
+template <typename T, typename RSource, typename Epilogue>
+__global__ void __launch_bounds__(kThreads)
+    backward_tile_kernel(BackwardArgs<T> a, int64_t diagonal, RSource r_source, Epilogue epilogue) {
+  const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
+  if (t.rows <= 0 || t.cols <= 0) return;  // block-uniform
+  const BackwardSmem<T> s = BackwardSmem<T>::carve();
+  // Outside the band E = 0, and so are the messages the tile sends (its R is +inf).
+  const bool in_band = tile_touches_band(a.g, t);
+  if (in_band) {
+    r_source.stage(a, t, s);
+    stage_incoming_messages(a, t, s);
+  } else {
+    fill_tile(&s.at(0, 0), T(0));
+    for (int k = threadIdx.x; k < 2 * kTileCols; k += kThreads) s.first_row[k] = T(0);
+    for (int k = threadIdx.x; k < 2 * kTileRows; k += kThreads) s.first_col[k] = T(0);
+  }
+  __syncthreads();
+  if (in_band && threadIdx.x < kWarpSize) backward_sweep(a, t, s);
+  __syncthreads();
+  backward_store_messages(a, t, s);
+  if (in_band || Epilogue::kWritesZeros) epilogue(a, t, s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch sequences, shared by the CUDA ops and the CPU emulation tests. `launch(kernel, blocks,
+// threads, smem_bytes, args...)` runs one kernel launch on the caller's stream.
+
+template <typename T, typename Costs>
+int64_t forward_smem_bytes() {
+  return ForwardSmem<T>::elements(Costs::scratch_elements()) * static_cast<int64_t>(sizeof(T));
+}
+
+template <typename T, typename RSource, typename Epilogue>
+int64_t backward_smem_bytes() {
+  const int64_t scratch = RSource::scratch_elements() > Epilogue::scratch_elements() ? RSource::scratch_elements()
+                                                                                     : Epilogue::scratch_elements();
+  return BackwardSmem<T>::elements(scratch) * static_cast<int64_t>(sizeof(T));
+}
+
+template <typename T, typename Costs, typename Launch>
+void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const Costs& costs) {
+  const int64_t smem = forward_smem_bytes<T, Costs>();
+  for (int64_t k = 0; k < a.g.diagonals(); ++k) {
+    launch(forward_tile_kernel<T, Costs>, a.g.tiles_on_diagonal(k) * a.g.batch, kThreads, smem, a, k, costs);
+  }
+}
+
+template <typename T, typename RSource, typename Epilogue, typename Launch>
+void launch_backward(const Launch& launch, const BackwardArgs<T>& a, const RSource& r_source, const Epilogue& epilogue) {
+  const int64_t smem = backward_smem_bytes<T, RSource, Epilogue>();
+  for (int64_t k = a.g.diagonals() - 1; k >= 0; --k) {
+    launch(backward_tile_kernel<T, RSource, Epilogue>, a.g.tiles_on_diagonal(k) * a.g.batch, kThreads, smem, a, k,
+           r_source, epilogue);
+  }
+}
+
+}  // namespace tiles
+}  // namespace softdtw_torch

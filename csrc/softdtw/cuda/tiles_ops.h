@@ -1,0 +1,209 @@
+// The SoftDTW ops' work on validated inputs with the tiled kernels of tiles.cuh: output
+// and workspace allocation, dtype dispatch and the launch sequences. Templated on how a kernel
+// is launched, so the CUDA ops (kernel.cu) and the CPU emulation tests
+// (tests/cuda_emu/softdtw_emu_ext.cpp) run the same code.
+//
+// Memory beyond the outputs: the rolling border buffers, O(B·(N+M)); the fused backward adds its
+// float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D; a
+// checkpointed forward keeps B·N·M/32 border values of R instead of the table.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+
+#include "../problem.h"
+#include "tiles.cuh"
+
+namespace softdtw_torch {
+namespace tiles {
+
+inline Geometry geometry_of(const SoftDTWProblem& p) {
+  Geometry g;
+  g.batch = p.batch;
+  g.n = p.n;
+  g.m = p.m;
+  g.radius = p.band_radius;
+  g.x_lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
+  g.y_lengths = p.y_lengths.defined() ? p.y_lengths.data_ptr<int64_t>() : nullptr;
+  return g;
+}
+
+// A tiled forward's outputs: the op's (values, R when kept, invalid-input flags) and the border
+// buffers: rolling (3 and 2 slots per pair) or, for a checkpointed forward, R on the last row of
+// every row block (B, ⌈N/64⌉, M) and the last column of every column block (B, ⌈M/64⌉, N).
+struct TiledForward {
+  ForwardOutputs out;
+  at::Tensor top_rows, left_cols;
+};
+
+// soft_dtw_from_cost's forward (fused = false, costs from in.D) or soft_dtw's (fused = true,
+// squared Euclidean costs of in.x, in.y). checkpoint: keep every tile border instead of the table.
+template <typename Launch>
+TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fused, bool keep_table,
+                         bool checkpoint = false) {
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& like = fused ? in.x : in.D;
+  const bool table = keep_table && !checkpoint;  // a checkpointed forward keeps borders instead
+  TiledForward f;
+  f.out = new_forward_outputs(p, like.options(), table);
+  const Geometry g = geometry_of(p);
+  const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
+  const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
+  f.top_rows = at::empty({p.batch, top_slots, p.m}, like.options());
+  f.left_cols = at::empty({p.batch, left_slots, p.n}, like.options());
+  if (p.batch == 0) return f;
+  AT_DISPATCH_FLOATING_TYPES(like.scalar_type(), "soft_dtw_tiled_forward", [&] {
+    const ForwardArgs<scalar_t> a{g,
+                                  CellFunctions<scalar_t>::for_gamma(p.gamma),
+                                  table ? f.out.R.data_ptr<scalar_t>() : nullptr,
+                                  f.top_rows.data_ptr<scalar_t>(),
+                                  f.left_cols.data_ptr<scalar_t>(),
+                                  top_slots,
+                                  left_slots,
+                                  f.out.values.data_ptr<scalar_t>(),
+                                  f.out.invalid.data_ptr<bool>()};
+    if (fused) {
+      launch_forward(launch, a, SquaredEuclideanCosts<scalar_t>{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)});
+    } else {
+      launch_forward(launch, a, CostsFromTensor<scalar_t>{in.D.data_ptr<scalar_t>()});
+    }
+  });
+  return f;
+}
+
+// The checkpoints a checkpointed forward returned, checked against the problem they must fit.
+inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& row_borders,
+                                   const at::Tensor& column_borders) {
+  const Geometry g = geometry_of(in.problem);
+  const auto& p = in.problem;
+  TORCH_CHECK(row_borders.sizes() == at::IntArrayRef({p.batch, g.row_blocks(), p.m}) &&
+                  column_borders.sizes() == at::IntArrayRef({p.batch, g.col_blocks(), p.n}) &&
+                  row_borders.scalar_type() == in.x.scalar_type() &&
+                  column_borders.scalar_type() == in.x.scalar_type() && row_borders.device() == in.x.device() &&
+                  column_borders.device() == in.x.device(),
+              kFusedOp, ": expected the checkpointed forward's borders (", p.batch, ", ", g.row_blocks(), ", ", p.m,
+              ") and (", p.batch, ", ", g.col_blocks(), ", ", p.n, ") of ", in.x.scalar_type(), " on ",
+              in.x.device(), ", got ", row_borders.sizes(), " and ", column_borders.sizes());
+  TiledForward f;
+  f.top_rows = row_borders.contiguous();
+  f.left_cols = column_borders.contiguous();
+  return f;
+}
+
+template <typename T>
+BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& row_msgs, const at::Tensor& col_msgs) {
+  return {geometry_of(in.problem), CellFunctions<T>::for_gamma(in.problem.gamma), in.grad.data_ptr<T>(), row_msgs.data_ptr<T>(),
+          col_msgs.data_ptr<T>()};
+}
+
+// Message buffers of the backward sweep: (B, slots, 2, M) and (B, slots, 2, N).
+inline std::pair<at::Tensor, at::Tensor> new_message_buffers(const SoftDTWProblem& p, const at::TensorOptions& options) {
+  return {at::empty({p.batch, kBackwardSlots, 2, p.m}, options), at::empty({p.batch, kColumnSlots, 2, p.n}, options)};
+}
+
+// ∂/∂D of soft_dtw_from_cost: grad · E, (B, N, M), zero outside each pair.
+template <typename Launch>
+at::Tensor run_from_cost_backward(const Launch& launch, const BackwardInputs& in) {
+  const SoftDTWProblem& p = in.problem;
+  at::Tensor grad_D = p.ragged() ? at::zeros_like(in.R) : at::empty_like(in.R);
+  if (p.batch == 0) return grad_D;
+  const auto [row_msgs, col_msgs] = new_message_buffers(p, in.R.options());
+  AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_from_cost_tiled_backward", [&] {
+    launch_backward(launch, backward_args<scalar_t>(in, row_msgs, col_msgs), RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()},
+                    WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
+  });
+  return grad_D;
+}
+
+// ∂/∂x, ∂/∂y of soft_dtw (squared Euclidean): 2·grad·Σ_j E_ij (x_i − y_j) and its mirror, with
+// R from the kept table (in.R) or, when `checkpoints` holds a checkpointed forward's border
+// buffers, recomputed tile by tile from them.
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, const BackwardInputs& in,
+                                                      const TiledForward* checkpoints = nullptr) {
+  const SoftDTWProblem& p = in.problem;
+  const at::TensorOptions sums = in.x.options().dtype(at::kDouble);
+  const at::Tensor acc_x = at::zeros(in.x.sizes(), sums);
+  const at::Tensor acc_y = at::zeros(in.y.sizes(), sums);
+  if (p.batch > 0) {
+    const auto [row_msgs, col_msgs] = new_message_buffers(p, in.x.options());
+    AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_tiled_backward", [&] {
+      const BackwardArgs<scalar_t> a = backward_args<scalar_t>(in, row_msgs, col_msgs);
+      const AccumulateSequenceGradients<scalar_t> epilogue{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(),
+                                                           in.x.size(2), acc_x.data_ptr<double>(),
+                                                           acc_y.data_ptr<double>()};
+      if (checkpoints == nullptr) {
+        launch_backward(launch, a, RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()}, epilogue);
+      } else {
+        const SquaredEuclideanCosts<scalar_t> costs{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)};
+        const BorderBuffers<scalar_t> borders{checkpoints->top_rows.data_ptr<scalar_t>(),
+                                              checkpoints->left_cols.data_ptr<scalar_t>(),
+                                              checkpoints->top_rows.size(1), checkpoints->left_cols.size(1)};
+        launch_backward(launch, a, RFromCheckpoints<scalar_t, SquaredEuclideanCosts<scalar_t>>{costs, borders}, epilogue);
+      }
+    });
+  }
+  const at::Tensor scale = (2.0 * in.grad.to(at::kDouble)).view({p.batch, 1, 1});
+  return {(acc_x * scale).to(in.x.scalar_type()), (acc_y * scale).to(in.y.scalar_type())};
+}
+
+// The ops' bodies, from the raw arguments to the results (validation and errors as on CPU); the
+// CUDA ops add the device guard and the stream, the emulation tests call them as they are.
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, const at::Tensor& D, double gamma,
+                                                        std::optional<int64_t> bandwidth,
+                                                        const std::optional<at::Tensor>& x_lengths,
+                                                        const std::optional<at::Tensor>& y_lengths, bool keep_table) {
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward f = run_forward(launch, in, /*fused=*/false, keep_table);
+  return finish_forward(kFromCostOp, f.out, D.scalar_type(), kInvalidCostMessage);
+}
+
+template <typename Launch>
+at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& R, double gamma,
+                                 std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                                 const std::optional<at::Tensor>& y_lengths) {
+  return run_from_cost_backward(launch, prepare_from_cost_backward(grad, R, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
+                                                    double gamma, std::optional<int64_t> bandwidth,
+                                                    const std::optional<at::Tensor>& x_lengths,
+                                                    const std::optional<at::Tensor>& y_lengths, bool keep_table) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward f = run_forward(launch, in, /*fused=*/true, keep_table);
+  return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
+                                                     const at::Tensor& y, const at::Tensor& R, double gamma,
+                                                     std::optional<int64_t> bandwidth,
+                                                     const std::optional<at::Tensor>& x_lengths,
+                                                     const std::optional<at::Tensor>& y_lengths) {
+  return run_fused_backward(launch, prepare_fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_op(
+    const Launch& launch, const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
+  auto [values, no_table] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+  return {values, f.top_rows, f.left_cols};
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(
+    const Launch& launch, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+    const at::Tensor& row_borders, const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const TiledForward checkpoints = checkpoints_of(in, row_borders, column_borders);
+  return run_fused_backward(launch, in, &checkpoints);
+}
+
+}  // namespace tiles
+}  // namespace softdtw_torch

@@ -1,0 +1,318 @@
+// Cell math shared by the CPU and CUDA SoftDTW kernels (see docs/design/softdtw.md §1–2, §5).
+//
+// Indexing convention used by every kernel: cells are 0-based, (i, j) with 0 <= i < n, 0 <= j < m.
+// R(i, j) is the DP value of the design doc's R[i+1, j+1]; the virtual border is
+// R(-1, -1) = 0 and R(-1, j) = R(i, -1) = +inf.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../common/macros.h"
+
+namespace softdtw_torch {
+
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T positive_infinity() {
+  return static_cast<T>(INFINITY);
+}
+
+// exp and log1p for the cell math. On the GPU: the CUDA math library. On the CPU: the branch-free
+// Cephes approximations below (measured against libm: expf 1.35 ulp, log1pf 2.1 ulp, exp 1.41 ulp,
+// log1p 1.03 ulp), which the compiler vectorizes across the cells of an anti-diagonal; libm calls
+// would keep those loops scalar. Integer/float conversions use bit tricks that need no AVX-512.
+#if !defined(__CUDA_ARCH__)
+namespace cpu_math {
+
+inline float bits_to_float(int32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline int32_t to_bits(float f) {
+  int32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// exp(x) = 2^n · exp(r), n = round(x / ln 2), |r| <= ln2 / 2. Arguments below −87.3 (−inf
+// included) give 0: the kernels only use exp of non-positive differences, where such terms are
+// negligible next to the exp(0) = 1 of the minimum.
+inline float expf(float x) {
+  const float lowest = -87.3f;
+  float xc = x < 88.3f ? x : 88.3f;        // NaN → 88.3 (its result is always discarded)
+  xc = xc > lowest ? xc : lowest;
+  const float t = xc * 1.44269504088896341f;
+  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest (1.5·2^23 trick)
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const float y = p * bits_to_float((static_cast<int32_t>(n) + 127) << 23);
+  return x < lowest ? 0.0f : y;
+}
+
+// log1p(u) for u >= 0: log(v) of v = 1 + u by frexp and the Cephes polynomial, then the
+// correction −((v − 1) − u)/v for the rounding of v, which keeps tiny u accurate.
+inline float log1pf(float u) {
+  const float v = 1.0f + u;
+  const int32_t bits = to_bits(v);
+  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);
+  float m = bits_to_float((bits & 0x007fffff) | 0x3f000000);  // v = m · 2^e, m in [0.5, 1)
+  const bool small = m < 0.707106781186547524f;
+  e = small ? e - 1.0f : e;
+  const float x = small ? (m + m) - 1.0f : m - 1.0f;
+  const float z = x * x;
+  float y = 7.0376836292e-2f;
+  y = y * x - 1.1514610310e-1f;
+  y = y * x + 1.1676998740e-1f;
+  y = y * x - 1.2420140846e-1f;
+  y = y * x + 1.4249322787e-1f;
+  y = y * x - 1.6668057665e-1f;
+  y = y * x + 2.0000714765e-1f;
+  y = y * x - 2.4999993993e-1f;
+  y = y * x + 3.3333331174e-1f;
+  y = y * x * z;
+  y = y + e * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  const float log_v = (x + y) + e * 0.693359375f;
+  return log_v - ((v - 1.0f) - u) / v;
+}
+
+inline double bits_to_double(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+inline int64_t to_bits(double d) {
+  int64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+// exp(x) = 2^n · exp(r) with the Cephes Padé form exp(r) = 1 + 2r·P(r²)/(Q(r²) − r·P(r²)).
+// Arguments below −708 (−inf included) give 0, as for expf.
+inline double exp(double x) {
+  const double lowest = -708.0;
+  const double magic = 6755399441055744.0;  // 1.5·2^52: adding it rounds to an integer in the low bits
+  double xc = x < 708.0 ? x : 708.0;
+  xc = xc > lowest ? xc : lowest;
+  const double shifted = xc * 1.4426950408889634073599 + magic;
+  const double n = shifted - magic;
+  const int64_t n_int = to_bits(shifted) - to_bits(magic);
+  double r = xc - n * 6.93145751953125e-1;
+  r = r - n * 1.42860682030941723212e-6;
+  const double rr = r * r;
+  double p = 1.26177193074810590878e-4;
+  p = p * rr + 3.02994407707441961300e-2;
+  p = p * rr + 9.99999999999999999910e-1;
+  p = p * r;
+  double q = 3.00198505138664455042e-6;
+  q = q * rr + 2.52448340349684104192e-3;
+  q = q * rr + 2.27265548208155028766e-1;
+  q = q * rr + 2.00000000000000000009e0;
+  const double y = (1.0 + 2.0 * (p / (q - p))) * bits_to_double((n_int + 1023) << 52);
+  return x < lowest ? 0.0 : y;
+}
+
+// log1p(u) for u >= 0, as log1pf: frexp of v = 1 + u, the Cephes rational log, then the rounding
+// correction −((v − 1) − u)/v.
+inline double log1p(double u) {
+  const double two52 = 4503599627370496.0;
+  const double v = 1.0 + u;
+  const int64_t bits = to_bits(v);
+  // The biased exponent as a double without an int64 → double conversion: 2^52 + e − 2^52.
+  double e = (bits_to_double(to_bits(two52) | ((bits >> 52) & 0x7ff)) - two52) - 1022.0;
+  const double m = bits_to_double((bits & 0x000fffffffffffffLL) | 0x3fe0000000000000LL);  // [0.5, 1)
+  const bool small = m < 0.70710678118654752440;
+  e = small ? e - 1.0 : e;
+  const double x = small ? (m + m) - 1.0 : m - 1.0;
+  const double z = x * x;
+  double p = 1.01875663804580931796e-4;
+  p = p * x + 4.97494994976747001425e-1;
+  p = p * x + 4.70579119878881725854e0;
+  p = p * x + 1.44989225341610930846e1;
+  p = p * x + 1.79368678507819816313e1;
+  p = p * x + 7.70838733755885391666e0;
+  double q = x + 1.12873587189167450590e1;
+  q = q * x + 4.52279145837532221105e1;
+  q = q * x + 8.29875266912776603211e1;
+  q = q * x + 7.11544750618563894466e1;
+  q = q * x + 2.31251620126765340583e1;
+  double y = x * (z * p / q);
+  y = y + e * -2.121944400546905827679e-4;
+  y = y - 0.5 * z;
+  const double log_v = (x + y) + e * 0.693359375;
+  return log_v - ((v - 1.0) - u) / v;
+}
+
+}  // namespace cpu_math
+#endif
+
+SOFTDTW_TORCH_HOST_DEVICE float exp_(float x) {
+#if defined(__CUDA_ARCH__)
+  return expf(x);
+#else
+  return cpu_math::expf(x);
+#endif
+}
+SOFTDTW_TORCH_HOST_DEVICE double exp_(double x) {
+#if defined(__CUDA_ARCH__)
+  return exp(x);
+#else
+  return cpu_math::exp(x);
+#endif
+}
+SOFTDTW_TORCH_HOST_DEVICE float log1p_(float x) {
+#if defined(__CUDA_ARCH__)
+  return log1pf(x);
+#else
+  return cpu_math::log1pf(x);
+#endif
+}
+SOFTDTW_TORCH_HOST_DEVICE double log1p_(double x) {
+#if defined(__CUDA_ARCH__)
+  return log1p(x);
+#else
+  return cpu_math::log1p(x);
+#endif
+}
+
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T min_(T a, T b) { return b < a ? b : a; }
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T max_(T a, T b) { return a < b ? b : a; }
+
+// A cell is unreachable when every path to it is blocked (band, +inf cost): R = +inf.
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE bool is_reachable(T r) {
+  return r < positive_infinity<T>();
+}
+
+// The three predecessor values in order, branch-free (min/max, so that it vectorizes).
+template <typename T>
+struct Sorted3 {
+  T lo, mid, hi;
+};
+
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE Sorted3<T> sort3(T a, T b, T c) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) {
+    // fminf/fmaxf are one instruction each on the GPU (min_/max_: a comparison and a select);
+    // they differ only for NaN, which R never holds (NaN costs are rejected).
+    const float ab_lo = fminf(a, b), ab_hi = fmaxf(a, b);
+    return {fminf(ab_lo, c), fmaxf(ab_lo, fminf(ab_hi, c)), fmaxf(ab_hi, c)};
+  }
+#endif
+  return {min_(min_(a, b), c), max_(min_(a, b), min_(max_(a, b), c)), max_(max_(a, b), c)};
+}
+
+// The special functions of the cell math, as the cell math needs them:
+//   term(Δ) = exp(Δ/γ) for Δ = lo − v <= 0 (0 for Δ = −inf), gamma_log1p(s) = γ·log1p(s) for
+//   s in [0, 2], reciprocal(s) = 1/s for s in [1, 3].
+// This one uses the precise natural-base functions (the CPU kernels' vectorizable exp_/log1p_,
+// CUDA's exp/log1p): the CPU kernels and the CUDA float64 kernels. The CUDA float32 kernels use
+// base-2 special-function-unit versions (cuda/tiles.cuh, Base2CellFunctions).
+template <typename T>
+struct NaturalCellFunctions {
+  T gamma, inv_gamma;
+  static NaturalCellFunctions for_gamma(double gamma) {
+    const T g = static_cast<T>(gamma);
+    return {g, T(1) / g};
+  }
+  SOFTDTW_TORCH_HOST_DEVICE T term(T delta) const { return exp_(delta * inv_gamma); }
+  SOFTDTW_TORCH_HOST_DEVICE T gamma_log1p(T s) const { return gamma * log1p_(s); }
+  SOFTDTW_TORCH_HOST_DEVICE T reciprocal(T s) const { return T(1) / s; }
+};
+
+// softmin_γ(a, b, c) = lo − γ·log Σ exp(−(v − lo)/γ), lo = min(a, b, c). The minimum contributes
+// exactly exp(0) = 1, so two exp and one log1p suffice; log1p keeps full precision when the
+// other terms are tiny (small γ). Branch-free (min/max and selects) so that it vectorizes.
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE T softmin3(T a, T b, T c, const Functions& f) {
+  const Sorted3<T> v = sort3(a, b, c);
+  const T rest = f.term(v.lo - v.mid) + f.term(v.lo - v.hi);
+  const T value = v.lo - f.gamma_log1p(rest);
+  return is_reachable(v.lo) ? value : positive_infinity<T>();  // all +inf: unreachable, never inf − inf
+}
+
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T softmin3(T a, T b, T c, T gamma, T inv_gamma) {
+  return softmin3(a, b, c, NaturalCellFunctions<T>{gamma, inv_gamma});
+}
+
+// Normalized soft-argmin weights of one cell over its three predecessors (form (c) of the
+// design doc): w_q = exp(−(R_q − m)/γ) / Σ exp(−(R_p − m)/γ). They sum to 1 exactly as
+// computed from the stored R, so float32 rounding stays additive instead of compounding.
+// An unreachable cell (all predecessors +inf) gets all-zero weights, never NaN.
+template <typename T>
+struct PredecessorWeights {
+  T diag;  // towards (i−1, j−1)
+  T up;    // towards (i−1, j)
+  T left;  // towards (i, j−1)
+};
+
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, const Functions& f) {
+  // Two exp per cell, as in softmin3: the minimum's term is exp(0) = 1 exactly, and a value tied
+  // with mid (or lo) has the same term, so picking by value gives the bits of three exp calls.
+  const Sorted3<T> v = sort3(r_diag, r_up, r_left);
+  const T e_mid = f.term(v.lo - v.mid);  // 0 for +inf
+  const T e_hi = f.term(v.lo - v.hi);
+  const T e_diag = r_diag == v.lo ? T(1) : (r_diag == v.mid ? e_mid : e_hi);
+  const T e_up = r_up == v.lo ? T(1) : (r_up == v.mid ? e_mid : e_hi);
+  const T e_left = r_left == v.lo ? T(1) : (r_left == v.mid ? e_mid : e_hi);
+  const T norm = f.reciprocal(e_diag + e_up + e_left);
+  const bool reachable = is_reachable(v.lo);
+  return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
+}
+
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
+  // The weights use term() and reciprocal() only: gamma itself is not needed.
+  return predecessor_weights(r_diag, r_up, r_left, NaturalCellFunctions<T>{T(0), inv_gamma});
+}
+
+// Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by
+// |n − m| so that (0, 0) → (n−1, m−1) stays reachable. For n <= m, row i allows columns
+// [i − r, i + (m − n) + r]; for n > m, column j allows rows [j − r, j + (n − m) + r], i.e.
+// row i allows columns [i − (n − m) − r, i + r]. radius < 0 means no band.
+// Writes the inclusive column range of row i, clipped to [0, m − 1] (may be empty: lo > hi).
+SOFTDTW_TORCH_HOST_DEVICE void band_columns(int64_t i, int64_t n, int64_t m, int64_t radius, int64_t* lo, int64_t* hi) {
+  int64_t first = 0, last = m - 1;
+  if (radius >= 0) {
+    if (n <= m) {
+      first = i - radius;
+      last = i + (m - n) + radius;
+    } else {
+      first = i - (n - m) - radius;
+      last = i + radius;
+    }
+    first = first < 0 ? 0 : first;
+    last = last > m - 1 ? m - 1 : last;
+  }
+  *lo = first;
+  *hi = last;
+}
+
+SOFTDTW_TORCH_HOST_DEVICE bool in_band(int64_t i, int64_t j, int64_t n, int64_t m, int64_t radius) {
+  int64_t lo, hi;
+  band_columns(i, n, m, radius, &lo, &hi);
+  return lo <= j && j <= hi;
+}
+
+// A cost the DP accepts: finite or +inf (a forbidden cell). NaN and −inf are rejected.
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE bool is_valid_cost(T d) {
+  return d == d && d > -positive_infinity<T>();
+}
+
+}  // namespace softdtw_torch

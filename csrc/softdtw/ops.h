@@ -1,0 +1,69 @@
+// The SoftDTW ops' C++ signatures (one per schema in library.cpp, written once here) and their
+// dispatcher handles, for the C++ code that composes them (composite.cpp, autograd.cpp, the
+// public API in api.cpp).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <tuple>
+
+#include "../common/op.h"
+
+namespace softdtw_torch::softdtw {
+
+using Tensor = at::Tensor;
+using OptInt = std::optional<int64_t>;
+using Pair = std::tuple<at::Tensor, at::Tensor>;
+
+// Public ops.
+using SoftDTWFromCost = Tensor(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+                               const OptTensor& y_lengths);
+using SoftDTWFused = Tensor(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth,
+                            const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint);
+using SoftDTW = Tensor(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, bool normalize,
+                       std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
+                       c10::string_view cost, bool checkpoint);
+using PairwiseCost = Tensor(const Tensor& x, const Tensor& y, c10::string_view cost);
+using AlignmentFromCost = Pair(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+                               const OptTensor& y_lengths);
+using Alignment = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+                       const OptTensor& y_lengths, c10::string_view cost);
+
+// Forward / backward pairs behind the autograd kernels.
+using FromCostForward = Pair(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+                             const OptTensor& y_lengths, bool keep_table);
+using FromCostBackward = Tensor(const Tensor& grad, const Tensor& R, double gamma, OptInt bandwidth,
+                                const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FusedForward = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+                          const OptTensor& y_lengths, bool keep_table);
+using FusedBackward = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double gamma,
+                           OptInt bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FusedForwardCheckpointed = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, double gamma,
+                                                                    OptInt bandwidth, const OptTensor& x_lengths,
+                                                                    const OptTensor& y_lengths);
+using FusedBackwardCheckpointed = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& row_borders,
+                                       const Tensor& column_borders, double gamma, OptInt bandwidth,
+                                       const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FusedValueAndGrad = Pair(const Tensor& x, const Tensor& y, const Tensor& weights, double gamma, OptInt bandwidth,
+                               const OptTensor& x_lengths, const OptTensor& y_lengths);
+
+namespace ops {
+inline const Op<SoftDTWFromCost> soft_dtw_from_cost{"softdtw_torch::soft_dtw_from_cost"};
+inline const Op<SoftDTWFused> soft_dtw_fused{"softdtw_torch::soft_dtw_fused"};
+inline const Op<SoftDTW> soft_dtw{"softdtw_torch::soft_dtw"};
+inline const Op<PairwiseCost> pairwise_cost{"softdtw_torch::pairwise_cost"};
+inline const Op<AlignmentFromCost> soft_dtw_alignment_from_cost{"softdtw_torch::soft_dtw_alignment_from_cost"};
+inline const Op<Alignment> soft_dtw_alignment{"softdtw_torch::soft_dtw_alignment"};
+inline const Op<FromCostForward> from_cost_forward{"softdtw_torch::_soft_dtw_from_cost_forward"};
+inline const Op<FromCostBackward> from_cost_backward{"softdtw_torch::_soft_dtw_from_cost_backward"};
+inline const Op<FusedForward> fused_forward{"softdtw_torch::_soft_dtw_fused_forward"};
+inline const Op<FusedBackward> fused_backward{"softdtw_torch::_soft_dtw_fused_backward"};
+inline const Op<FusedForwardCheckpointed> fused_forward_checkpointed{
+    "softdtw_torch::_soft_dtw_fused_forward_checkpointed"};
+inline const Op<FusedBackwardCheckpointed> fused_backward_checkpointed{
+    "softdtw_torch::_soft_dtw_fused_backward_checkpointed"};
+inline const Op<FusedValueAndGrad> fused_value_and_grad{"softdtw_torch::_soft_dtw_fused_value_and_grad"};
+}  // namespace ops
+
+}  // namespace softdtw_torch::softdtw

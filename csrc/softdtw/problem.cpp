@@ -1,0 +1,212 @@
+#include "problem.h"
+
+#include "../common/checks.h"
+
+#include <cmath>
+
+#ifdef SOFTDTW_TORCH_WITH_CUDA
+#include <c10/cuda/CUDAGraphsC10Utils.h>
+#endif
+
+namespace softdtw_torch {
+
+namespace {
+
+// True while the current CUDA stream is being captured into a graph: no host syncs then.
+bool capturing_cuda_graph(const at::Device& device) {
+#ifdef SOFTDTW_TORCH_WITH_CUDA
+  if (device.is_cuda()) {
+    return c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
+  }
+#endif
+  (void)device;
+  return false;
+}
+
+void check_gamma(const char* op, double gamma) {
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0, op, ": gamma must be a positive finite number, got ", gamma);
+}
+
+int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth) {
+  if (!bandwidth.has_value()) return -1;
+  TORCH_CHECK_VALUE(*bandwidth >= 0, op, ": bandwidth must be >= 0 or None, got ", *bandwidth);
+  return *bandwidth;
+}
+
+// Optional per-pair lengths: a 1-D integer tensor of `batch` values in [1, max_len], returned as
+// int64 on `device`. The value range check reads the values on the host; it is skipped while a
+// CUDA graph is captured (the kernels clamp lengths to [1, max_len] so they stay memory-safe).
+at::Tensor checked_lengths(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
+                           int64_t batch, int64_t max_len, const at::Device& device) {
+  if (!lengths.has_value() || !lengths->defined()) return at::Tensor();
+  const at::Tensor& l = *lengths;
+  TORCH_CHECK(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op, ": expected ", name,
+              " to be an integer tensor, got ", l.scalar_type());
+  TORCH_CHECK(l.dim() == 1 && l.size(0) == batch, op, ": expected ", name, " of shape (", batch,
+              ",) (one length per pair), got shape ", l.sizes());
+  TORCH_CHECK(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
+              " or the CPU, got ", l.device());
+  at::Tensor out = l.to(device, at::kLong).contiguous();
+  if (batch > 0 && !capturing_cuda_graph(device)) {
+    const int64_t lo = out.min().item<int64_t>();
+    const int64_t hi = out.max().item<int64_t>();
+    TORCH_CHECK_VALUE(lo >= 1 && hi <= max_len, op, ": expected ", name, " values in [1, ", max_len, "], got min ",
+                      lo, " and max ", hi);
+  }
+  return out;
+}
+
+// The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
+SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
+                            std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                            const std::optional<at::Tensor>& y_lengths, const at::Device& device) {
+  check_gamma(op, gamma);
+  SoftDTWProblem p;
+  p.batch = batch;
+  p.n = n;
+  p.m = m;
+  p.gamma = gamma;
+  p.band_radius = checked_band_radius(op, bandwidth);
+  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, n, device);
+  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, m, device);
+  return p;
+}
+
+// R (B, N, M) from a forward with keep_table=True, and grad (B,) on its device.
+void check_table_and_grad(const char* op, const at::Tensor& grad, const at::Tensor& R) {
+  TORCH_CHECK(R.dim() == 3 && R.size(1) > 0 && R.size(2) > 0, op,
+              ": expected the forward's DP table R (batch, n, m), got shape ", R.sizes(),
+              " (was the forward run with keep_table=False?)");
+  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == R.size(0), op, ": expected grad of shape (", R.size(0),
+              ",), got ", grad.sizes());
+  TORCH_CHECK(grad.device() == R.device(), op, ": expected grad on ", R.device(), ", got ", grad.device());
+}
+
+}  // namespace
+
+at::ScalarType compute_dtype(at::ScalarType input_dtype) {
+  return input_dtype == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                                const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const char* op = kFromCostOp;
+  TORCH_CHECK(D.dim() == 3, op, ": expected D to be a 3-D tensor (batch, n, m), got ", D.dim(), "-D");
+  check_float_tensor(op, "D", D);
+  TORCH_CHECK(D.size(1) > 0 && D.size(2) > 0, op, ": expected non-empty sequences, got D of shape ", D.sizes());
+  ForwardInputs in;
+  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, x_lengths, y_lengths, D.device());
+  in.D = D.to(compute_dtype(D.scalar_type())).contiguous();
+  return in;
+}
+
+void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y) {
+  TORCH_CHECK(x.dim() == 3, op, ": expected x to be a 3-D tensor (batch, n, features), got ", x.dim(), "-D");
+  TORCH_CHECK(y.dim() == 3, op, ": expected y to be a 3-D tensor (batch, m, features), got ", y.dim(), "-D");
+  TORCH_CHECK(x.device() == y.device(), op, ": expected x and y on the same device, got ", x.device(), " and ",
+              y.device());
+  check_float_tensor(op, "x", x);
+  check_float_tensor(op, "y", y);
+  TORCH_CHECK(x.scalar_type() == y.scalar_type(), op, ": expected x and y to have the same dtype, got ",
+              x.scalar_type(), " and ", y.scalar_type());
+  TORCH_CHECK(x.size(0) == y.size(0), op, ": expected x and y to have the same batch size, got ", x.size(0), " and ",
+              y.size(0));
+  TORCH_CHECK(x.size(2) == y.size(2), op, ": expected x and y to have the same number of features, got ", x.size(2),
+              " and ", y.size(2));
+  TORCH_CHECK(x.size(1) > 0 && y.size(1) > 0 && x.size(2) > 0, op,
+              ": expected non-empty sequences and features, got x of shape ", x.sizes(), " and y of shape ",
+              y.sizes());
+}
+
+ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const char* op = kFusedOp;
+  check_sequence_pair(op, x, y);
+  ForwardInputs in;
+  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, x_lengths, y_lengths, x.device());
+  const auto dtype = compute_dtype(x.scalar_type());
+  in.x = x.to(dtype).contiguous();
+  in.y = y.to(dtype).contiguous();
+  return in;
+}
+
+ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
+  ForwardOutputs out;
+  out.values = at::empty({p.batch}, options);
+  if (!keep_table) {
+    out.R = at::empty({0}, options);
+  } else if (p.ragged()) {
+    out.R = at::full({p.batch, p.n, p.m}, INFINITY, options);
+  } else {
+    out.R = at::empty({p.batch, p.n, p.m}, options);
+  }
+  out.invalid = at::zeros({p.batch}, options.dtype(at::kBool));
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardOutputs& out, at::ScalarType input_dtype,
+                                                  const char* what) {
+  // Reading the flags is a host sync on CUDA: skipped while a CUDA graph is captured.
+  if (out.invalid.numel() > 0 && !capturing_cuda_graph(out.invalid.device())) {
+    TORCH_CHECK_VALUE(!out.invalid.any().item<bool>(), op, ": ", what);
+  }
+  return {out.values.to(input_dtype), out.R};
+}
+
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& R, double gamma,
+                                          std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                                          const std::optional<at::Tensor>& y_lengths) {
+  check_table_and_grad(kFromCostOp, grad, R);
+  BackwardInputs in;
+  in.problem = make_problem(kFromCostOp, R.size(0), R.size(1), R.size(2), gamma, bandwidth, x_lengths, y_lengths,
+                            R.device());
+  in.R = R.contiguous();
+  in.grad = grad.to(R.scalar_type()).contiguous();
+  return in;
+}
+
+BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                      const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
+                                      const std::optional<at::Tensor>& x_lengths,
+                                      const std::optional<at::Tensor>& y_lengths) {
+  const char* op = kFusedOp;
+  check_table_and_grad(op, grad, R);
+  TORCH_CHECK(x.dim() == 3 && y.dim() == 3 && x.size(0) == R.size(0) && x.size(1) == R.size(1) &&
+                  y.size(0) == R.size(0) && y.size(1) == R.size(2) && x.size(2) == y.size(2),
+              op, ": expected x (", R.size(0), ", ", R.size(1), ", d) and y (", R.size(0), ", ", R.size(2),
+              ", d) matching the DP table, got ", x.sizes(), " and ", y.sizes());
+  BackwardInputs in;
+  in.problem =
+      make_problem(op, R.size(0), R.size(1), R.size(2), gamma, bandwidth, x_lengths, y_lengths, R.device());
+  in.R = R.contiguous();
+  in.grad = grad.to(R.scalar_type()).contiguous();
+  in.x = x.to(R.scalar_type()).contiguous();
+  in.y = y.to(R.scalar_type()).contiguous();
+  return in;
+}
+
+BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                                   double gamma, std::optional<int64_t> bandwidth,
+                                                   const std::optional<at::Tensor>& x_lengths,
+                                                   const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == x.size(0), kFusedOp, ": expected grad of shape (", x.size(0),
+              ",), got ", grad.sizes());
+  TORCH_CHECK(grad.device() == x.device(), kFusedOp, ": expected grad on ", x.device(), ", got ", grad.device());
+  BackwardInputs in;
+  in.problem = fwd.problem;
+  in.x = fwd.x;
+  in.y = fwd.y;
+  in.grad = grad.to(fwd.x.scalar_type()).contiguous();
+  return in;
+}
+
+void check_pair_weights(const at::Tensor& x, const at::Tensor& weights) {
+  TORCH_CHECK(weights.dim() == 1 && weights.size(0) == x.size(0), kFusedOp, ": expected weights of shape (",
+              x.size(0), ",), got ", weights.sizes());
+  TORCH_CHECK(weights.is_floating_point() && weights.device() == x.device(), kFusedOp,
+              ": expected floating-point weights on ", x.device(), ", got ", weights.scalar_type(), " on ",
+              weights.device());
+}
+
+}  // namespace softdtw_torch

@@ -1,0 +1,90 @@
+// Host-side code shared by the CPU and CUDA SoftDTW kernels: input validation (one message per
+// mistake, the same on every device; the fake kernels in softdtw_torch/_fake/softdtw.py repeat the
+// shape-level ones word for word) and the preparation of validated inputs and outputs.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <tuple>
+
+namespace softdtw_torch {
+
+// Op names used in every message: the public names users call.
+constexpr const char* kFromCostOp = "soft_dtw_from_cost";
+constexpr const char* kFusedOp = "soft_dtw";
+
+// Validated inputs of one op call, converted to what the kernels read.
+struct SoftDTWProblem {
+  int64_t batch = 0, n = 0, m = 0;  // padded lengths
+  double gamma = 1.0;
+  int64_t band_radius = -1;         // -1: no band
+  at::Tensor x_lengths, y_lengths;  // int64 on the kernel's device, or undefined (all pairs n × m)
+  bool ragged() const { return x_lengths.defined() || y_lengths.defined(); }
+};
+
+// x (B, N, d) and y (B, M, d): same batch, features, device and dtype; N, M, d >= 1.
+void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y);
+
+// Validated inputs of a forward op, converted to what the kernels read: D (B, N, M), or x
+// (B, N, d) and y (B, M, d), contiguous in the compute dtype.
+struct ForwardInputs {
+  SoftDTWProblem problem;
+  at::Tensor D, x, y;
+};
+
+ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                                const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
+
+ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
+
+// A forward's outputs: values (B,), the DP table R, and per-pair flags for invalid input values.
+// R is (B, N, M) when kept (+inf-filled when ragged, so padding is defined), else an empty tensor:
+// the no-grad path keeps O(B·(N+M)) extra memory only.
+struct ForwardOutputs {
+  at::Tensor values, R, invalid;
+};
+
+ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table);
+
+// Raises when a pair was flagged (the message says `what` was wrong), else returns (values in
+// the input dtype, R): the forward ops' results.
+std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardOutputs& out, at::ScalarType input_dtype,
+                                                  const char* what);
+
+// Validated inputs of a backward op: the saved table R (B, N, M) fixes the problem's shape; grad
+// is the upstream gradient (B,) in R's dtype, R contiguous; for the fused op also x and y,
+// checked against R and converted to R's dtype.
+struct BackwardInputs {
+  SoftDTWProblem problem;
+  at::Tensor grad, R, x, y;
+};
+
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& R, double gamma,
+                                          std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+                                          const std::optional<at::Tensor>& y_lengths);
+
+BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                      const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
+                                      const std::optional<at::Tensor>& x_lengths,
+                                      const std::optional<at::Tensor>& y_lengths);
+
+// The checkpointed fused backward: x and y validated as by the forward (they fix the problem),
+// grad (B,) converted to the compute dtype; R stays undefined (it is recomputed).
+BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                                   double gamma, std::optional<int64_t> bandwidth,
+                                                   const std::optional<at::Tensor>& x_lengths,
+                                                   const std::optional<at::Tensor>& y_lengths);
+
+// weights (B,) of _soft_dtw_fused_value_and_grad for x (B, N, d): floating point, on x's device.
+void check_pair_weights(const at::Tensor& x, const at::Tensor& weights);
+
+// Precision the kernels compute in: float16/bfloat16 accumulate in float32.
+at::ScalarType compute_dtype(at::ScalarType input_dtype);
+
+constexpr const char* kInvalidCostMessage =
+    "D contains NaN or -inf; only finite costs and +inf (a forbidden cell) are allowed";
+constexpr const char* kInvalidSequenceMessage = "x and y must contain only finite values (found NaN or inf)";
+
+}  // namespace softdtw_torch

@@ -43,12 +43,12 @@ fi
 
 if want tests; then
 echo "== tests (all, CUDA cases included)"
-# The C++ tests (tests/test_cpp.py) build with CMake (>= 4 for CUDA with recent torch, with
+# The C++ tests (tests/infra/test_cpp.py) build with CMake (>= 4 for CUDA with recent torch, with
 # SOFTDTW_TORCH_CMAKE_CUDA=1 their CUDA case runs); a machine without cmake leaves them out, loudly.
 cpp_tests=()
 if ! command -v cmake > /dev/null; then
-  echo "no cmake on this machine: tests/test_cpp.py is left out of this run" | tee "$out/cpp_tests_left_out.txt"
-  cpp_tests=(--ignore=tests/test_cpp.py)
+  echo "no cmake on this machine: tests/infra/test_cpp.py is left out of this run" | tee "$out/cpp_tests_left_out.txt"
+  cpp_tests=(--ignore=tests/infra/test_cpp.py)
 fi
 SOFTDTW_TORCH_CMAKE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
   python3 -m pytest tests -ra -q "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 | tee "$out/tests.log" | tail -30

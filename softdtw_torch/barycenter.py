@@ -54,6 +54,7 @@ from torch import Tensor
 
 from ._input import _check_bandwidth, _check_int, _check_scalar, _prepare_series, _resample, _to_tensor
 from ._lbfgs import _Coroutine, _lbfgs, _Request
+from ._ops import _C
 from .functional import soft_dtw
 
 __all__ = ["softdtw_barycenter", "SoftDTWKMeans"]
@@ -65,9 +66,9 @@ _METHODS = ("lbfgs", "adam")
 # more, smaller steps: 200 steps from lr 0.1 (in X's units, suits standardised series) with the early
 # stop at a 1e-5 relative improvement reach lower objectives than L-BFGS at tol 1e-3 on GunPoint.
 _DEFAULTS = {"lbfgs": (50, 1e-3, 1.0), "adam": (200, 1e-5, 0.1)}
-# soft_dtw's fused=None rule (kMaxFusedFeatures in csrc/ops/composite/softdtw_composite.cpp): up to this
-# many features the objective runs the fused kernel, through _soft_dtw_fused_value_and_grad.
-_MAX_FUSED_FEATURES = 128
+# soft_dtw's fused=None rule (kMaxFusedFeatures, csrc/softdtw/constants.h): up to this many
+# features the objective runs the fused kernel, through _soft_dtw_fused_value_and_grad.
+_MAX_FUSED_FEATURES = _C.SOFTDTW_MAX_FUSED_FEATURES
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def _aeon_bundled_datasets() -> Optional[str]:
     dependency (requirements-dev.txt), so a fresh clone needs nothing beside it, and the data are
     by construction the ones aeon's features are computed from. The folder is located without
     importing aeon (importing it takes a second and is only needed by the tests that use it);
-    tests/test_datasets.py checks that it is the folder named above.
+    tests/infra/test_datasets.py checks that it is the folder named above.
     """
     spec = importlib.util.find_spec("aeon")
     if spec is None or not spec.submodule_search_locations:

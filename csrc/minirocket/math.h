@@ -6,7 +6,7 @@
 //   C = C_alpha + C_gamma[a] + C_gamma[b] + C_gamma[c]
 // with C_alpha = -(sum of the 9 shifted copies of x) and C_gamma[g] = 3x shifted by (g - 4)·d
 // (zero where the shift leaves the series). Bit-exactness with aeon needs its float32 rounding
-// order, found by comparing with aeon 1.6 / numba 0.63 on real data (tests/test_minirocket.py):
+// order, found by comparing with aeon 1.6 / numba 0.63 on real data (tests/rocket/test_minirocket.py):
 //   C_alpha: -x[t], then + -x[t + o·d] for o = -4, -3, -2, -1, 1, 2, 3, 4 (taps outside skipped);
 //   transform: ((C_alpha + C_gamma[a]) + C_gamma[b]) + C_gamma[c]   (the literal order);
 //   fit (numba fastmath reorders it there): ((C_gamma[a] + C_gamma[b]) + C_gamma[c]) + C_alpha;

@@ -40,7 +40,7 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 // prefer 256-bit vectors) use a 4-lane epilogue instead: rows of 9 and 11 are summed as here, but
 // rows of 7 as ((x0+x2)+(x1+x3)) + x4 + x5 + x6, so aeon's weights of some 7-long rows (~3% of
 // all weights) differ from ours there by a few float32 ulps of the row's scale. One order had to
-// be chosen; this one is bit-exact with aeon where it was measured (tests/test_rocket_generate.py).
+// be chosen; this one is bit-exact with aeon where it was measured (tests/rocket/test_rocket_generate.py).
 float numba_row_sum(const float* x, int64_t n) {
   if (n < 8) {
     float s = 0.0f;

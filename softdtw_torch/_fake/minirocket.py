@@ -1,7 +1,7 @@
 """Fake (meta) kernels of the MiniRocket ops (``minirocket_fit``, ``minirocket_transform``).
 
 Shapes and dtypes without computing, with the shape-level checks of
-``csrc/ops/cpu/minirocket_kernel.cpp`` in the same words (value-level checks need data).
+``csrc/minirocket/problem.cpp`` in the same words (value-level checks need data).
 """
 import math
 from typing import Tuple

@@ -1,6 +1,6 @@
 """Fake (meta) kernels of the ROCKET ops (``rocket_*``), for ``torch.compile`` and ``torch.library.opcheck``.
 
-They repeat the shape-level checks of ``csrc/ops/rocket_common.cpp`` (and the argument checks of
+They repeat the shape-level checks of ``csrc/rocket/problem.cpp`` (and the argument checks of
 ``rocket_generate_kernels``) with the same messages; value checks (finite inputs, kernel field
 ranges, lengths) need data and stay in the real kernels.
 """

@@ -1,12 +1,13 @@
 """Fake (meta) kernels of the SoftDTW ops (``soft_dtw*``, ``_soft_dtw_*``).
 
-They repeat the shape-level checks of ``csrc/ops/softdtw_common.cpp`` with the same messages;
+They repeat the shape-level checks of ``csrc/softdtw/problem.cpp`` with the same messages;
 value-level checks (length ranges, NaN inputs) need data and stay in the real kernels.
 """
 from typing import Optional
 
 import torch
 
+from .._ops import _C
 from ._checks import _check_float, _check_lengths
 
 _FROM_COST_OP = "soft_dtw_from_cost"
@@ -108,8 +109,10 @@ def _(x, y, gamma, bandwidth, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
     dtype = _compute_dtype(x.dtype)
-    if x.device.type == "cuda":  # R on tile borders: 64-row and 64-column blocks (csrc/ops/cuda/softdtw_tiles.cuh)
-        rows, cols = (batch, (n + 63) // 64, m), (batch, (m + 63) // 64, n)
+    if x.device.type == "cuda":  # R on the tile borders of the CUDA kernels (csrc/softdtw/constants.h)
+        tile_rows, tile_cols = _C.SOFTDTW_CUDA_TILE_ROWS, _C.SOFTDTW_CUDA_TILE_COLS
+        rows = (batch, (n + tile_rows - 1) // tile_rows, m)
+        cols = (batch, (m + tile_cols - 1) // tile_cols, n)
     else:  # recomputed whole in the backward
         rows, cols = (0,), (0,)
     return x.new_empty((batch,)), x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)

@@ -2,7 +2,7 @@
 
 :class:`MiniRocket` reproduces aeon's ``MiniRocket`` (aeon 1.6, ``random_state`` set): the same
 ``parameters`` tuple from ``fit`` and bit-identical float32 features from ``transform`` (see
-``docs/design/rocket.md`` §7 and ``csrc/ops/minirocket_common.h`` for the rounding order).
+``docs/design/rocket.md`` §7 and ``csrc/minirocket/math.h`` for the rounding order).
 The operators can also be called directly::
 
     params = torch.ops.softdtw_torch.minirocket_fit(x, 10_000, 32, seed)       # CPU (or CUDA) tensors

@@ -5,7 +5,7 @@ kernels), ``rocket_transform`` the functional form. All of them call
 ``torch.ops.softdtw_torch.rocket_transform``, which works on CPU and CUDA, under autograd, in
 TorchScript, with ``torch.compile`` and from C++.
 
-Documented behaviours (tested in tests/test_rocket.py):
+Documented behaviours (tested in tests/rocket/test_rocket.py):
 
 - Features: float32 ``(n_cases, 2 * n_kernels)``, interleaved ``[ppv_0, max_0, ppv_1, ...]`` as aeon.
 - ``normalise=True``: aeon's per-(case, channel) z-normalisation (numpy's mean and population std

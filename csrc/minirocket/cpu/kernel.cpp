@@ -33,7 +33,7 @@ namespace {
 // 2 ** e uses the C library's pow: numpy's scalar loop does the same, but numpy's AVX-512 (SVML)
 // loop is not correctly rounded and gives 2 ** log2(3) = 2.9999999999999996, so on AVX-512 machines
 // aeon's last dilation is one smaller for the few lengths with (T - 1) / 8 an integer that is not a
-// power of two (T = 25, 49, 97, ...; see tests/test_minirocket.py).
+// power of two (T = 25, 49, 97, ...; see tests/rocket/test_minirocket.py).
 void fit_dilations(int64_t n_timepoints, int64_t n_features, int64_t max_dilations, std::vector<int32_t>* dilations,
                    std::vector<int32_t>* features_per_dilation) {
   const int64_t per_kernel = n_features / kKernels;
@@ -81,7 +81,7 @@ std::vector<float> fit_quantiles(int64_t n) {
 // where LLVM rewrites rank = 1 + (n - 1)·(p / 100) as (n - 1)·0.01·p + 1 and the interpolation
 // lower·(1 - m) + upper·m as (upper - lower)·m + lower, both mul-adds fused (FMA, on every CPU
 // numba targets with it: x86-64 since 2013, ARM). The rounding differs from the literal formula
-// only near float32 ties, which integer-valued data hits (tests/test_minirocket.py).
+// only near float32 ties, which integer-valued data hits (tests/rocket/test_minirocket.py).
 float numba_quantile(const std::vector<double>& sorted, float q) {
   const int64_t n = static_cast<int64_t>(sorted.size());
   const double percentile = static_cast<double>(q) * 100.0;

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CPP_TESTS = [
     "softdtw_values_and_gradients",
     "softdtw_finite_differences",

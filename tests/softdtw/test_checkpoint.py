@@ -1,7 +1,7 @@
 """soft_dtw(..., checkpoint=True): the memory-lean backward of the fused mode.
 
 The forward keeps no (B, N, M) DP table; the backward recomputes it (on CUDA from R kept on the
-64 × 64 tile borders, see tests/test_cuda_emulation.py and tests/test_cuda.py; on CPU by rerunning
+64 × 64 tile borders, see tests/softdtw/test_cuda_emulation.py and tests/softdtw/test_cuda.py; on CPU by rerunning
 the forward). Values and gradients must not change, on every device, through the Python API, the
 module, TorchScript and torch.compile.
 """
@@ -86,14 +86,3 @@ def test_module_torchscript_and_compile():
     torch.testing.assert_close(xc.grad, xe.grad)
 
 
-def test_opcheck_checkpointed_ops():
-    x, y = ref.random_pairs(2, 6, 5, 2)
-    lengths = torch.tensor([6, 3])
-    torch.library.opcheck(torch.ops.softdtw_torch._soft_dtw_fused_forward_checkpointed.default,
-                          (x, y, 0.5, 1, lengths, None))
-    _, rows, cols = torch.ops.softdtw_torch._soft_dtw_fused_forward_checkpointed(x, y, 0.5, 1, lengths, None)
-    grad = torch.tensor([1.0, -0.5], dtype=torch.float64)
-    torch.library.opcheck(torch.ops.softdtw_torch._soft_dtw_fused_backward_checkpointed.default,
-                          (grad, x, y, rows, cols, 0.5, 1, lengths, None))
-    xr, yr = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
-    torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw_fused.default, (xr, yr, 0.5, None, None, None, True))

@@ -21,7 +21,7 @@ from softdtw_torch.rocket import RocketKernels, generate_kernels, kernels_from_a
 aeon_rocket = pytest.importorskip("aeon.transformations.collection.convolution_based._rocket")
 aeon_generate = aeon_rocket._generate_kernels  # numba; note its argument order (T, K, C, seed)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OP = torch.ops.softdtw_torch.rocket_generate_kernels
 AEON_DTYPES = (np.float32, np.int32, np.float32, np.int32, np.int32, np.int32, np.int32)
 
@@ -215,15 +215,36 @@ def numba_target_cpu():
 BIT_EXACT_TARGETS = {"znver4", "znver5", "x86-64-v2", "x86-64"}
 
 
-def row_scale(kernels):
-    """Per weight, the largest |weight| of its (channel) row."""
-    scale = np.empty(kernels[0].shape, np.float32)
+def row_scale_and_length(weights, lengths, num_channel_indices):
+    """Per weight, the largest |weight| of its (channel) row, and the row's length."""
+    scale = np.empty(weights.shape, np.float32)
+    row_length = np.empty(weights.shape, np.int64)
     offset = 0
-    for length, rows in zip(kernels[1].tolist(), kernels[5].tolist()):
+    for length, rows in zip(np.asarray(lengths).tolist(), np.asarray(num_channel_indices).tolist()):
         for _ in range(rows):
-            scale[offset : offset + length] = np.abs(kernels[0][offset : offset + length]).max()
+            scale[offset : offset + length] = np.abs(weights[offset : offset + length]).max()
+            row_length[offset : offset + length] = length
             offset += length
-    return scale
+    return scale, row_length
+
+
+def assert_weights_match_aeon(w, aw, lengths, num_channel_indices, exact):
+    """Weights bit-identical to aeon's; or, where numba sums rows of 7 in its 4-lane order (not
+    exact), identical in every row of 9 or 11 and within 12 float32 ulps of the row's largest
+    |weight| in rows of 7. The bound is the error analysis of two orders of a 7-term float32 sum
+    (each within 6u·Σ|x|, u = 2^-24; the difference, divided by 7 for the mean, is at most
+    12u·max|x| <= 12 ulps of the row's scale, plus the rounding of the stored difference, which
+    the largest-|weight| ulp absorbs). Measured: <= 3 ulps under NUMBA_CPU_NAME=haswell on a Zen 4
+    host, <= 5 ulps with numba targeting znver3, over about 220,000 rows each."""
+    identical = w.view(np.int32) == aw.view(np.int32)
+    if exact:
+        assert identical.all()
+        return int(identical.sum())
+    scale, row_length = row_scale_and_length(aw, lengths, num_channel_indices)
+    assert identical[row_length != 7].all()
+    sevens = row_length == 7
+    np.testing.assert_array_less(np.abs(w.astype(np.float64) - aw)[sevens], 12.5 * np.spacing(scale[sevens]))
+    return int(identical.sum())
 
 
 def compare_with_aeon(ours, theirs, exact_weights):
@@ -238,14 +259,7 @@ def compare_with_aeon(ours, theirs, exact_weights):
         np.testing.assert_array_equal(a.numpy(), b, err_msg=name)
     w, aw = ours.weights.numpy(), theirs[0]
     assert w.shape == aw.shape
-    identical = int((w.view(np.int32) == aw.view(np.int32)).sum())
-    if exact_weights:
-        assert identical == w.size
-    else:
-        # A different summation order moves a row's float32 sum by a few ulps; measured <= 3
-        # ulps of the row's largest |weight| (<= 2.4e-7 absolute) over 215,014 weights.
-        np.testing.assert_array_less(np.abs(w.astype(np.float64) - aw), 4 * np.spacing(row_scale(theirs)))
-    return identical
+    return assert_weights_match_aeon(w, aw, theirs[1], theirs[5], exact_weights)
 
 
 # Shapes from the brief: T in 2..5000 (T < L_i gives aeon's dilation 0), C in 1..12, K up to 10,000.
@@ -452,11 +466,6 @@ def test_compile_with_dynamic_shapes_specialises_the_ints():
     # The schema takes `int`, not `SymInt`: the dispatcher specialises n_kernels, so each new value
     # recompiles (documented) and every graph has exact static output sizes.
     assert counter.frame_count == 3
-
-
-def test_opcheck():
-    for args in [(100, 3, 10, 7), (5, 12, 1000, 2**33 + 3), (2, 1, 1, 0)]:
-        torch.library.opcheck(OP.default, args)
 
 
 # ---------------------------------------------------------------------------------------------

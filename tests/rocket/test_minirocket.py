@@ -471,18 +471,6 @@ def test_fake_kernels_shapes():
     assert fake_out.shape == (3, real_params[4].shape[0]) and fake_out.dtype == torch.float32
 
 
-def test_opcheck():
-    x = torch.from_numpy(random_walks(4, 2, 40))
-    params = ops.minirocket_fit(x, 200, 32, 0)
-    lengths = torch.tensor([40, 31, 20, 9])
-    for requires_grad in (False, True):
-        xx = x.clone().requires_grad_(requires_grad)
-        torch.library.opcheck(ops.minirocket_transform.default, (xx, *params, None))
-        torch.library.opcheck(ops.minirocket_transform.default, (xx, *params, lengths))
-    torch.library.opcheck(ops.minirocket_fit.default, (x, 200, 32, 0))
-    torch.library.opcheck(ops.minirocket_fit.default, (x[:, :1], 200, 32, 0))
-
-
 # ---------------------------------------------------------------------------------------------
 # Determinism, TorchScript, CUDA.
 

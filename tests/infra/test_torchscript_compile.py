@@ -1,5 +1,5 @@
-"""TorchScript round trip in a fresh process, torch.compile(fullgraph=True) against eager, and
-torch.library.opcheck for every operator (schema, autograd registration, fake kernels, AOT)."""
+"""TorchScript round trip in a fresh process and torch.compile(fullgraph=True) against eager
+(torch.library.opcheck of every operator: tests/infra/test_opcheck.py)."""
 import subprocess
 import sys
 import textwrap
@@ -105,31 +105,3 @@ def test_compile_inductor_matches_eager():
     expected.backward()
     torch.testing.assert_close(value, expected)
     torch.testing.assert_close(a.grad, b.grad)
-
-
-def _sample_pairs(requires_grad):
-    x, y = ref.random_pairs(2, 6, 5, 3)
-    return x.requires_grad_(requires_grad), y.requires_grad_(requires_grad)
-
-
-@pytest.mark.parametrize("requires_grad", [False, True])
-def test_opcheck_public_ops(requires_grad):
-    x, y = _sample_pairs(requires_grad)
-    D = ref.sqeuclidean(x.detach(), y.detach()).requires_grad_(requires_grad)
-    lengths = torch.tensor([6, 3])
-    torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw_from_cost.default, (D, 0.5, 2, lengths, None))
-    torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw_fused.default, (x, y, 0.5, None, None, lengths[:2] - 1))
-    torch.library.opcheck(torch.ops.softdtw_torch.soft_dtw.default, (x, y, 0.5, 1, True, None, lengths, None))
-    torch.library.opcheck(torch.ops.softdtw_torch.pairwise_cost.default, (x, y, "sqeuclidean"))
-
-
-def test_opcheck_forward_and_backward_ops():
-    x, y = _sample_pairs(False)
-    D = ref.sqeuclidean(x, y)
-    for keep in (False, True):
-        torch.library.opcheck(torch.ops.softdtw_torch._soft_dtw_from_cost_forward.default, (D, 0.5, None, None, None, keep))
-        torch.library.opcheck(torch.ops.softdtw_torch._soft_dtw_fused_forward.default, (x, y, 0.5, 1, None, None, keep))
-    _, R = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, True)
-    grad = torch.tensor([1.0, -0.5], dtype=torch.float64)
-    torch.library.opcheck(torch.ops.softdtw_torch._soft_dtw_from_cost_backward.default, (grad, R, 0.5, 1, None, None))
-    torch.library.opcheck(torch.ops.softdtw_torch._soft_dtw_fused_backward.default, (grad, x, y, R, 0.5, 1, None, None))

@@ -1,7 +1,7 @@
 """SoftDTW on CUDA against the CPU kernels: values and gradients over a grid of shapes, gammas,
 bands, ragged lengths and dtypes; float64 gradcheck; long series; streams, CUDA graphs, device
 guards, determinism and errors. Every test needs a GPU (skipped, and reported so, without one);
-the same kernels' logic is also checked on the CPU by tests/test_cuda_emulation.py.
+the same kernels' logic is also checked on the CPU by tests/softdtw/test_cuda_emulation.py.
 """
 import itertools
 

@@ -1,0 +1,79 @@
+"""torch.library.opcheck on every operator of the library (schema, autograd registration, fake
+kernel against the real one, AOT dispatch), with sample calls that reach its optional arguments.
+The contract table of tests/infra/test_build.py lists the ops; every one must have samples here."""
+import pytest
+import torch
+
+import softdtw_torch  # noqa: F401  (registers the operators and their fakes)
+from softdtw_torch import _reference as ref
+
+ops = torch.ops.softdtw_torch
+
+
+def _softdtw_samples():
+    x, y = ref.random_pairs(2, 6, 5, 3)
+    D = ref.sqeuclidean(x, y)
+    lengths, grad = torch.tensor([6, 3]), torch.tensor([1.0, -0.5], dtype=torch.float64)
+    _, R = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, True)
+    _, rows, cols = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, 1, lengths, None)
+    grad_x, grad_y = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+    grad_D = D.clone().requires_grad_(True)
+    return {
+        "soft_dtw_from_cost": [(D, 0.5, 2, lengths, None), (grad_D, 0.5, 2, lengths, None)],
+        "soft_dtw_fused": [(x, y, 0.5, None, None, lengths[:2] - 1, False), (grad_x, grad_y, 0.5, None, None, None, True)],
+        "soft_dtw": [(x, y, 0.5, 1, True, None, lengths, None), (grad_x, grad_y, 0.5, None, False, False, None, None, "l1")],
+        "pairwise_cost": [(x, y, "sqeuclidean"), (grad_x, grad_y, "cosine")],
+        "soft_dtw_alignment": [(x, y, 0.5, 1, lengths, None, "sqeuclidean")],
+        "soft_dtw_alignment_from_cost": [(D, 0.5, None, None, lengths - 1)],
+        "_soft_dtw_from_cost_forward": [(D, 0.5, None, None, None, keep) for keep in (False, True)],
+        "_soft_dtw_from_cost_backward": [(grad, R, 0.5, 1, None, None)],
+        "_soft_dtw_fused_forward": [(x, y, 0.5, 1, None, None, keep) for keep in (False, True)],
+        "_soft_dtw_fused_backward": [(grad, x, y, R, 0.5, 1, None, None)],
+        "_soft_dtw_fused_forward_checkpointed": [(x, y, 0.5, 1, lengths, None)],
+        "_soft_dtw_fused_backward_checkpointed": [(grad, x, y, rows, cols, 0.5, 1, lengths, None)],
+        "_soft_dtw_fused_value_and_grad": [(x, y, grad.abs(), 0.5, None, lengths, None)],
+    }
+
+
+def _rocket_samples():
+    k = list(ops.rocket_generate_kernels(16, 2, 5, 3))
+    x = torch.randn(3, 2, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    lengths = torch.tensor([16, 9, 12])
+    features, argmax = ops._rocket_convolve_forward(x, *k, "float64", None, None)
+    xr = x.clone().requires_grad_(True)
+    return {
+        "rocket_generate_kernels": [(100, 3, 10, 7), (5, 12, 1000, 2**33 + 3), (2, 1, 1, 0)],
+        "rocket_normalise": [(x, lengths), (xr, None)],
+        "rocket_convolve": [(x, *k, "float64", lengths, None), (xr, *k, "float32_fma", None, 0.5)],
+        "rocket_transform": [(x, *k, True, "float32", lengths, None), (xr, *k, False, "float64", None, 0.5)],
+        "_rocket_convolve_forward": [(x, *k, "float64", None, None)],
+        "_rocket_convolve_backward": [(torch.randn_like(features), x, *k, argmax, "float64", None, None)],
+    }
+
+
+def _minirocket_samples():
+    x = torch.randn(4, 2, 40, dtype=torch.float64, generator=torch.Generator().manual_seed(1)).cumsum(-1)
+    params = ops.minirocket_fit(x, 200, 32, 0)
+    lengths = torch.tensor([40, 31, 20, 9])
+    xr = x.clone().requires_grad_(True)
+    return {
+        "minirocket_fit": [(x, 200, 32, 0), (x[:, :1], 200, 32, 0)],
+        "minirocket_transform": [(x, *params, None), (x, *params, lengths), (xr, *params, None)],
+    }
+
+
+FAMILIES = {"softdtw": _softdtw_samples, "rocket": _rocket_samples, "minirocket": _minirocket_samples}
+
+
+def test_every_op_has_samples():
+    from test_build import REGISTRATIONS
+
+    sampled = {op for make in FAMILIES.values() for op in make()}
+    assert sampled == set(REGISTRATIONS)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_opcheck(family):
+    for op, calls in FAMILIES[family]().items():
+        for args in calls:
+            torch.library.opcheck(getattr(ops, op).default, args)

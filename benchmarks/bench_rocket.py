@@ -18,24 +18,14 @@ from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
 set_thread_env_from_argv()
 
 import argparse  # noqa: E402
-import importlib.util  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import softdtw_torch  # noqa: E402,F401
-from softdtw_torch.datasets import load_ts  # noqa: E402
+from softdtw_torch.datasets import aeon_datasets_dir, load_ts  # noqa: E402
 from softdtw_torch.rocket import Rocket  # noqa: E402
-
-
-def aeon_data_dir() -> str:
-    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``: the files its
-    own loaders read, so both sides transform the same data). aeon is needed here anyway."""
-    spec = importlib.util.find_spec("aeon")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("bench_rocket: aeon is not installed (pip install aeon): it is the reference and holds the data")
-    return os.path.join(list(spec.submodule_search_locations)[0], "datasets", "data")
 
 
 def best_of(fn, repeats):
@@ -62,7 +52,9 @@ def cuda_time(fn, repeats):
 
 
 def collections(args):
-    data = aeon_data_dir()
+    data = aeon_datasets_dir()
+    if data is None:
+        sys.exit("bench_rocket: aeon is not installed (pip install aeon): it is the reference and holds the data")
     for name in ("GunPoint", "BasicMotions", "ACSF1"):
         X, _ = load_ts(os.path.join(data, name, f"{name}_TEST.ts"))
         yield name, X

@@ -17,7 +17,6 @@ Run:  python examples/barycenter.py [--out DIR] [--dataset gunpoint|arrowhead] [
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import time
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -30,15 +29,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from softdtw_torch.barycenter import softdtw_barycenter  # noqa: E402
-from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
-
-def aeon_data_dir() -> Optional[Path]:
-    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``, the files its own
-    loaders read), or None when aeon is not installed. Found without importing aeon."""
-    spec = importlib.util.find_spec("aeon")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
+from softdtw_torch.datasets import aeon_datasets_dir, load_gunpoint, load_ts  # noqa: E402
 
 
 def load_classes(dataset: str, data_dir: Optional[Path]) -> Tuple[List[str], List[np.ndarray]]:
@@ -46,7 +37,7 @@ def load_classes(dataset: str, data_dir: Optional[Path]) -> Tuple[List[str], Lis
     if dataset == "gunpoint":
         X, y = load_gunpoint("train")
     else:
-        data_dir = data_dir or aeon_data_dir()
+        data_dir = data_dir or aeon_datasets_dir()
         if data_dir is None:
             raise SystemExit("ArrowHead is read from the datasets aeon bundles: pip install aeon, "
                              "or pass --data-dir (a folder of <Name>/<Name>_TRAIN.ts files), or use --dataset gunpoint")

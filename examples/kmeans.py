@@ -20,7 +20,6 @@ Run:  python examples/kmeans.py [--dataset basicmotions|gunpoint|italypowerdeman
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import time
 from pathlib import Path
 from typing import Optional, Tuple
@@ -33,18 +32,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from softdtw_torch.barycenter import SoftDTWKMeans  # noqa: E402
-from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
+from softdtw_torch.datasets import aeon_datasets_dir, load_gunpoint, load_ts  # noqa: E402
 
 NAMED = {"basicmotions": "BasicMotions", "italypowerdemand": "ItalyPowerDemand", "arrowhead": "ArrowHead"}
-
-
-def aeon_data_dir() -> Optional[Path]:
-    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``, the files its own
-    loaders read), or None when aeon is not installed. Found without importing aeon."""
-    spec = importlib.util.find_spec("aeon")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
 
 
 def load_split(dataset: str, data_dir: Optional[Path], split: str) -> Tuple[np.ndarray, np.ndarray]:
@@ -53,12 +43,12 @@ def load_split(dataset: str, data_dir: Optional[Path], split: str) -> Tuple[np.n
         X, y = load_gunpoint(split)
     else:
         if dataset in NAMED:
-            data_dir = data_dir or aeon_data_dir()
+            data_dir = data_dir or aeon_datasets_dir()
             if data_dir is None:
                 raise SystemExit(f"{NAMED[dataset]} is read from the datasets aeon bundles: pip install aeon, "
                                  "or pass --data-dir (a folder of <Name>/<Name>_TRAIN.ts files), "
                                  "or use --dataset gunpoint")
-            path = data_dir / NAMED[dataset] / f"{NAMED[dataset]}_{split.upper()}.ts"
+            path = Path(data_dir) / NAMED[dataset] / f"{NAMED[dataset]}_{split.upper()}.ts"
         else:
             path = Path(dataset.replace("_TRAIN", f"_{split.upper()}"))
         if not path.exists():

@@ -23,7 +23,6 @@ Run:  python examples/rocket_classify.py [--device cpu|cuda] [--out DIR] [--n-ke
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import time
@@ -39,22 +38,12 @@ def _available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def aeon_data_dir() -> Optional[Path]:
-    """The UCR/UEA datasets aeon ships inside its package (``aeon/datasets/data``, the files its own
-    loaders read), or None when aeon is not installed. Found without importing aeon."""
-    spec = importlib.util.find_spec("aeon")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
-
-
 def parse_args() -> argparse.Namespace:
-    default_data = os.environ.get("SOFTDTW_AEON_DATASETS") or aeon_data_dir()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("out"), help="output folder for the PNG")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="where softdtw_torch computes (default cpu; cuda if available)")
-    parser.add_argument("--data", type=Path, default=Path(default_data) if default_data else None,
+    parser.add_argument("--data", type=Path, default=os.environ.get("SOFTDTW_AEON_DATASETS"),
                         help="folder of <Name>/<Name>_{TRAIN,TEST}.ts files (default: $SOFTDTW_AEON_DATASETS, "
                              "else aeon's bundled datasets)")
     parser.add_argument("--datasets", nargs="+",
@@ -82,8 +71,11 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
+from softdtw_torch.datasets import aeon_datasets_dir, load_gunpoint, load_ts  # noqa: E402
 from softdtw_torch.rocket import RocketClassifier  # noqa: E402
+
+if ARGS.data is None and aeon_datasets_dir() is not None:  # after the imports: they start torch's threads
+    ARGS.data = Path(aeon_datasets_dir())
 
 try:
     from aeon.classification.convolution_based import RocketClassifier as AeonRocketClassifier

@@ -142,7 +142,8 @@ def test_gunpoint_bad_split(split: str) -> None:
 
 @needs_aeon_data
 def test_aeon_datasets_is_aeons_data_folder() -> None:
-    # conftest finds the folder without importing aeon; it must be the one aeon's loaders read.
+    # softdtw_torch.datasets.aeon_datasets_dir finds the folder without importing aeon; it must be
+    # the one aeon's loaders read.
     aeon_datasets = pytest.importorskip("aeon.datasets")
     expected = os.path.join(os.path.dirname(aeon_datasets.__file__), "data")
     assert os.path.samefile(AEON_DATASETS, expected)

@@ -119,10 +119,12 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #ifdef SOFTDTW_TORCH_PYTHON_MODULE
 // Importing softdtw_torch._C loads this shared library, which runs the registrations above.
 // It defines no Python functions: everything is reached through torch.ops.softdtw_torch.
-// The numbers the Python package needs (fake kernels, the barycenter's choice of objective) are
+// The numbers the Python package needs (fake kernels, the barycenter's choice of objective,
+// MiniRocket's feature count) are
 // attributes of the module, from their one definition in C++.
 #include <Python.h>
 
+#include "minirocket/math.h"
 #include "softdtw/constants.h"
 
 extern "C" PyObject* PyInit__C(void) {
@@ -130,9 +132,12 @@ extern "C" PyObject* PyInit__C(void) {
   PyObject* module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
   namespace sdtw = softdtw_torch::softdtw;
+  namespace minirocket = softdtw_torch::minirocket;
   if (PyModule_AddIntConstant(module, "SOFTDTW_MAX_FUSED_FEATURES", sdtw::kMaxFusedFeatures) < 0 ||
       PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_ROWS", sdtw::kCudaTileRows) < 0 ||
-      PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_COLS", sdtw::kCudaTileCols) < 0) {
+      PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_COLS", sdtw::kCudaTileCols) < 0 ||
+      PyModule_AddIntConstant(module, "MINIROCKET_KERNELS", minirocket::kKernels) < 0 ||
+      PyModule_AddIntConstant(module, "MINIROCKET_MIN_LENGTH", minirocket::kMinLength) < 0) {
     Py_DECREF(module);
     return nullptr;
   }

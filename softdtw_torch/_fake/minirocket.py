@@ -8,11 +8,13 @@ from typing import Tuple
 
 import torch
 
+from .._ops import _C
 from ._checks import _check_3d_series, _check_float, _check_lengths, _is_integer
 
 _FIT_OP = "minirocket_fit"
 _TRANSFORM_OP = "minirocket_transform"
-_KERNELS = 84  # MiniRocket's fixed kernels (features come in multiples of 84); the estimator uses it too
+_KERNELS = _C.MINIROCKET_KERNELS  # MiniRocket's fixed kernels: features come in multiples of 84
+_MIN_LENGTH = _C.MINIROCKET_MIN_LENGTH  # one kernel span at dilation 1
 _PARAMETER_NAMES = (
     "num_channels_per_combination",
     "channel_indices",
@@ -29,7 +31,7 @@ def _check_series(op: str, x: torch.Tensor) -> None:
         x.shape[1] >= 1, lambda: f"{op}: expected x to have at least one channel, got x of shape {list(x.shape)}"
     )
     torch._check(
-        x.shape[2] >= 9,
+        x.shape[2] >= _MIN_LENGTH,
         lambda: f"{op}: expected at least 9 time points (zero-pad shorter series), got x of shape {list(x.shape)}",
     )
 

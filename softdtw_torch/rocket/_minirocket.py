@@ -31,7 +31,7 @@ import torch
 
 from .. import _ops  # noqa: F401  (loads the operators)
 from .._base import Estimator, draw_seed
-from .._fake.minirocket import _KERNELS
+from .._ops import _C
 from ._input import as_series_tensor
 
 __all__ = ["MiniRocket"]
@@ -85,7 +85,7 @@ class MiniRocket(Estimator):
         """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored."""
         x = as_series_tensor(X, "MiniRocket.fit", integer_dtype=torch.float32)
         self.seed_ = draw_seed(self.random_state, "MiniRocket")
-        self.n_kernels_ = max(int(self.n_kernels), _KERNELS)
+        self.n_kernels_ = max(int(self.n_kernels), _C.MINIROCKET_KERNELS)
         params = torch.ops.softdtw_torch.minirocket_fit(
             x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
         )
@@ -116,7 +116,7 @@ class MiniRocket(Estimator):
         """
         if len(parameters) != 5:
             raise ValueError(f"MiniRocket.from_parameters: expected aeon's 5 parameter arrays, got {len(parameters)}")
-        n_features = _KERNELS * int(np.sum(np.asarray(parameters[3])))
+        n_features = _C.MINIROCKET_KERNELS * int(np.sum(np.asarray(parameters[3])))
         rocket = cls(n_kernels=n_features, device=device)
         rocket.n_kernels_ = n_features
         rocket.seed_ = None

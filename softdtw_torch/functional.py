@@ -74,11 +74,16 @@ def soft_dtw(
         normalize: return the soft-DTW divergence sdtw(x, y) − ½·sdtw(x, x) − ½·sdtw(y, y) (Blondel,
             Mensch & Vert 2021), which is ≥ 0 and 0 at x = y; computed with three DPs, so it is
             correct for N != M (and with lengths: each self-term uses that sequence's own length).
-        fused: ``True`` computes the costs inside the kernel and never builds a (B, N, M) tensor in
-            forward or backward; ``False`` builds the cost tensor with a batched matrix product
-            (``pairwise_cost``) and runs ``soft_dtw_from_cost`` on it; ``None`` (default) picks
-            fused when d <= 128 and unfused beyond, where the matrix product is cheaper than O(d)
-            work per cell.
+        fused: ``True`` computes the costs inside the kernel and builds no (B, N, M) cost tensor,
+            in forward or backward; with autograd its forward keeps the (B, N, M) DP table for the
+            backward (unless ``checkpoint=True``), and the backward writes no (B, N, M) tensor.
+            ``False`` builds the cost tensor with a batched matrix product (``pairwise_cost``) and
+            runs ``soft_dtw_from_cost`` on it, keeping the cost tensor and the DP table for the
+            backward. Measured on CPU for B=8, N=M=1024, d=64, float32 (benchmarks/README.md):
+            fused +36 MiB at the peak of forward + backward, 32 MiB kept between them; unfused
+            +104 MiB and 64 MiB; ``checkpoint=True`` keeps nothing beyond x and y between them.
+            ``None`` (default) picks fused when d <= 128 and unfused beyond, where the matrix
+            product is cheaper than O(d) work per cell.
         cost: ``"sqeuclidean"`` (default), ``"l1"`` (Σ_k |x_ik − y_jk|) or ``"cosine"``
             (1 − cos(x_i, y_j), a zero vector counting as norm 1e-8); the last two run unfused
             (``pairwise_cost`` then ``soft_dtw_from_cost``), and ``fused=True`` with them is an
@@ -88,7 +93,9 @@ def soft_dtw(
             ``fused=False`` or another cost with it is an error). The forward keeps no (B, N, M)
             DP table for the backward: on CUDA it keeps R on the borders of its 64 × 64 tiles,
             B·N·M/32 values, and the backward recomputes each tile from them (one more forward
-            sweep); on CPU the backward reruns the whole forward. Same values and gradients.
+            sweep); on CPU the backward reruns the whole forward, so the peak during the
+            backward is the fused mode's (benchmarks/bench_memory.py). Same values and gradients
+            (tests/softdtw/test_checkpoint.py).
 
     Works on CPU and CUDA, in TorchScript, under ``torch.compile`` and from C++
     (``torch.ops.softdtw_torch.soft_dtw``). SoftDTW values may be negative and sdtw(x, x) != 0:

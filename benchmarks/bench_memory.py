@@ -187,7 +187,8 @@ def main():
         f"(a float32 (B, N, M) tensor is {one:.2f} MiB; x and y are {B * N * d * 4 / MiB:.2f} and "
         f"{B * M * d * 4 / MiB:.2f} MiB)",
         "",
-        "| mode | peak over the inputs | held after forward | saved for backward | after backward (grads) | peak RSS rise |",
+        "| mode | peak over the inputs | held after forward | saved for backward | after backward (grads) "
+        "| peak RSS rise |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for mode in MODES:

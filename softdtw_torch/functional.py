@@ -17,9 +17,9 @@ Conventions (all functions):
   gradient. The fused mode and ``soft_dtw_from_cost`` (on a given ``D``) compute each pair bit for
   bit as if it were alone, values and gradients. The unfused mode builds the cost tensor of the
   padded batch with a batched matrix product (``pairwise_cost``), which rounds differently from
-  the product of the pair alone (forward and backward): values agree within 4 ulps (measured
-  1.9·eps relative) and gradients within 1e-5 of the pair's largest gradient (measured 7.4e-6) in
-  float32 (tests/softdtw/test_ragged.py).
+  the product of the pair alone (forward and backward): values agree within 4·eps relative
+  (measured 1.9·eps) and gradients within 1e-5 of the pair's largest gradient (measured 7.4e-6)
+  in float32 (tests/softdtw/test_ragged.py).
 - float32 and float64 compute in their own precision; float16/bfloat16 accumulate in float32 and
   return their own dtype. Results are deterministic: same inputs, same bits, whatever the number
   of threads.

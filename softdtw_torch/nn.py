@@ -17,12 +17,14 @@ class SoftDTW(nn.Module):
             ``nn.Parameter`` is learned with the model (∂loss/∂γ is exact).
         bandwidth: Sakoe–Chiba radius, ``None`` for no band (see ``softdtw_torch.soft_dtw``).
         normalize: use the soft-DTW divergence (≥ 0, 0 at x = y) instead of the raw value.
-        fused: ``None`` picks by feature count; see ``softdtw_torch.soft_dtw``.
+        fused: ``None`` picks by feature count; see ``softdtw_torch.soft_dtw``. ``True`` builds no
+            (B, N, M) cost tensor (its forward keeps the (B, N, M) DP table for the backward);
+            ``False`` keeps the cost tensor and the DP table (benchmarks/bench_memory.py).
         reduction: ``'mean'`` (default, as torch's losses), ``'sum'`` or ``'none'`` for the (B,)
             per-pair values.
         cost: ``"sqeuclidean"`` (default), ``"l1"`` or ``"cosine"``; see ``softdtw_torch.soft_dtw``.
-        checkpoint: memory-lean backward (fused mode): recompute the DP table instead of keeping
-            it; see ``softdtw_torch.soft_dtw``.
+        checkpoint: memory-lean backward (fused mode): keep no (B, N, M) DP table between forward
+            and backward and recompute it; see ``softdtw_torch.soft_dtw``.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The module is
     scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.

@@ -42,7 +42,8 @@ ArrayLike = Union[np.ndarray, torch.Tensor]
 
 
 class MiniRocket(Estimator):
-    """MiniRocket transform, bit-exact with aeon's ``MiniRocket`` (float32 features).
+    """MiniRocket transform: float32 features bit-identical to aeon's ``MiniRocket.transform``
+    (same ``parameters``; tests/rocket/test_minirocket.py::test_fit_and_transform_match_aeon).
 
     Parameters
     ----------

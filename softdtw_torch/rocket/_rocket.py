@@ -10,11 +10,17 @@ Documented behaviours (tested in tests/rocket/test_rocket.py):
 - Features: float32 ``(n_cases, 2 * n_kernels)``, interleaved ``[ppv_0, max_0, ppv_1, ...]`` as aeon.
 - ``normalise=True``: aeon's per-(case, channel) z-normalisation (numpy's mean and population std
   in the input's precision, std == 0 -> 1, no epsilon), then conversion to the accumulation precision.
-- ``accumulate``: ``"float64"`` is bit-identical to aeon's convolution code run on float64 input
-  (aeon <= 1.5 convolved float64 input in float64); ``"float32_fma"`` (default) accumulates in
-  float32 with one fused multiply-add per term in aeon's source order; ``"float32"`` without FMA.
-  aeon >= 1.6 casts to float32 and lets numba/LLVM vectorise the tap loop for the host CPU, so
-  aeon's own float32 features depend on the CPU: see the README for the measured differences.
+- ``accumulate``: ``"float64"`` accumulates in float64; ``"float32_fma"`` (default) in float32
+  with one fused multiply-add per term in aeon's source order; ``"float32"`` without FMA.
+- Exactness, given the same kernels (``Rocket.from_kernels(aeon_rocket.kernels)``):
+  ``accumulate="float64"`` is bit-identical to aeon's convolution code run on float64 input
+  (what aeon <= 1.5 returned); ``"float32_fma"`` (default) and ``"float32"`` are bit-identical to
+  aeon's convolution source compiled with one FMA per term / without FMA (its source order).
+  aeon >= 1.6's own ``Rocket.transform`` (float32, ``fastmath``: numba vectorises the tap loop for
+  the host CPU) is bit-identical to none of them and depends on the CPU: on GunPoint (10,000
+  kernels, random_state=0, a 2-core AMD EPYC with AVX2) 5.2% of the default mode's features
+  differ from it in some bit, MAX by at most 1.4e-6, PPV by one count in 5 of 2,000,000 features.
+  (tests/rocket/test_rocket.py; README, "Accumulation modes".)
 - ``x_lengths``: case i is transformed as if it were alone with its first ``x_lengths[i]`` values
   (normalisation and output positions included). A kernel that does not fit a case even with its
   padding (no output position) gives PPV = 0 and MAX = 0 for that case (aeon would divide by zero).
@@ -62,9 +68,11 @@ class Rocket(Estimator):
         n_kernels: number of random kernels (features = 2 * n_kernels).
         normalise: z-normalise each case and channel first (aeon's default).
         random_state: None, an int seed or a ``np.random.RandomState``, as in aeon; the same int
-            gives aeon's kernels (weights within 1 float32 ulp, all other fields identical).
+            gives aeon's kernels (all fields identical; the weights bit-identical on CPUs where
+            numba sums rows in aeon's order, see the README's "Seeded kernels").
         device: where transform runs (None: the input tensor's device, the CPU for numpy input).
-        accumulate: ``"float32_fma"`` (default), ``"float64"`` or ``"float32"``; see the module docstring.
+        accumulate: ``"float32_fma"`` (default), ``"float64"`` or ``"float32"``; what each is
+            bit-identical to is in the module docstring ("Exactness").
         chunk_size: cases per operator call, so very large collections stream through bounded
             memory (None: 4096).
 

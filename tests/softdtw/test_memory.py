@@ -1,0 +1,85 @@
+"""Memory of each SoftDTW mode on the CPU, from the allocator's own events (torch.profiler with
+profile_memory=True), against what README.md ("Fused and unfused modes", "memory" row of the
+behaviour table) states; benchmarks/bench_memory.py measures the same at B=8, N=M=1024, d=64.
+
+- fused: no (B, N, M) cost tensor, in forward or backward; with autograd the forward keeps one
+  (B, N, M) DP table for the backward, and the backward allocates no (B, N, M) tensor;
+- unfused: keeps the cost tensor and the DP table (two (B, N, M) tensors) for the backward;
+- checkpoint=True: keeps no (B, N, M) tensor between forward and backward;
+- without autograd, the fused forward allocates no (B, N, M) tensor.
+"""
+import pytest
+import torch
+from torch._C._profiler import _EventType
+from torch.profiler import ProfilerActivity, profile, record_function
+
+import softdtw_torch as st
+
+B, N, M, D = 2, 160, 130, 8
+TABLE = B * N * M * 4  # bytes of one float32 (B, N, M) tensor
+
+
+def _run(kwargs, grad):
+    """(allocations of the forward, allocations of the backward, bytes held between them), each
+    allocation as its signed size (negative: a free), from the profiler's CPU allocator events."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(B, N, D, generator=g).requires_grad_(grad)
+    y = torch.randn(B, M, D, generator=g).requires_grad_(grad)
+
+    def step():
+        with torch.set_grad_enabled(grad):
+            with record_function("forward"):
+                loss = st.soft_dtw(x, y, gamma=1.0, **kwargs).sum()
+            if grad:
+                loss.backward()
+
+    step()  # warm-up
+    x.grad = y.grad = None
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    events, forward_end = [], None
+    stack = list(prof.profiler.kineto_results.experimental_event_tree())
+    while stack:
+        e = stack.pop()
+        stack.extend(e.children)
+        if e.tag == _EventType.Allocation and str(e.extra_fields.device) == "cpu":
+            events.append((e.start_time_ns, e.extra_fields.alloc_size))
+        elif e.name == "forward":
+            forward_end = e.end_time_ns
+    assert events and forward_end is not None, "the profiler recorded no CPU allocation"
+    events.sort()
+    forward = [n for t, n in events if t <= forward_end]
+    backward = [n for t, n in events if t > forward_end]
+    return forward, backward, sum(forward)
+
+
+def test_fused_builds_no_cost_tensor_and_keeps_one_table():
+    forward, backward, held = _run(dict(fused=True), grad=True)
+    big = [n for n in forward if n >= TABLE]
+    assert len(big) == 1, big  # the DP table R, and no cost tensor
+    assert TABLE <= held < TABLE + TABLE // 8  # R kept for the backward (plus O(B·(N+M)))
+    assert not [n for n in backward if n >= TABLE]  # the backward writes no (B, N, M) tensor
+
+
+def test_unfused_keeps_the_cost_tensor_and_the_table():
+    forward, _, held = _run(dict(fused=False), grad=True)
+    assert len([n for n in forward if n >= TABLE]) >= 2
+    assert 2 * TABLE <= held < 2 * TABLE + TABLE // 8
+
+
+def test_checkpoint_keeps_no_table_between_forward_and_backward():
+    _, backward, held = _run(dict(checkpoint=True), grad=True)
+    assert held < TABLE // 8
+    # On the CPU the backward reruns the whole forward, table included (README, API: checkpoint).
+    assert [n for n in backward if n >= TABLE]
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_no_grad_forward(fused):
+    forward, _, held = _run(dict(fused=fused), grad=False)
+    big = [n for n in forward if n >= TABLE]
+    if fused:
+        assert not big  # no table, no cost tensor: only O(B·(N+M)) buffers
+    else:
+        assert big  # the cost tensor is built, the DP table is not kept
+    assert held < TABLE // 8

@@ -92,7 +92,7 @@ def test_ragged_from_cost_is_bitwise_as_if_alone(dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_ragged_unfused_within_stated_bound_of_alone(dtype):
     eps = torch.finfo(dtype).eps
-    worst_value, worst_grad, differing = 0.0, 0.0, 0
+    worst_value, worst_grad = 0.0, 0.0
     for seed in range(20):
         x, y = _batch(seed, dtype)
         values, gx, gy, alone = _batched_and_alone(x, y, fused=False)
@@ -102,7 +102,6 @@ def test_ragged_unfused_within_stated_bound_of_alone(dtype):
             dv = (values[b] - va).abs().item() / (eps * abs(va.item()))
             dg = max((gx[b, :n] - gxa).abs().max().item(), (gy[b, :m] - gya).abs().max().item()) / scale
             worst_value, worst_grad = max(worst_value, dv), max(worst_grad, dg)
-            differing += int(dv > 0 or dg > 0)
             assert not gx[b, n:].any() and not gy[b, m:].any()  # padding: zero gradient
             # Independent of both: the float64 loop reference on the pair alone.
             expected = ref.soft_dtw(ref.sqeuclidean(x[b, :n].double(), y[b, :m].double()).tolist(), GAMMA)
@@ -110,6 +109,5 @@ def test_ragged_unfused_within_stated_bound_of_alone(dtype):
     assert worst_value <= UNFUSED_VALUE_ULPS, worst_value
     grad_bound = UNFUSED_GRAD_REL * eps / torch.finfo(torch.float32).eps  # the float32 bound, in this dtype's eps
     assert worst_grad <= grad_bound, worst_grad
-    # The documented difference is real: if the unfused mode became exact per pair, this fails and
-    # README.md ("ragged batches") and soft_dtw's docstring should say "bit for bit" for it too.
-    assert differing > 0, "unfused ragged batches are now bitwise as if alone: update the documentation"
+    # Whether any pair differs at all depends on the machine's GEMM kernels (on this 2-core Zen 3
+    # some always did): the documentation promises the bound, not a difference, so none is asserted.

@@ -49,10 +49,17 @@ def has_kernel(op, key):
     return torch._C._dispatch_has_kernel_for_dispatch_key(f"softdtw_torch::{op}", key)
 
 
-def has_fake(op):
+def fake_kernel(op):
+    """The registered fake kernel of op (torch._library.utils.Kernel), or None."""
     from torch._library.simple_registry import singleton
 
-    return singleton.find(f"softdtw_torch::{op}").fake_impl.kernel is not None
+    entry = singleton.find(f"softdtw_torch::{op}")
+    holder = entry.fake_impl if hasattr(entry, "fake_impl") else entry.abstract_impl  # torch 2.4: abstract_impl
+    return holder.kernel
+
+
+def has_fake(op):
+    return fake_kernel(op) is not None
 
 
 def test_every_registered_op_is_in_the_contract():
@@ -117,12 +124,10 @@ def test_each_kernel_lives_in_its_familys_file_for_its_key():
 
 
 def test_every_fake_lives_in_its_familys_fake_module():
-    from torch._library.simple_registry import singleton
-
     for op, (_, fake) in REGISTRATIONS.items():
         if fake:
             family = next(f for f, prefixes in FAMILIES.items() if op.startswith(prefixes))
-            source = singleton.find(f"softdtw_torch::{op}").fake_impl.kernel.source  # "path:line"
+            source = fake_kernel(op).source  # "path:line"
             assert Path(source.rsplit(":", 1)[0]).resolve() == REPO / "softdtw_torch" / "_fake" / f"{family}.py", op
 
 

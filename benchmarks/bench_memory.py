@@ -39,10 +39,9 @@ import platform  # noqa: E402
 import subprocess  # noqa: E402
 
 import torch  # noqa: E402
-from torch._C._profiler import _EventType  # noqa: E402
-from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
 
 import softdtw_torch as st  # noqa: E402
+from _memory_events import allocation_events  # noqa: E402
 from _provenance import git_revision  # noqa: E402
 
 MiB = 2.0 ** 20
@@ -57,24 +56,11 @@ MODES = {
 }
 
 
-def _allocations(prof):
-    """(time ns, signed bytes) of every CPU allocator event in the profile, in time order, and the
-    end time of the "forward" annotation."""
-    events, forward_end = [], None
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())
-    while stack:
-        e = stack.pop()
-        stack.extend(e.children)
-        if e.tag == _EventType.Allocation and str(e.extra_fields.device) == "cpu":
-            events.append((e.start_time_ns, e.extra_fields.alloc_size))
-        elif e.name == "forward":
-            forward_end = e.end_time_ns
-    events.sort()
-    return events, forward_end
-
-
-def _saved_bytes(x, y, kwargs):
-    """Bytes of the distinct storages autograd saves for the backward, x's and y's left out."""
+def _saved_bytes(kwargs, B, N, M, d):
+    """Bytes of the distinct storages autograd saves for the backward of one call on x (B, N, d)
+    and y (B, M, d), x's and y's left out."""
+    x = torch.randn(B, N, d, requires_grad=True)
+    y = torch.randn(B, M, d, requires_grad=True)
     storages = {}
     inputs = {x.untyped_storage().data_ptr(), y.untyped_storage().data_ptr()}
 
@@ -99,22 +85,7 @@ def size(nbytes):
 
 def measure(mode, B, N, M, d):
     kwargs, grad = MODES[mode]
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(B, N, d, generator=g).requires_grad_(grad)
-    y = torch.randn(B, M, d, generator=g).requires_grad_(grad)
-
-    def run():
-        with torch.set_grad_enabled(grad):
-            with record_function("forward"):
-                loss = st.soft_dtw(x, y, gamma=1.0, **kwargs).sum()
-            if grad:
-                loss.backward()
-
-    run()  # warm-up: thread pools, lazily allocated buffers
-    x.grad = y.grad = None
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        run()
-    events, forward_end = _allocations(prof)
+    events, forward_end = allocation_events(kwargs, grad, B, N, M, d)
     current, peak, held = 0, 0, None
     for t, nbytes in events:
         if held is None and forward_end is not None and t > forward_end:
@@ -123,7 +94,7 @@ def measure(mode, B, N, M, d):
         peak = max(peak, current)
     if held is None:
         held = current
-    saved = _saved_bytes(x, y, kwargs) if grad else 0
+    saved = _saved_bytes(kwargs, B, N, M, d) if grad else 0
     return dict(peak=peak, held=held, saved=saved, after=current)
 
 

@@ -8,12 +8,13 @@ behaviour table) states; benchmarks/bench_memory.py measures the same at B=8, N=
 - checkpoint=True: keeps no (B, N, M) tensor between forward and backward;
 - without autograd, the fused forward allocates no (B, N, M) tensor.
 """
-import pytest
-import torch
-from torch._C._profiler import _EventType
-from torch.profiler import ProfilerActivity, profile, record_function
+import os
+import sys
 
-import softdtw_torch as st
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks"))
+from _memory_events import allocation_events  # noqa: E402
 
 B, N, M, D = 2, 160, 130, 8
 TABLE = B * N * M * 4  # bytes of one float32 (B, N, M) tensor
@@ -22,32 +23,8 @@ TABLE = B * N * M * 4  # bytes of one float32 (B, N, M) tensor
 def _run(kwargs, grad):
     """(allocations of the forward, allocations of the backward, bytes held between them), each
     allocation as its signed size (negative: a free), from the profiler's CPU allocator events."""
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(B, N, D, generator=g).requires_grad_(grad)
-    y = torch.randn(B, M, D, generator=g).requires_grad_(grad)
-
-    def step():
-        with torch.set_grad_enabled(grad):
-            with record_function("forward"):
-                loss = st.soft_dtw(x, y, gamma=1.0, **kwargs).sum()
-            if grad:
-                loss.backward()
-
-    step()  # warm-up
-    x.grad = y.grad = None
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        step()
-    events, forward_end = [], None
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())
-    while stack:
-        e = stack.pop()
-        stack.extend(e.children)
-        if e.tag == _EventType.Allocation and str(e.extra_fields.device) == "cpu":
-            events.append((e.start_time_ns, e.extra_fields.alloc_size))
-        elif e.name == "forward":
-            forward_end = e.end_time_ns
+    events, forward_end = allocation_events(kwargs, grad, B, N, M, D)
     assert events and forward_end is not None, "the profiler recorded no CPU allocation"
-    events.sort()
     forward = [n for t, n in events if t <= forward_end]
     backward = [n for t, n in events if t > forward_end]
     return forward, backward, sum(forward)

@@ -1,9 +1,11 @@
 """GPU timing of softdtw_torch's SoftDTW ops (forward+backward, eager and replayed from a CUDA
 graph, and forward only; fused, fused with the checkpointed backward, unfused) on the design
 doc's reference workloads, with CUDA events, warm-up and the median of repeats, peak memory
-beyond the inputs, and a float64 CPU correctness check in the same run. This script measures our
-kernels only; benchmarks/bench_gpu_peers.py puts them side by side with BGU sdtw-cuda-torch,
-pysdtw and Maghoumi's soft_dtw_cuda.
+beyond the inputs, and a float64 CPU correctness check in the same run; then the forward-mode
+and second-order ops (the fused JVP and Hessian-vector product ops against one first-order
+forward + backward, their peak memory, and the HVP against the float64 CPU kernels). This script
+measures our kernels only; benchmarks/bench_gpu_peers.py puts them side by side with BGU
+sdtw-cuda-torch, pysdtw and Maghoumi's soft_dtw_cuda.
 
     python benchmarks/bench_gpu.py [--markdown PATH] [--repeats 20]
 """
@@ -80,6 +82,38 @@ def check_against_cpu(x, y, options):
     return val_err, grad_err
 
 
+def second_order_lines(repeats):
+    """The fused JVP and HVP ops per workload, against one first-order forward + backward."""
+    ops = torch.ops.softdtw_torch
+    lines = ["", "| workload | fwd+bwd ms | jvp op ms | hvp op ms | hvp / fwd+bwd | peak MB hvp beyond inputs "
+             "| rel. err hvp vs CPU float64 |", "|---|---|---|---|---|---|---|"]
+    for name, (B, N, M, d) in WORKLOADS.items():
+        g = torch.Generator(device="cuda").manual_seed(1)
+        x, u = (torch.randn(B, N, d, device="cuda", generator=g) for _ in range(2))
+        y = torch.randn(B, M, d, device="cuda", generator=g)
+        ones = torch.ones(B, device="cuda")
+
+        def fwd_bwd():
+            a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+            st.soft_dtw(a, b, fused=True).sum().backward()
+
+        def jvp():
+            return ops._soft_dtw_fused_jvp(x, y, u, None, 1.0, None, None, None)
+
+        def hvp():
+            return ops._soft_dtw_fused_hvp(ones, None, x, y, u, None, 1.0, None, None, None, False)
+
+        t_fb, t_jvp, t_hvp = (cuda_time_ms(fn, repeats) for fn in (fwd_bwd, jvp, hvp))
+        peak_mb = peak_memory_beyond_inputs(hvp, inputs_bytes=0) / 1e6
+        got = hvp()[3][:2].double().cpu()
+        want = ops._soft_dtw_fused_hvp(ones[:2].double().cpu(), None, x[:2].double().cpu(), y[:2].double().cpu(),
+                                       u[:2].double().cpu(), None, 1.0, None, None, None, False)[3]
+        err = ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
+        lines.append(f"| {name} | {t_fb:.3f} | {t_jvp:.3f} | {t_hvp:.3f} | {t_hvp / t_fb:.2f}x | {peak_mb:.1f} | {err:.1e} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", help="also write the table to this file")
@@ -116,6 +150,7 @@ def main():
             lines.append(f"| {name} | {B}, {N}, {M}, {d} | {mode} | {t_fb:.3f} | {graph_ms} | {t_f:.3f} "
                          f"| {B * N * M / t_f / 1e6:.2f} | {peak_mb:.1f} | {val_err:.1e} | {grad_err:.1e} |")
             print(lines[-1], flush=True)
+    lines += second_order_lines(args.repeats)
     text = "\n".join(lines)
     print(text)
     if args.markdown:

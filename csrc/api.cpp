@@ -49,6 +49,25 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor
   return sdtw_ops::soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
 }
 
+at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                          bool normalize, std::optional<bool> fused, const OptionalTensor& x_lengths,
+                          const OptionalTensor& y_lengths, const std::string& cost) {
+  return sdtw_ops::soft_dtw_sharp(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost);
+}
+
+at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                                    const OptionalTensor& x_lengths, const OptionalTensor& y_lengths) {
+  return sdtw_ops::soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+DilateTerms dilate(const at::Tensor& prediction, const at::Tensor& target, double alpha, double gamma,
+                   std::optional<int64_t> bandwidth, const OptionalTensor& penalty,
+                   const OptionalTensor& prediction_lengths, const OptionalTensor& target_lengths) {
+  auto [loss, shape, temporal] =
+      sdtw_ops::dilate(prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths);
+  return {loss, shape, temporal};
+}
+
 RocketKernels rocket_generate_kernels(int64_t n_timepoints, int64_t n_channels, int64_t n_kernels, int64_t seed) {
   auto [weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices] =
       rocket_ops::rocket_generate_kernels(n_timepoints, n_channels, n_kernels, seed);

@@ -14,9 +14,10 @@
 //   <family>/composite.cpp   the device-agnostic kernels (..., CompositeImplicitAutograd and
 //                            CompositeExplicitAutograd)
 //   softdtw_torch/_fake/<family>.py   the fake (meta) kernels, in Python
-// A family may add files named for their subject (softdtw/constants.h, softdtw/cuda/tiles.cuh,
-// rocket/random.h); what several families share is in csrc/common/ (macros.h: the one
-// host-device and the one CPU multi-versioning macro; op.h: typed op handles; autograd.h).
+// A family may add files named for their subject (softdtw/constants.h, softdtw/cpu/tiles.h,
+// softdtw/cuda/tiles.cuh, rocket/random.h); what several families share is in csrc/common/
+// (macros.h: the one host-device and the one CPU multi-versioning macro; op.h: typed op handles;
+// autograd.h: the autograd kernels' helpers).
 // A new family is a copy of an existing folder. CONTRIBUTING.md says the same at more length.
 #include <torch/library.h>
 
@@ -47,13 +48,34 @@ TORCH_LIBRARY(softdtw_torch, m) {
       "soft_dtw_alignment(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
       "Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> (Tensor, Tensor)");
 
-  // Forward / backward pairs used by the autograd kernels. The forward returns the values and,
-  // when keep_table, the DP table R (B, N, M) the backward needs (else an empty tensor).
+  // The sharp soft-DTW ⟨E, D⟩ (Blondel, Mensch & Vert 2021): the cost of the expected alignment, soft-DTW
+  // without its entropy term, differentiable to the first order (its gradient is E + H·D, H soft-DTW's
+  // Hessian); normalize=True gives the sharp divergence sharp(x, y) − ½ sharp(x, x) − ½ sharp(y, y).
+  // One forward recursion with the tangent D: no (B, N, M) tensor in the fused mode.
+  m.def(
+      "soft_dtw_sharp(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, bool normalize=False, "
+      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> Tensor");
+  m.def(
+      "soft_dtw_sharp_from_cost(Tensor D, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
+      "Tensor? y_lengths=None) -> Tensor");
+  // DILATE (Le Guen & Thome 2019), per pair: (alpha·shape + (1 − alpha)·temporal, shape, temporal), with
+  // shape = sdtw_γ(D) and temporal = ⟨E, Ω⟩ on D_ij = ||prediction_i − target_j||² and the time
+  // penalty Ω_ij = ((i + 1)/N − (j + 1)/M)² of each pair's own lengths (for N = M the authors' (i − j)²/N²),
+  // or a given penalty (N, M) or (B, N, M). One forward recursion for both terms.
+  m.def(
+      "dilate(Tensor prediction, Tensor target, float alpha=0.5, float gamma=0.01, int? bandwidth=None, "
+      "Tensor? penalty=None, Tensor? prediction_lengths=None, Tensor? target_lengths=None) -> (Tensor, Tensor, Tensor)");
+
+  // Forward / backward pairs, each differentiable (their autograd kernels, docs/design/softdtw.md
+  // §3). The forward returns the values and, when keep_table, the DP table R (B, N, M) (else an
+  // empty tensor). The backward returns grad·E of D (the values' gradient weighted by grad (B,)):
+  // its inputs are the tensors it depends on, so it can itself be differentiated, and R, the
+  // forward's table of those inputs, is a cache it reads (empty: recomputed), not differentiated.
   m.def(
       "_soft_dtw_from_cost_forward(Tensor D, float gamma, int? bandwidth, Tensor? x_lengths, "
       "Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
   m.def(
-      "_soft_dtw_from_cost_backward(Tensor grad, Tensor R, float gamma, int? bandwidth, Tensor? x_lengths, "
+      "_soft_dtw_from_cost_backward(Tensor grad, Tensor D, Tensor R, float gamma, int? bandwidth, Tensor? x_lengths, "
       "Tensor? y_lengths) -> Tensor");
   m.def(
       "_soft_dtw_fused_forward(Tensor x, Tensor y, float gamma, int? bandwidth, Tensor? x_lengths, "
@@ -71,6 +93,32 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def(
       "_soft_dtw_fused_backward_checkpointed(Tensor grad, Tensor x, Tensor y, Tensor row_borders, "
       "Tensor column_borders, float gamma, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  // Forward mode and second order (docs/design/softdtw.md §3). A tangent (Ḋ of D; ẋ, ẏ of x, y; ġ of
+  // an upstream gradient) is optional: None stands for a zero tangent.
+  // Values (B,) and their directional derivatives ⟨E, D_tangent⟩ (B,): one forward recursion
+  // carrying Ṙ beside R, no table, no backward pass.
+  m.def(
+      "_soft_dtw_from_cost_jvp(Tensor D, Tensor D_tangent, float gamma, int? bandwidth, Tensor? x_lengths, "
+      "Tensor? y_lengths) -> (Tensor, Tensor)");
+  // The same for the fused squared Euclidean cost: Ḋ_ij = 2 (x_i − y_j)·(ẋ_i − ẏ_j), in the kernel.
+  m.def(
+      "_soft_dtw_fused_jvp(Tensor x, Tensor y, Tensor? x_tangent, Tensor? y_tangent, float gamma, int? bandwidth, "
+      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  // The gradient grad·E (B, N, M) of grad-weighted values, differentiated in the direction
+  // (grad_tangent, D_tangent): returns ⟨E, D_tangent⟩ (B,), grad·E (when with_grad, else empty)
+  // and grad_tangent·E + grad·H·D_tangent (B, N, M), H the Hessian of a value w.r.t. its D. One
+  // forward recursion with the tangent, then one reverse recursion with it (Ė beside E); the
+  // double backward, the forward mode of the gradient and the reverse mode of the JVP all use it.
+  m.def(
+      "_soft_dtw_from_cost_hvp(Tensor grad, Tensor? grad_tangent, Tensor D, Tensor? D_tangent, float gamma, "
+      "int? bandwidth, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) -> (Tensor, Tensor, Tensor)");
+  // The same for the fused squared Euclidean cost, with no (B, N, M) tensor: returns the directional
+  // derivative (B,), the gradient grad·∇v (x then y; empty unless with_grad) and its tangent
+  // grad_tangent·∇v + grad·∇²v·(x_tangent, y_tangent) (x then y).
+  m.def(
+      "_soft_dtw_fused_hvp(Tensor grad, Tensor? grad_tangent, Tensor x, Tensor y, Tensor? x_tangent, "
+      "Tensor? y_tangent, float gamma, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) "
+      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
   m.def(

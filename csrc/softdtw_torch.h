@@ -66,7 +66,8 @@ SOFTDTW_TORCH_API at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamm
 SOFTDTW_TORCH_API at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y,
                                            const std::string& cost = "sqeuclidean");
 
-// (values (B,), expected alignments E (B, N, M)); E = d value / d D, not differentiable.
+// (values (B,), expected alignments E (B, N, M)); E = d value / d D, both differentiable (E
+// through soft-DTW's Hessian).
 SOFTDTW_TORCH_API std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(
     const at::Tensor& x, const at::Tensor& y, double gamma = 1.0, std::optional<int64_t> bandwidth = std::nullopt,
     const OptionalTensor& x_lengths = std::nullopt, const OptionalTensor& y_lengths = std::nullopt,
@@ -75,6 +76,37 @@ SOFTDTW_TORCH_API std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(
 SOFTDTW_TORCH_API std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(
     const at::Tensor& D, double gamma = 1.0, std::optional<int64_t> bandwidth = std::nullopt,
     const OptionalTensor& x_lengths = std::nullopt, const OptionalTensor& y_lengths = std::nullopt);
+
+// The sharp soft-DTW ⟨E, D⟩ (with normalize, the sharp divergence) of Blondel, Mensch & Vert 2021;
+// arguments as soft_dtw's (no checkpoint). Differentiable once (its gradient uses the Hessian).
+SOFTDTW_TORCH_API at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma = 1.0,
+                                            std::optional<int64_t> bandwidth = std::nullopt, bool normalize = false,
+                                            std::optional<bool> fused = std::nullopt,
+                                            const OptionalTensor& x_lengths = std::nullopt,
+                                            const OptionalTensor& y_lengths = std::nullopt,
+                                            const std::string& cost = "sqeuclidean");
+
+SOFTDTW_TORCH_API at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma = 1.0,
+                                                      std::optional<int64_t> bandwidth = std::nullopt,
+                                                      const OptionalTensor& x_lengths = std::nullopt,
+                                                      const OptionalTensor& y_lengths = std::nullopt);
+
+// DILATE (Le Guen & Thome 2019) per pair: loss = alpha·shape + (1 − alpha)·temporal, shape the
+// soft-DTW of prediction (B, N, d) and target (B, M, d), temporal ⟨E, Ω⟩ with the time penalty
+// Ω_ij = ((i + 1)/N − (j + 1)/M)² of each pair's lengths, or `penalty` (N, M) or (B, N, M).
+struct DilateTerms {
+  at::Tensor loss, shape, temporal;  // each (B,)
+};
+SOFTDTW_TORCH_API DilateTerms dilate(const at::Tensor& prediction, const at::Tensor& target, double alpha = 0.5,
+                                     double gamma = 0.01, std::optional<int64_t> bandwidth = std::nullopt,
+                                     const OptionalTensor& penalty = std::nullopt,
+                                     const OptionalTensor& prediction_lengths = std::nullopt,
+                                     const OptionalTensor& target_lengths = std::nullopt);
+
+// Derivatives: every function above is differentiable through autograd in reverse and forward
+// mode, to the second order (torch::autograd::grad with create_graph=true gives Hessian-vector
+// products); a third derivative throws. soft_dtw_sharp and dilate, whose gradients already use
+// the Hessian, are differentiable once. Loss modules: softdtw_torch_nn.h.
 
 // ---- ROCKET --------------------------------------------------------------------------------
 // x (n_cases, n_channels, n_timepoints); features (n_cases, 2K) float32, interleaved [ppv, max].

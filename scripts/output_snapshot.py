@@ -46,7 +46,7 @@ def record_ops(out, save):
                         save("fcf " + k, ops._soft_dtw_from_cost_forward(D, gamma, bw, *L, True))
                         v, R = ops._soft_dtw_from_cost_forward(D, gamma, bw, *L, True)
                         gr = rnd(B, dtype=R.dtype)
-                        save("fcb " + k, ops._soft_dtw_from_cost_backward(gr, R, gamma, bw, *L))
+                        save("fcb " + k, ops._soft_dtw_from_cost_backward(gr, D, R, gamma, bw, *L))
                         save("ff " + k, ops._soft_dtw_fused_forward(x, y, gamma, bw, *L, True))
                         v, R = ops._soft_dtw_fused_forward(x, y, gamma, bw, *L, True)
                         save("fb " + k, ops._soft_dtw_fused_backward(gr, x, y, R, gamma, bw, *L))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run here, with network, before a GPU session: puts into git-ignored folders everything the GPU
-# machine (no network) needs for benchmarks/bench_gpu_peers.py and for the tests that import PyPI
-# packages it lacks:
+# Run here, with network, before a GPU session (and before benchmarks/bench_second_order.py on any
+# machine): puts into git-ignored folders everything the GPU machine (no network) needs for
+# benchmarks/bench_gpu_peers.py, the second-order peers of benchmarks/bench_second_order.py, and
+# the tests that import PyPI packages it lacks:
 #   benchmarks/peers/<name>/   the GitHub peers' sources at pinned commits (never committed)
 #   benchmarks/peers/VERSIONS.txt  what was fetched, from where, at which commit / version
 #   .whl/                      wheels for Python 3.12 x86-64 (gpu_check.sh installs them there)
@@ -19,6 +20,10 @@ mirrors="${PEER_MIRRORS:-/work/.mirror}"
 github_peers=(
   "sdtw-cuda-torch BGU-CS-VIL/sdtw-cuda-torch 97fe99c3f4ba90679ccdcffaa3fc6d956c9c811c"
   "pytorch-softdtw-cuda Maghoumi/pytorch-softdtw-cuda fbedc3b655bb7a60c0b111621ddef910e9b6e5ef"
+  # DILATE's authors' loss (Le Guen & Thome 2019) and the soft-DTW divergences' reference code
+  # (Blondel, Mensch & Vert 2021): numpy + numba, nothing to compile.
+  "DILATE vincent-leguen/DILATE 5f114b587fd7abb7b79726ed68d8e4a91049cc0e"
+  "sdtw-div google-research/soft-dtw-divergences dcf1ae8653cb4dcfcea903470f8a58319027e9cb"
 )
 # PyPI packages the GPU machine lacks (its list: /work/.library/device/KINDS.md), at the versions
 # of the dev environment: pysdtw (a peer), tslearn (tests), aeon + its Deprecated (tests, ROCKET).
@@ -46,10 +51,10 @@ for entry in "${github_peers[@]}"; do
     echo "error: cannot get $repo at $commit (no mirror under $mirrors, GitHub unreachable)" >&2
     exit 1
   fi
-  # plots, figures and the peer's own git/CI files: the benchmark needs none of them
-  find "$dest" -name '*.png' -delete
+  # plots, figures, papers and the peer's own git/CI files: the benchmarks need none of them
+  find "$dest" \( -name '*.png' -o -name '*.pdf' \) -delete
   rm -rf "$dest/.github" "$dest/.gitignore"
-  echo "$name | https://github.com/$repo | $commit | $origin (PNG, .github, .gitignore dropped)" >> "$versions"
+  echo "$name | https://github.com/$repo | $commit | $origin (PNG, PDF, .github, .gitignore dropped)" >> "$versions"
   echo "peer $name: $repo @ ${commit:0:12} from $origin"
 done
 

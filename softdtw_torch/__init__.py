@@ -18,15 +18,18 @@ except ExtensionLoadError:
     raise SystemExit(_info.main())
 from .functional import (
     cdist_soft_dtw,
+    dilate,
     pairwise_cost,
     soft_dtw,
     soft_dtw_alignment,
     soft_dtw_alignment_from_cost,
     soft_dtw_from_cost,
+    soft_dtw_sharp,
+    soft_dtw_sharp_from_cost,
 )
 from .barycenter import softdtw_barycenter
 from .clustering import SoftDTWKMeans
-from .nn import SoftDTW
+from .nn import DILATELoss, SharpSoftDTW, SoftDTW
 from . import rocket  # noqa: F401  (ROCKET and MiniRocket: softdtw_torch.rocket.*)
 
 __all__ = [
@@ -34,9 +37,14 @@ __all__ = [
     "soft_dtw_from_cost",
     "soft_dtw_alignment",
     "soft_dtw_alignment_from_cost",
+    "soft_dtw_sharp",
+    "soft_dtw_sharp_from_cost",
+    "dilate",
     "pairwise_cost",
     "cdist_soft_dtw",
     "SoftDTW",
+    "SharpSoftDTW",
+    "DILATELoss",
     "softdtw_barycenter",
     "SoftDTWKMeans",
     "info",

@@ -121,6 +121,28 @@ def soft_dtw_brute_force(
     return value, E
 
 
+def soft_dtw_hessian_brute_force(
+    D: Sequence[Sequence[float]], gamma: float, radius: Optional[int] = None
+) -> List[List[List[List[float]]]]:
+    """The Hessian ∂²sdtw/∂D² by enumerating every path: sdtw is a log-partition function, so its
+    Hessian is −1/γ times the covariance of the alignment matrices under the Gibbs distribution,
+    H[i][j][k][l] = −(1/γ)·(Σ_A p(A)·A_ij·A_kl − E_ij·E_kl)."""
+    n, m = len(D), len(D[0])
+    allowed = band_mask(n, m, radius)
+    paths = [p for p in alignment_paths(n, m) if all(allowed[i][j] for i, j in p)]
+    costs = [sum(float(D[i][j]) for i, j in p) for p in paths]
+    lo = min(costs)
+    weights = [math.exp(-(c - lo) / gamma) for c in costs]
+    total = sum(weights)
+    _, E = soft_dtw_brute_force(D, gamma, radius)
+    H = [[[[-E[i][j] * E[k][l] for l in range(m)] for k in range(n)] for j in range(m)] for i in range(n)]
+    for path, w in zip(paths, weights):
+        for i, j in path:
+            for k, l in path:
+                H[i][j][k][l] += w / total
+    return [[[[-h / gamma for h in row] for row in block] for block in plane] for plane in H]
+
+
 def soft_dtw_autograd(D: torch.Tensor, gamma: float, radius: Optional[int] = None) -> torch.Tensor:
     """Differentiable float64 DP written with torch ops, one anti-diagonal at a time.
 
@@ -146,6 +168,25 @@ def soft_dtw_autograd(D: torch.Tensor, gamma: float, radius: Optional[int] = Non
     return Rp[n][m]
 
 
+def dilate(
+    prediction: torch.Tensor, target: torch.Tensor, alpha: float, gamma: float
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """DILATE of one pair, prediction (n, d) and target (m, d), written from Le Guen & Thome (2019):
+    shape = sdtw_γ(D) with D_ij = ||prediction_i − target_j||² (by differences), temporal = ⟨E, Ω⟩
+    with E = ∂shape/∂D and Ω_ij = ((i + 1)/n − (j + 1)/m)², loss = α·shape + (1 − α)·temporal.
+    Differentiable (twice through ``soft_dtw_autograd``): returns (loss, shape, temporal)."""
+    D = sqeuclidean(prediction, target)
+    if not D.requires_grad:  # E = ∂shape/∂D is needed either way
+        D = D.detach().requires_grad_(True)
+    n, m = D.shape
+    shape = soft_dtw_autograd(D, gamma)
+    (E,) = torch.autograd.grad(shape, D, create_graph=True)
+    rows = torch.arange(1, n + 1, dtype=D.dtype).reshape(n, 1) / n
+    cols = torch.arange(1, m + 1, dtype=D.dtype).reshape(1, m) / m
+    temporal = (E * (rows - cols) ** 2).sum()
+    return alpha * shape + (1 - alpha) * temporal, shape, temporal
+
+
 def random_pairs(batch: int, n: int, m: int, d: int, dtype=torch.float64, seed: int = 0):
     """Reproducible randn inputs x (batch, n, d), y (batch, m, d)."""
     g = torch.Generator().manual_seed(seed)
@@ -168,7 +209,9 @@ __all__ = [
     "delannoy",
     "alignment_paths",
     "soft_dtw_brute_force",
+    "soft_dtw_hessian_brute_force",
     "soft_dtw_autograd",
+    "dilate",
     "random_pairs",
     "sqeuclidean",
 ]

@@ -81,7 +81,7 @@ def soft_dtw(
             runs ``soft_dtw_from_cost`` on it, keeping the cost tensor and the DP table for the
             backward. Measured on CPU for B=8, N=M=1024, d=64, float32 (benchmarks/README.md):
             fused +36 MiB at the peak of forward + backward, 32 MiB kept between them; unfused
-            +104 MiB and 64 MiB; ``checkpoint=True`` keeps nothing beyond x and y between them.
+            +96 MiB and 64 MiB; ``checkpoint=True`` keeps nothing beyond x and y between them.
             ``None`` (default) picks fused when d <= 128 and unfused beyond, where the matrix
             product is cheaper than O(d) work per cell.
         cost: ``"sqeuclidean"`` (default), ``"l1"`` (Σ_k |x_ik − y_jk|) or ``"cosine"``
@@ -205,8 +205,13 @@ def soft_dtw_alignment(
 
     E[b, i, j] = Σ_A p_γ(A)·A_ij is the probability that the soft alignment matches x_i with y_j;
     it equals ∂value/∂D, lies in [0, 1], has E[0, 0] = E[N−1, M−1] = 1, and tends to the hard
-    DTW path as γ → 0. Padding (ragged batches) and cells outside the band are 0. E is returned
-    detached (no double backward). Unbatched inputs give a 0-dim value and an (N, M) matrix.
+    DTW path as γ → 0. Padding (ragged batches) and cells outside the band are 0. Unbatched inputs
+    give a 0-dim value and an (N, M) matrix.
+
+    Both outputs are differentiable w.r.t. ``x``, ``y`` and a tensor ``gamma``: E through soft-DTW's
+    Hessian (a forward and a reverse recursion carrying a tangent, docs/design/softdtw.md §3), so E
+    can serve as a layer (attention-like weights, DILATE's temporal term). A derivative of E's
+    derivative (a third derivative of the value) raises. Use ``E.detach()`` for fixed weights.
     """
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
@@ -214,7 +219,7 @@ def soft_dtw_alignment(
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
         _checked_gamma("soft_dtw_alignment", gamma, x.shape[0])  # errors name the function called
-        D = torch.ops.softdtw_torch.pairwise_cost(x.detach(), y.detach(), cost)
+        D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
         values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     else:
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost)
@@ -230,14 +235,15 @@ def soft_dtw_alignment_from_cost(
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
 ) -> Tuple[Tensor, Tensor]:
-    """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M))."""
+    """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)), both outputs
+    differentiable w.r.t. ``D`` (and a tensor ``gamma``)."""
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
-        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0]).detach()
+        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0]).to(D.dtype)
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
-            D.detach() / scale.to(D.dtype).reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths
+            D / scale.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths
         )
         values = values * scale.to(values.dtype)
     else:
@@ -245,6 +251,128 @@ def soft_dtw_alignment_from_cost(
     if unbatched:
         return values.squeeze(0), E.squeeze(0)
     return values, E
+
+
+def soft_dtw_sharp(
+    x: Tensor,
+    y: Tensor,
+    gamma: Union[float, Tensor] = 1.0,
+    bandwidth: Optional[int] = None,
+    normalize: bool = False,
+    fused: Optional[bool] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+    cost: str = "sqeuclidean",
+) -> Tensor:
+    """The sharp soft-DTW ⟨E, D⟩ of ``x`` (B, N, d) and ``y`` (B, M, d) (Blondel, Mensch & Vert 2021):
+    the cost of the expected alignment E, i.e. soft-DTW without its entropy term, so it tends to DTW
+    from above as γ → 0 where soft-DTW tends to it from below. Returns (B,).
+
+    ``normalize=True`` gives the sharp soft-DTW divergence sharp(x, y) − ½ sharp(x, x) − ½ sharp(y, y)
+    (three DPs, so N != M is right). Arguments as for ``soft_dtw`` (no ``checkpoint``); the fused
+    mode builds no (B, N, M) tensor. The value is one forward recursion carrying the tangent D itself
+    (docs/design/softdtw.md §3), and its gradient E + H·D (H: soft-DTW's Hessian) one more forward and
+    one reverse recursion. Differentiable to the first order (a second derivative is a third
+    derivative of soft-DTW and raises). Works in TorchScript and from C++
+    (``torch.ops.softdtw_torch.soft_dtw_sharp``).
+    """
+    unbatched = x.dim() == 2 and y.dim() == 2
+    if unbatched:
+        x = x.unsqueeze(0)
+        y = y.unsqueeze(0)
+    if isinstance(gamma, Tensor):
+        # sharp_γ(D) = γ·sharp_1(D/γ) (E depends on D/γ only); for the squared Euclidean cost on x/√γ, y/√γ.
+        scale = _checked_gamma("soft_dtw_sharp", gamma, x.shape[0])
+        if cost == "sqeuclidean":
+            root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
+            values = torch.ops.softdtw_torch.soft_dtw_sharp(
+                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost
+            )
+        else:
+            cost_of = torch.ops.softdtw_torch.pairwise_cost
+            s = scale.to(x.dtype).reshape(-1, 1, 1)
+            values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(cost_of(x, y, cost) / s, 1.0, bandwidth,
+                                                                      x_lengths, y_lengths)
+            if normalize:
+                xx = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(cost_of(x, x, cost) / s, 1.0, bandwidth,
+                                                                      x_lengths, x_lengths)
+                yy = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(cost_of(y, y, cost) / s, 1.0, bandwidth,
+                                                                      y_lengths, y_lengths)
+                values = values - 0.5 * xx - 0.5 * yy
+        values = values * scale.to(values.dtype)
+    else:
+        values = torch.ops.softdtw_torch.soft_dtw_sharp(
+            x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost
+        )
+    return values.squeeze(0) if unbatched else values
+
+
+def soft_dtw_sharp_from_cost(
+    D: Tensor,
+    gamma: Union[float, Tensor] = 1.0,
+    bandwidth: Optional[int] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+) -> Tensor:
+    """The sharp soft-DTW ⟨E, D⟩ of a cost tensor ``D`` (B, N, M) (or (N, M)), differentiable w.r.t.
+    ``D`` (gradient E + H·D); see ``soft_dtw_sharp``."""
+    unbatched = D.dim() == 2
+    if unbatched:
+        D = D.unsqueeze(0)
+    if isinstance(gamma, Tensor):
+        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0]).to(D.dtype)
+        values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D / scale.reshape(-1, 1, 1), 1.0, bandwidth,
+                                                                  x_lengths, y_lengths)
+        values = values * scale.to(values.dtype)
+    else:
+        values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+    return values.squeeze(0) if unbatched else values
+
+
+def dilate(
+    prediction: Tensor,
+    target: Tensor,
+    alpha: float = 0.5,
+    gamma: Union[float, Tensor] = 0.01,
+    bandwidth: Optional[int] = None,
+    penalty: Optional[Tensor] = None,
+    prediction_lengths: Optional[Tensor] = None,
+    target_lengths: Optional[Tensor] = None,
+) -> Tuple[Tensor, Tensor, Tensor]:
+    """DILATE (Le Guen & Thome 2019), the shape-and-time loss for forecasting, per pair: returns
+    ``(loss, shape, temporal)``, each (B,), with loss = α·shape + (1 − α)·temporal.
+
+    ``prediction`` (B, N, d) and ``target`` (B, M, d); D_ij = ||prediction_i − target_j||²;
+    shape = sdtw_γ(D) (the soft-DTW value, not normalized) and temporal = ⟨E, Ω⟩ with E the expected
+    alignment and Ω the time penalty Ω_ij = ((i + 1)/N − (j + 1)/M)² on each pair's own lengths, which
+    for N = M is the authors' (i − j)²/N². ``penalty`` (N, M) or (B, N, M) replaces Ω (it may require
+    grad). The authors' ``dilate_loss(outputs, targets, alpha, gamma, device)`` returns the means over
+    the batch of these three terms (``DILATELoss`` with ``reduction="mean"``); the defaults α = 0.5,
+    γ = 0.01 are theirs. Both terms come from one forward recursion carrying Ω as a tangent; the
+    backward is one Hessian-vector product (docs/design/softdtw.md §3), with no (B, N, M) tensor
+    besides D and Ω. Differentiable w.r.t. ``prediction``, ``target``, ``penalty`` and a tensor
+    ``gamma`` (first order). Works in TorchScript and from C++ (``torch.ops.softdtw_torch.dilate``).
+    """
+    unbatched = prediction.dim() == 2 and target.dim() == 2
+    if unbatched:
+        prediction = prediction.unsqueeze(0)
+        target = target.unsqueeze(0)
+    if isinstance(gamma, Tensor):
+        # shape_γ = γ·shape_1 and temporal_γ = temporal_1 on D/γ, i.e. on prediction/√γ, target/√γ.
+        scale = _checked_gamma("dilate", gamma, prediction.shape[0])
+        root = scale.sqrt().to(prediction.dtype).reshape(-1, 1, 1)
+        _, shape, temporal = torch.ops.softdtw_torch.dilate(
+            prediction / root, target / root, alpha, 1.0, bandwidth, penalty, prediction_lengths, target_lengths
+        )
+        shape = shape * scale.to(shape.dtype)
+        loss = alpha * shape + (1 - alpha) * temporal
+    else:
+        loss, shape, temporal = torch.ops.softdtw_torch.dilate(
+            prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths
+        )
+    if unbatched:
+        return loss.squeeze(0), shape.squeeze(0), temporal.squeeze(0)
+    return loss, shape, temporal
 
 
 def _pairs_in_chunks(

@@ -4,9 +4,33 @@ from typing import Optional, Union
 import torch
 from torch import Tensor, nn
 
-from .functional import soft_dtw
+from .functional import dilate, soft_dtw, soft_dtw_sharp
 
 _REDUCTIONS = ("none", "mean", "sum")
+
+
+def _checked_options(module: str, gamma: Union[float, Tensor], bandwidth: Optional[int],
+                     reduction: str) -> Union[float, Tensor]:
+    """The options every loss module takes, checked; returns gamma as a float or as the tensor given
+    (an ``nn.Parameter`` is then learned with the model: ∂loss/∂γ is exact)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{module}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    if isinstance(gamma, Tensor):
+        if not bool((torch.isfinite(gamma) & (gamma > 0)).all()):
+            raise ValueError(f"{module}: gamma must be positive and finite")
+    elif not gamma > 0 or gamma == float("inf"):
+        raise ValueError(f"{module}: gamma must be a positive finite number, got {gamma}")
+    if bandwidth is not None and bandwidth < 0:
+        raise ValueError(f"{module}: bandwidth must be >= 0 or None, got {bandwidth}")
+    return gamma if isinstance(gamma, Tensor) else float(gamma)
+
+
+def _reduce(values: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return values.mean()
+    if reduction == "sum":
+        return values.sum()
+    return values
 
 
 class SoftDTW(nn.Module):
@@ -26,8 +50,9 @@ class SoftDTW(nn.Module):
         checkpoint: memory-lean backward (fused mode): keep no (B, N, M) DP table between forward
             and backward and recompute it; see ``softdtw_torch.soft_dtw``.
 
-    ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The module is
-    scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
+    ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The loss is
+    differentiable twice (``create_graph=True``, Hessian-vector products, ``torch.func``). The module
+    is scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
     """
 
     bandwidth: Optional[int]
@@ -44,17 +69,7 @@ class SoftDTW(nn.Module):
         checkpoint: bool = False,
     ) -> None:
         super().__init__()
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"SoftDTW: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-        if isinstance(gamma, Tensor):
-            if not bool((torch.isfinite(gamma) & (gamma > 0)).all()):
-                raise ValueError("SoftDTW: gamma must be positive and finite")
-        elif not gamma > 0 or gamma == float("inf"):
-            raise ValueError(f"SoftDTW: gamma must be a positive finite number, got {gamma}")
-        if bandwidth is not None and bandwidth < 0:
-            raise ValueError(f"SoftDTW: bandwidth must be >= 0 or None, got {bandwidth}")
-        # A float, or a tensor: an nn.Parameter makes gamma learnable (registered as a parameter).
-        self.gamma = gamma if isinstance(gamma, Tensor) else float(gamma)
+        self.gamma = _checked_options("SoftDTW", gamma, bandwidth, reduction)
         self.bandwidth = bandwidth
         self.normalize = normalize
         self.fused = fused
@@ -69,14 +84,112 @@ class SoftDTW(nn.Module):
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
             self.checkpoint,
         )
-        if self.reduction == "mean":
-            return values.mean()
-        if self.reduction == "sum":
-            return values.sum()
-        return values
+        return _reduce(values, self.reduction)
 
     def extra_repr(self) -> str:
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
             f"reduction={self.reduction!r}, cost={self.cost!r}, checkpoint={self.checkpoint}"
+        )
+
+
+class SharpSoftDTW(nn.Module):
+    """Sharp soft-DTW loss ⟨E, D⟩ between ``x`` (B, N, d) and ``y`` (B, M, d), or with
+    ``normalize=True`` the sharp soft-DTW divergence (Blondel, Mensch & Vert 2021); see
+    ``softdtw_torch.soft_dtw_sharp``. Options as for ``SoftDTW`` (no ``checkpoint``).
+
+    ``forward(x, y, x_lengths=None, y_lengths=None)``; differentiable once (its gradient already uses
+    soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
+    """
+
+    bandwidth: Optional[int]
+    fused: Optional[bool]
+
+    def __init__(
+        self,
+        gamma: Union[float, Tensor] = 1.0,
+        bandwidth: Optional[int] = None,
+        normalize: bool = False,
+        fused: Optional[bool] = None,
+        reduction: str = "mean",
+        cost: str = "sqeuclidean",
+    ) -> None:
+        super().__init__()
+        self.gamma = _checked_options("SharpSoftDTW", gamma, bandwidth, reduction)
+        self.bandwidth = bandwidth
+        self.normalize = normalize
+        self.fused = fused
+        self.reduction = reduction
+        self.cost = cost
+
+    def forward(
+        self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
+    ) -> Tensor:
+        values = soft_dtw_sharp(
+            x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost
+        )
+        return _reduce(values, self.reduction)
+
+    def extra_repr(self) -> str:
+        return (
+            f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
+            f"reduction={self.reduction!r}, cost={self.cost!r}"
+        )
+
+
+class DILATELoss(nn.Module):
+    """DILATE loss (Le Guen & Thome 2019) between ``prediction`` (B, N, d) and ``target`` (B, M, d):
+    α·shape + (1 − α)·temporal per pair, reduced; see ``softdtw_torch.dilate``, which also returns
+    the two terms. With ``reduction="mean"`` (default) it is the loss of the authors'
+    ``dilate_loss(outputs, targets, alpha, gamma, device)``.
+
+    Args:
+        alpha: weight of the shape term, in [0, 1] (default 0.5, as the authors').
+        gamma: soft-DTW smoothing (default 0.01, as the authors'); a tensor may be learned.
+        bandwidth: Sakoe–Chiba radius of the alignments, ``None`` for none.
+        penalty: a fixed time penalty Ω, (N, M) or (B, N, M), instead of ((i + 1)/N − (j + 1)/M)²;
+            registered as a buffer.
+        reduction: ``'mean'``, ``'sum'`` or ``'none'``.
+
+    ``forward(prediction, target, prediction_lengths=None, target_lengths=None)``; differentiable once
+    (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
+    """
+
+    bandwidth: Optional[int]
+    penalty: Optional[Tensor]
+
+    def __init__(
+        self,
+        alpha: float = 0.5,
+        gamma: Union[float, Tensor] = 0.01,
+        bandwidth: Optional[int] = None,
+        penalty: Optional[Tensor] = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__()
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"DILATELoss: alpha must be in [0, 1], got {alpha}")
+        self.gamma = _checked_options("DILATELoss", gamma, bandwidth, reduction)
+        self.alpha = float(alpha)
+        self.bandwidth = bandwidth
+        self.register_buffer("penalty", penalty)
+        self.reduction = reduction
+
+    def forward(
+        self,
+        prediction: Tensor,
+        target: Tensor,
+        prediction_lengths: Optional[Tensor] = None,
+        target_lengths: Optional[Tensor] = None,
+    ) -> Tensor:
+        loss, _, _ = dilate(
+            prediction, target, self.alpha, self.gamma, self.bandwidth, self.penalty, prediction_lengths,
+            target_lengths,
+        )
+        return _reduce(loss, self.reduction)
+
+    def extra_repr(self) -> str:
+        return (
+            f"alpha={self.alpha}, gamma={self.gamma}, bandwidth={self.bandwidth}, "
+            f"penalty={'given' if self.penalty is not None else None}, reduction={self.reduction!r}"
         )

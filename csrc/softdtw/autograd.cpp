@@ -1,11 +1,24 @@
-// Autograd for the SoftDTW ops, in C++ so it also works in TorchScript and LibTorch programs.
-// Each public op's Autograd kernel runs the forward op below autograd (through the dispatcher,
-// so CPU, CUDA and fake kernels are all reached), saves the DP table (with checkpoint=True only
-// the tile borders of R) and, in backward, calls the
-// backward op. When no input needs a gradient, no table is kept. The backward ops are themselves
-// wrapped so that differentiating them a second time fails with a clear message.
-#include <torch/autograd.h>
+// Autograd for the SoftDTW ops, in C++ so it also works in TorchScript and LibTorch programs, and
+// written as PyTorch's generated autograd kernels are (hand-written Nodes, ../common/autograd.h) so
+// that torch.func transforms compose with it. Every derivative mode up to the second order is
+// exact; a third derivative raises (docs/design/softdtw.md §3).
+//
+// Each op below is a mathematical function of its tensor inputs, and its derivatives are written
+// with the next op of the chain, called through the dispatcher (so they are differentiable in turn,
+// and torch.func's nested levels see them):
+//   values     V(D) = sdtw(D)                 _soft_dtw_{from_cost,fused}_forward[_checkpointed]
+//   gradient   G(g, D) = g·E(D), E = ∂V/∂D    _soft_dtw_{from_cost,fused}_backward[_checkpointed]
+//   JVP        F(D, Ḋ) = (V(D), ⟨E(D), Ḋ⟩)     _soft_dtw_{from_cost,fused}_jvp
+//   HVP        H(g, ġ, D, Ḋ) = (⟨E, Ḋ⟩, g·E, ġ·E + g·∇²V·Ḋ)   _soft_dtw_{from_cost,fused}_hvp
+// V's backward is G, its tangent F's second output; G's backward and tangent are H; F's backward
+// is H, its tangent F and H; H is not differentiated (a third derivative). The fused ops are the
+// same functions of x and y (D = the squared Euclidean costs, computed in the kernels). Tables
+// (R) and checkpoints that a forward returns are caches its backward reads: not differentiable,
+// and never needed for correctness (the backward ops recompute them when given empty).
 #include <torch/library.h>
+
+#include <string>
+#include <vector>
 
 #include "../common/autograd.h"
 #include "ops.h"
@@ -14,146 +27,467 @@
 namespace softdtw_torch {
 namespace {
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
+using namespace autograd;  // NOLINT: the Node helpers
 namespace ops = softdtw::ops;
 
-void save_options(AutogradContext* ctx, double gamma, std::optional<int64_t> bandwidth) {
-  ctx->saved_data["gamma"] = gamma;
-  ctx->saved_data["bandwidth"] = bandwidth.has_value() ? *bandwidth : int64_t(-1);
-}
-double saved_gamma(AutogradContext* ctx) {
-  return ctx->saved_data["gamma"].toDouble();
-}
-std::optional<int64_t> saved_bandwidth(AutogradContext* ctx) {
-  const int64_t b = ctx->saved_data["bandwidth"].toInt();
-  return b < 0 ? std::nullopt : std::optional<int64_t>(b);
-}
-
-class FromCostBackwardFunction : public torch::autograd::Function<FromCostBackwardFunction> {
- public:
-  static at::Tensor forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& R, double gamma,
-                            std::optional<int64_t> bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return ops::from_cost_backward(grad, R, gamma, bandwidth, x_lengths, y_lengths);
-  }
-  static variable_list backward(AutogradContext*, variable_list) { fail_double_backward(kFromCostOp); }
+// The options every SoftDTW op takes besides its tensors; the lengths are integer tensors, never
+// differentiated, kept as they are.
+struct Options {
+  double gamma;
+  std::optional<int64_t> bandwidth;
+  OptTensor x_lengths, y_lengths;
 };
 
-class FromCostFunction : public torch::autograd::Function<FromCostFunction> {
- public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                            const OptTensor& x_lengths, const OptTensor& y_lengths) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    auto [values, R] = ops::from_cost_forward(D, gamma, bandwidth, x_lengths,
-                                                   y_lengths, /*keep_table=*/true);
-    ctx->save_for_backward({R, or_undefined(x_lengths), or_undefined(y_lengths)});
-    save_options(ctx, gamma, bandwidth);
-    ctx->saved_data["dtype"] = D.scalar_type();
-    return values;
-  }
+std::string third_derivative_message(const char* op) {
+  return std::string(op) +
+         ": a third derivative (differentiating a second derivative) is not supported; first and second "
+         "derivatives are, in reverse and forward mode";
+}
 
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    at::Tensor grad_D = FromCostBackwardFunction::apply(grads[0], saved[0], saved_gamma(ctx), saved_bandwidth(ctx),
-                                                        as_optional(saved[1]), as_optional(saved[2]));
-    grad_D = grad_D.to(ctx->saved_data["dtype"].toScalarType());
-    return {grad_D, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+// Reverse mode: the node of an op whose forward ran below autograd. Saved tensors are unpacked
+// against this node (saved-tensor hooks and version checks as for PyTorch's own ops).
+struct SoftDTWNode : Node {
+  Options opt;
+  explicit SoftDTWNode(Options opt) : opt(std::move(opt)) {}
+  at::Tensor unpack(const SavedVariable& v) { return v.unpack(getptr()); }
+};
+
+at::Tensor cast_like(const at::Tensor& grad, const at::Tensor& like) {
+  return grad.defined() ? grad.to(like.scalar_type()) : grad;
+}
+
+at::Tensor sum_products(const at::Tensor& a, const at::Tensor& b) {  // ⟨a_b, b_b⟩ per pair: (B,)
+  return (a * b).flatten(1).sum(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// From a cost tensor D.
+
+// V(D): ∂/∂D = G(ū, D). The table is saved as a SavedVariable too, so that saved-tensor hooks
+// (offloading, packing) see it as they see every tensor autograd keeps.
+struct FromCostValueBackward : SoftDTWNode {
+  SavedVariable D, table;  // table: the cache, maybe empty
+  FromCostValueBackward(Options opt, const at::Tensor& D, const at::Tensor& table)
+      : SoftDTWNode(std::move(opt)), D(D, false), table(table, false) {}
+  std::string name() const override { return "SoftDtwFromCostBackward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    D.reset_data();
+    table.reset_data();
+  }
+  variable_list apply(variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    const at::Tensor d = unpack(D);
+    return {cast_like(ops::from_cost_backward(grads[0], d, unpack(table), opt.gamma, opt.bandwidth, opt.x_lengths,
+                                              opt.y_lengths),
+                      d)};
   }
 };
 
-// The fused backward, from what its forward kept: the DP table R (no column_borders) or,
-// with checkpoint=True, the forward's tile borders of R (row_borders, column_borders; empty
-// tensors on devices that recompute everything).
-class FusedBackwardFunction : public torch::autograd::Function<FusedBackwardFunction> {
- public:
-  static variable_list forward(AutogradContext*, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                               const at::Tensor& R_or_row_borders, const OptTensor& column_borders, double gamma,
-                               std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                               const OptTensor& y_lengths) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    auto [grad_x, grad_y] =
-        column_borders.has_value()
-            ? ops::fused_backward_checkpointed(grad, x, y, R_or_row_borders, *column_borders, gamma, bandwidth,
-                                                    x_lengths, y_lengths)
-            : ops::fused_backward(grad, x, y, R_or_row_borders, gamma, bandwidth, x_lengths, y_lengths);
-    return {grad_x, grad_y};
+// G(g, D) = g·E: ∂/∂g = ⟨Ū, E⟩, ∂/∂D = g·∇²V·Ū (H with Ḋ = Ū).
+struct FromCostGradientBackward : SoftDTWNode {
+  SavedVariable grad, D;
+  FromCostGradientBackward(Options opt, const at::Tensor& grad, const at::Tensor& D)
+      : SoftDTWNode(std::move(opt)), grad(grad, false), D(D, false) {}
+  std::string name() const override { return "SoftDtwFromCostGradientBackward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    grad.reset_data();
+    D.reset_data();
   }
-  static variable_list backward(AutogradContext*, variable_list) { fail_double_backward(kFusedOp); }
+  variable_list apply(variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
+    const at::Tensor g = unpack(grad), d = unpack(D);
+    auto [along, unused, hessian] = ops::from_cost_hvp(g, std::nullopt, d, grads[0], opt.gamma, opt.bandwidth,
+                                                       opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+    return {cast_like(along, g), cast_like(hessian, d)};
+  }
 };
 
-class FusedFunction : public torch::autograd::Function<FusedFunction> {
- public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
-                            std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                            const OptTensor& y_lengths, bool checkpoint) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    at::Tensor values, R_or_row_borders, column_borders;
-    if (checkpoint) {
-      std::tie(values, R_or_row_borders, column_borders) =
-          ops::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths);
-    } else {
-      std::tie(values, R_or_row_borders) =
-          ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+// F(D, Ḋ) = (V, ⟨E, Ḋ⟩): ∂/∂D = ū_v·E + ū_t·∇²V·Ḋ, ∂/∂Ḋ = ū_t·E (one H).
+struct FromCostJvpBackward : SoftDTWNode {
+  SavedVariable D, D_tangent;
+  FromCostJvpBackward(Options opt, const at::Tensor& D, const at::Tensor& D_tangent)
+      : SoftDTWNode(std::move(opt)), D(D, false), D_tangent(D_tangent, false) {}
+  std::string name() const override { return "SoftDtwFromCostJvpBackward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    D.reset_data();
+    D_tangent.reset_data();
+  }
+  variable_list apply(variable_list&& grads) override {
+    const at::Tensor& g_value = grads[0];
+    const at::Tensor& g_tangent = grads[1];
+    const at::Tensor d = unpack(D), dt = unpack(D_tangent);
+    if (!g_tangent.defined()) {
+      if (!g_value.defined()) return {at::Tensor(), at::Tensor()};
+      return {cast_like(ops::from_cost_backward(g_value, d, at::empty({0}, d.options()), opt.gamma, opt.bandwidth,
+                                                opt.x_lengths, opt.y_lengths),
+                        d),
+              at::Tensor()};
     }
-    ctx->save_for_backward({x, y, R_or_row_borders, column_borders, or_undefined(x_lengths), or_undefined(y_lengths)});
-    save_options(ctx, gamma, bandwidth);
-    return values;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& x = saved[0];
-    const at::Tensor& y = saved[1];
-    variable_list g = FusedBackwardFunction::apply(grads[0], x, y, saved[2], as_optional(saved[3]), saved_gamma(ctx),
-                                                   saved_bandwidth(ctx), as_optional(saved[4]),
-                                                   as_optional(saved[5]));
-    return {g[0].to(x.scalar_type()), g[1].to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor(), at::Tensor()};
+    auto [along, grad_D, hessian] =
+        ops::from_cost_hvp(g_tangent, as_optional(g_value), d, dt, opt.gamma, opt.bandwidth, opt.x_lengths,
+                           opt.y_lengths, /*with_grad=*/task_should_compute_output(1));
+    return {cast_like(hessian, d), task_should_compute_output(1) ? cast_like(grad_D, dt) : at::Tensor()};
   }
 };
 
-at::Tensor soft_dtw_from_cost_autograd(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                       const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  if (!(at::GradMode::is_enabled() && D.requires_grad())) {
-    at::AutoDispatchBelowADInplaceOrView guard;  // value-only path: no DP table kept
-    return ops::soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor> from_cost_forward_autograd(const at::Tensor& D, double gamma,
+                                                              std::optional<int64_t> bandwidth,
+                                                              const OptTensor& x_lengths, const OptTensor& y_lengths,
+                                                              bool keep_table) {
+  at::Tensor values, table;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, table) = ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, keep_table);
   }
-  return FromCostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths);
+  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  if (needs_node({D})) attach(make_node<FromCostValueBackward>(opt, D, table), {D}, {values});
+  if (has_tangent(D)) {
+    set_tangent(values, std::get<1>(ops::from_cost_jvp(primal_of(D), tangent_of(D), gamma, bandwidth, x_lengths,
+                                                       y_lengths)));
+  }
+  return {values, table};
 }
 
-at::Tensor soft_dtw_fused_autograd(const at::Tensor& x, const at::Tensor& y, double gamma,
-                                   std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                   const OptTensor& y_lengths, bool checkpoint) {
-  if (!(at::GradMode::is_enabled() && (x.requires_grad() || y.requires_grad()))) {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return ops::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
-  }
-  return FusedFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
-}
-
-at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor& R, double gamma,
+at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R, double gamma,
                                        std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
                                        const OptTensor& y_lengths) {
-  return FromCostBackwardFunction::apply(grad, R, gamma, bandwidth, x_lengths, y_lengths);
+  at::Tensor grad_D;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    grad_D = ops::from_cost_backward(grad, D, R, gamma, bandwidth, x_lengths, y_lengths);
+  }
+  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  if (needs_node({grad, D})) attach(make_node<FromCostGradientBackward>(opt, grad, D), {grad, D}, {grad_D});
+  if (has_tangent(grad) || has_tangent(D)) {
+    // ġ·E + g·∇²V·Ḋ
+    const at::Tensor g = primal_of(grad), d = primal_of(D);
+    at::Tensor tangent;
+    if (!has_tangent(D)) {
+      tangent = ops::from_cost_backward(tangent_of(grad), d, R, gamma, bandwidth, x_lengths, y_lengths);
+    } else {
+      tangent = std::get<2>(ops::from_cost_hvp(g, as_optional(tangent_of(grad)), d, tangent_of(D), gamma, bandwidth,
+                                               x_lengths, y_lengths, /*with_grad=*/false));
+    }
+    set_tangent(grad_D, tangent);
+  }
+  return grad_D;
+}
+
+std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, const at::Tensor& D_tangent,
+                                                          double gamma, std::optional<int64_t> bandwidth,
+                                                          const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  at::Tensor values, along;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, along) = ops::from_cost_jvp(D, D_tangent, gamma, bandwidth, x_lengths, y_lengths);
+  }
+  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  if (needs_node({D, D_tangent})) {
+    attach(make_node<FromCostJvpBackward>(opt, D, D_tangent), {D, D_tangent}, {values, along});
+  }
+  if (has_tangent(D) || has_tangent(D_tangent)) {
+    // Tangents of (V, ⟨E, Ḋ⟩) along (D', Ḋ'): (⟨E, D'⟩, ⟨∇²V·Ḋ, D'⟩ + ⟨E, Ḋ'⟩).
+    const at::Tensor d = primal_of(D), dt = primal_of(D_tangent);
+    at::Tensor values_tangent, along_tangent;
+    if (has_tangent(D)) {
+      values_tangent = std::get<1>(ops::from_cost_jvp(d, tangent_of(D), gamma, bandwidth, x_lengths, y_lengths));
+      const at::Tensor ones = at::ones({d.size(0)}, d.options());
+      const at::Tensor hessian_dt = std::get<2>(
+          ops::from_cost_hvp(ones, std::nullopt, d, dt, gamma, bandwidth, x_lengths, y_lengths, /*with_grad=*/false));
+      along_tangent = sum_products(hessian_dt, tangent_of(D)).to(along.scalar_type());
+    }
+    if (has_tangent(D_tangent)) {
+      const at::Tensor part =
+          std::get<1>(ops::from_cost_jvp(d, tangent_of(D_tangent), gamma, bandwidth, x_lengths, y_lengths));
+      along_tangent = along_tangent.defined() ? along_tangent + part : part;
+    }
+    set_tangent(values, values_tangent);
+    set_tangent(along, along_tangent);
+  }
+  return {values, along};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_autograd(
+    const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D, const OptTensor& D_tangent,
+    double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths,
+    bool with_grad) {
+  at::Tensor along, grad_D, hessian;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(along, grad_D, hessian) =
+        ops::from_cost_hvp(grad, grad_tangent, D, D_tangent, gamma, bandwidth, x_lengths, y_lengths, with_grad);
+  }
+  refuse_derivatives(third_derivative_message(kFromCostOp), {grad, or_undefined(grad_tangent), D, or_undefined(D_tangent)},
+                     {along, grad_D, hessian});
+  return {along, grad_D, hessian};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fused squared Euclidean costs of x and y: the same functions of (x, y).
+
+// V(x, y): ∂/∂(x, y) = G(ū, x, y), from what the forward left for the backward: the table, or
+// with checkpoint=True the tile borders (saved as SavedVariables, as in FromCostValueBackward).
+struct FusedValueBackward : SoftDTWNode {
+  SavedVariable x, y, table, row_borders, column_borders;
+  bool checkpointed;
+  FusedValueBackward(Options opt, const at::Tensor& x, const at::Tensor& y, const at::Tensor& table,
+                     const at::Tensor& row_borders, const at::Tensor& column_borders)
+      : SoftDTWNode(std::move(opt)), x(x, false), y(y, false), table(table, false), row_borders(row_borders, false),
+        column_borders(column_borders, false), checkpointed(row_borders.defined()) {}
+  std::string name() const override { return "SoftDtwFusedBackward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (SavedVariable* v : {&x, &y, &table, &row_borders, &column_borders}) v->reset_data();
+  }
+  variable_list apply(variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
+    const at::Tensor a = unpack(x), b = unpack(y);
+    at::Tensor grad_x, grad_y;
+    if (checkpointed) {
+      std::tie(grad_x, grad_y) =
+          ops::fused_backward_checkpointed(grads[0], a, b, unpack(row_borders), unpack(column_borders), opt.gamma,
+                                           opt.bandwidth, opt.x_lengths, opt.y_lengths);
+    } else {
+      std::tie(grad_x, grad_y) =
+          ops::fused_backward(grads[0], a, b, unpack(table), opt.gamma, opt.bandwidth, opt.x_lengths, opt.y_lengths);
+    }
+    return {cast_like(grad_x, a), cast_like(grad_y, b)};
+  }
+};
+
+// G(g, x, y) = g·∇V: ∂/∂g = ⟨∇V, Ū⟩, ∂/∂(x, y) = g·∇²V·Ū.
+struct FusedGradientBackward : SoftDTWNode {
+  SavedVariable grad, x, y;
+  FusedGradientBackward(Options opt, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y)
+      : SoftDTWNode(std::move(opt)), grad(grad, false), x(x, false), y(y, false) {}
+  std::string name() const override { return "SoftDtwFusedGradientBackward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    grad.reset_data();
+    x.reset_data();
+    y.reset_data();
+  }
+  variable_list apply(variable_list&& grads) override {
+    if (!grads[0].defined() && !grads[1].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    const at::Tensor g = unpack(grad), a = unpack(x), b = unpack(y);
+    auto [along, unused_x, unused_y, hessian_x, hessian_y] =
+        ops::fused_hvp(g, std::nullopt, a, b, as_optional(grads[0]), as_optional(grads[1]), opt.gamma, opt.bandwidth,
+                       opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+    return {cast_like(along, g), cast_like(hessian_x, a), cast_like(hessian_y, b)};
+  }
+};
+
+// F(x, y, ẋ, ẏ) = (V, ⟨∇V, (ẋ, ẏ)⟩): ∂/∂(x, y) = ū_v·∇V + ū_t·∇²V·(ẋ, ẏ), ∂/∂(ẋ, ẏ) = ū_t·∇V.
+struct FusedJvpBackward : SoftDTWNode {
+  SavedVariable x, y, x_tangent, y_tangent;
+  FusedJvpBackward(Options opt, const at::Tensor& x, const at::Tensor& y, const at::Tensor& x_tangent,
+                   const at::Tensor& y_tangent)
+      : SoftDTWNode(std::move(opt)), x(x, false), y(y, false), x_tangent(x_tangent, false), y_tangent(y_tangent, false) {}
+  std::string name() const override { return "SoftDtwFusedJvpBackward"; }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    x.reset_data();
+    y.reset_data();
+    x_tangent.reset_data();
+    y_tangent.reset_data();
+  }
+  variable_list apply(variable_list&& grads) override {
+    const at::Tensor& g_value = grads[0];
+    const at::Tensor& g_tangent = grads[1];
+    const at::Tensor a = unpack(x), b = unpack(y), u = unpack(x_tangent), v = unpack(y_tangent);
+    if (!g_tangent.defined()) {
+      if (!g_value.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, at::empty({0}, a.options()), opt.gamma,
+                                                  opt.bandwidth, opt.x_lengths, opt.y_lengths);
+      return {cast_like(grad_x, a), cast_like(grad_y, b), at::Tensor(), at::Tensor()};
+    }
+    const bool tangents = task_should_compute_output(2) || task_should_compute_output(3);
+    auto [along, grad_x, grad_y, hessian_x, hessian_y] =
+        ops::fused_hvp(g_tangent, as_optional(g_value), a, b, as_optional(u), as_optional(v), opt.gamma,
+                       opt.bandwidth, opt.x_lengths, opt.y_lengths, /*with_grad=*/tangents);
+    return {cast_like(hessian_x, a), cast_like(hessian_y, b), u.defined() && tangents ? cast_like(grad_x, u) : at::Tensor(),
+            v.defined() && tangents ? cast_like(grad_y, v) : at::Tensor()};
+  }
+};
+
+// The forward-mode tangent of V(x, y) along (ẋ, ẏ): F's second output.
+void set_fused_value_tangent(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y, double gamma,
+                             std::optional<int64_t> bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  if (!has_tangent(x) && !has_tangent(y)) return;
+  set_tangent(values, std::get<1>(ops::fused_jvp(primal_of(x), primal_of(y), as_optional(tangent_of(x)),
+                                                 as_optional(tangent_of(y)), gamma, bandwidth, x_lengths, y_lengths)));
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                          std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+                                                          const OptTensor& y_lengths, bool keep_table) {
+  at::Tensor values, table;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, table) = ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, keep_table);
+  }
+  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  if (needs_node({x, y})) {
+    attach(make_node<FusedValueBackward>(opt, x, y, table, at::Tensor(), at::Tensor()), {x, y}, {values});
+  }
+  set_fused_value_tangent(values, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  return {values, table};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autograd(
+    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  at::Tensor values, row_borders, column_borders;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, row_borders, column_borders) =
+        ops::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  }
+  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  if (needs_node({x, y})) {
+    attach(make_node<FusedValueBackward>(opt, x, y, at::Tensor(), row_borders, column_borders), {x, y}, {values});
+  }
+  set_fused_value_tangent(values, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  return {values, row_borders, column_borders};
+}
+
+// The node and the tangents of G(g, x, y) = g·∇V, whichever cache its forward read.
+void differentiate_fused_gradient(const at::Tensor& grad_x, const at::Tensor& grad_y, const at::Tensor& grad,
+                                  const at::Tensor& x, const at::Tensor& y, const Options& opt) {
+  if (needs_node({grad, x, y})) {
+    attach(make_node<FusedGradientBackward>(opt, grad, x, y), {grad, x, y}, {grad_x, grad_y});
+  }
+  if (!has_tangent(grad) && !has_tangent(x) && !has_tangent(y)) return;
+  // ġ·∇V + g·∇²V·(ẋ, ẏ)
+  auto [along, unused_x, unused_y, tangent_x, tangent_y] =
+      ops::fused_hvp(primal_of(grad), as_optional(tangent_of(grad)), primal_of(x), primal_of(y),
+                     as_optional(tangent_of(x)), as_optional(tangent_of(y)), opt.gamma, opt.bandwidth,
+                     opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+  set_tangent(grad_x, tangent_x);
+  set_tangent(grad_y, tangent_y);
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& grad, const at::Tensor& x,
                                                            const at::Tensor& y, const at::Tensor& R, double gamma,
                                                            std::optional<int64_t> bandwidth,
                                                            const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  variable_list g = FusedBackwardFunction::apply(grad, x, y, R, /*column_borders=*/std::nullopt, gamma, bandwidth,
-                                                 x_lengths, y_lengths);
-  return {g[0], g[1]};
+  at::Tensor grad_x, grad_y;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(grad_x, grad_y) = ops::fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+  }
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, Options{gamma, bandwidth, x_lengths, y_lengths});
+  return {grad_x, grad_y};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_autograd(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& row_borders,
+    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_lengths) {
+  at::Tensor grad_x, grad_y;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(grad_x, grad_y) = ops::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, gamma,
+                                                                bandwidth, x_lengths, y_lengths);
+  }
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, Options{gamma, bandwidth, x_lengths, y_lengths});
+  return {grad_x, grad_y};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const at::Tensor& y,
+                                                      const OptTensor& x_tangent, const OptTensor& y_tangent,
+                                                      double gamma, std::optional<int64_t> bandwidth,
+                                                      const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  at::Tensor values, along;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, along) = ops::fused_jvp(x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths);
+  }
+  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const at::Tensor u = or_undefined(x_tangent), v = or_undefined(y_tangent);
+  if (needs_node({x, y, u, v})) {
+    attach(make_node<FusedJvpBackward>(opt, x, y, u, v), {x, y, u, v}, {values, along});
+  }
+  if (has_tangent(x) || has_tangent(y) || has_tangent(u) || has_tangent(v)) {
+    // Tangents along (x', y', ẋ', ẏ'): (⟨∇V, (x', y')⟩, ⟨∇²V·(ẋ, ẏ), (x', y')⟩ + ⟨∇V, (ẋ', ẏ')⟩).
+    const at::Tensor a = primal_of(x), b = primal_of(y);
+    at::Tensor values_tangent, along_tangent;
+    if (has_tangent(x) || has_tangent(y)) {
+      values_tangent = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(x)), as_optional(tangent_of(y)), gamma,
+                                                  bandwidth, x_lengths, y_lengths));
+      if (u.defined() || v.defined()) {
+        const at::Tensor ones = at::ones({a.size(0)}, a.options());
+        auto [unused, ux, uy, hessian_x, hessian_y] =
+            ops::fused_hvp(ones, std::nullopt, a, b, as_optional(primal_of(u)), as_optional(primal_of(v)), gamma,
+                           bandwidth, x_lengths, y_lengths, /*with_grad=*/false);
+        at::Tensor part = at::zeros({a.size(0)}, along.options());
+        if (has_tangent(x)) part = part + sum_products(hessian_x, tangent_of(x)).to(along.scalar_type());
+        if (has_tangent(y)) part = part + sum_products(hessian_y, tangent_of(y)).to(along.scalar_type());
+        along_tangent = part;
+      }
+    }
+    if (has_tangent(u) || has_tangent(v)) {
+      const at::Tensor part = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(u)), as_optional(tangent_of(v)),
+                                                         gamma, bandwidth, x_lengths, y_lengths));
+      along_tangent = along_tangent.defined() ? along_tangent + part : part;
+    }
+    set_tangent(values, values_tangent);
+    set_tangent(along, along_tangent);
+  }
+  return {values, along};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_autograd(
+    const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& x, const at::Tensor& y,
+    const OptTensor& x_tangent, const OptTensor& y_tangent, double gamma, std::optional<int64_t> bandwidth,
+    const OptTensor& x_lengths, const OptTensor& y_lengths, bool with_grad) {
+  std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> out;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    out = ops::fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths,
+                         with_grad);
+  }
+  auto& [along, grad_x, grad_y, tangent_x, tangent_y] = out;
+  refuse_derivatives(third_derivative_message(kFusedOp),
+                     {grad, or_undefined(grad_tangent), x, y, or_undefined(x_tangent), or_undefined(y_tangent)},
+                     {along, grad_x, grad_y, tangent_x, tangent_y});
+  return out;
+}
+
+// The barycenters' objective and gradient in one call: not differentiable (it is a gradient).
+std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(const at::Tensor& x, const at::Tensor& y,
+                                                                 const at::Tensor& weights, double gamma,
+                                                                 std::optional<int64_t> bandwidth,
+                                                                 const OptTensor& x_lengths,
+                                                                 const OptTensor& y_lengths) {
+  at::Tensor values, grad_x;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, grad_x) = ops::fused_value_and_grad(x, y, weights, gamma, bandwidth, x_lengths, y_lengths);
+  }
+  refuse_derivatives(std::string(kFusedOp) +
+                         ": _soft_dtw_fused_value_and_grad is not differentiable; differentiate soft_dtw instead",
+                     {x, y, weights}, {values, grad_x});
+  return {values, grad_x};
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
-  m.impl("soft_dtw_from_cost", &soft_dtw_from_cost_autograd);
-  m.impl("soft_dtw_fused", &soft_dtw_fused_autograd);
+  m.impl("_soft_dtw_from_cost_forward", &from_cost_forward_autograd);
   m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_autograd);
+  m.impl("_soft_dtw_from_cost_jvp", &from_cost_jvp_autograd);
+  m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_autograd);
+  m.impl("_soft_dtw_fused_forward", &fused_forward_autograd);
   m.impl("_soft_dtw_fused_backward", &fused_backward_autograd);
+  m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_autograd);
+  m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_autograd);
+  m.impl("_soft_dtw_fused_jvp", &fused_jvp_autograd);
+  m.impl("_soft_dtw_fused_hvp", &fused_hvp_autograd);
+  m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_autograd);
 }
 
 }  // namespace softdtw_torch

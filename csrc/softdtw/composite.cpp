@@ -1,16 +1,22 @@
 // Device-agnostic kernels built from other ops:
+// - soft_dtw_from_cost / soft_dtw_fused (CompositeImplicitAutograd): the forward op, which keeps
+//   the DP table (or, with checkpoint, the tile borders) only when autograd will need it.
 // - soft_dtw (CompositeImplicitAutograd): picks the cost and the fused or unfused mode and forms
 //   the divergence; autograd flows through the ops it calls.
+// - soft_dtw_sharp[_from_cost] and dilate (CompositeImplicitAutograd): the JVP op (a forward
+//   recursion carrying a tangent), differentiable through its own derivatives.
 // - pairwise_cost (CompositeImplicitAutograd): the named costs, written with ATen ops, so their
 //   gradients come from autograd.
 // - soft_dtw_alignment[_from_cost] (CompositeImplicitAutograd): values and expected alignments,
-//   from the forward and backward ops.
-// - soft_dtw_from_cost / soft_dtw_fused (CompositeExplicitAutograd): the value-only path taken
-//   when autograd is not involved (inference mode); no DP table is kept.
+//   from the forward and backward ops, so both are differentiable (E through the backward op's
+//   own derivatives).
+// - the checkpointed pair and _soft_dtw_fused_value_and_grad (CompositeExplicitAutograd): their
+//   kernel on devices without a dedicated one (CPU).
 #include <torch/library.h>
 
 #include <string>
 
+#include "../common/autograd.h"
 #include "constants.h"
 #include "ops.h"
 #include "problem.h"
@@ -33,10 +39,19 @@ bool is_sqeuclidean(c10::string_view cost) {
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view cost) {
   check_sequence_pair("pairwise_cost", x, y);
   if (is_sqeuclidean(cost)) {
-    // ||x_i||² + ||y_j||² − 2 x_i·y_j, clamped at 0 against cancellation.
+    // ||x_i||² + ||y_j||² − 2 x_i·y_j, whose value is clamped at 0 against cancellation while its
+    // derivatives, of every order, stay those of the polynomial ||x_i − y_j||² (a clamp's would be
+    // 0 where rounding made the sum negative: at x_i ≈ y_j, e.g. on the divergence's self terms,
+    // the second derivative would lose E_ij·2I there). expanded + (clamped − expanded) has the
+    // clamp's value exactly (e + (−e) = 0), and no more (B, N, M) tensors alive than the clamp.
     const at::Tensor x_sq = x.pow(2).sum(-1).unsqueeze(2);
     const at::Tensor y_sq = y.pow(2).sum(-1).unsqueeze(1);
-    return at::baddbmm(x_sq + y_sq, x, y.transpose(1, 2), /*beta=*/1, /*alpha=*/-2).clamp_min(0);
+    const at::Tensor expanded = at::baddbmm(x_sq + y_sq, x, y.transpose(1, 2), /*beta=*/1, /*alpha=*/-2);
+    const bool differentiated = (at::GradMode::is_enabled() && expanded.requires_grad()) ||
+                                autograd::has_tangent(x) || autograd::has_tangent(y);
+    if (!differentiated) return expanded.clamp_min(0);
+    const at::Tensor correction = expanded.detach().clamp_min(0).sub_(expanded.detach());
+    return expanded + correction;
   }
   if (cost == "l1") {
     // Σ_k |x_ik − y_jk|; the subgradient at 0 is 0.
@@ -52,37 +67,133 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
                     std::string(cost), "\"");
 }
 
+// Whether autograd will differentiate a function of these inputs (then the forward keeps its table).
+bool gradient_needed(const at::Tensor& a, const at::Tensor& b = at::Tensor()) {
+  return at::GradMode::is_enabled() && (a.requires_grad() || (b.defined() && b.requires_grad()));
+}
+
+at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                              const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  return std::get<0>(ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, gradient_needed(D)));
+}
+
+// checkpoint only changes what a differentiable call keeps for its backward.
+at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                          const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint) {
+  const bool keep = gradient_needed(x, y);
+  if (keep && checkpoint) {
+    return std::get<0>(ops::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths));
+  }
+  return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, keep));
+}
+
+// The fused=None rule (kMaxFusedFeatures) and the checks of the fused and checkpoint options, for `op`.
+bool runs_fused(const char* op, const at::Tensor& x, std::optional<bool> fused, c10::string_view cost,
+                bool checkpoint) {
+  TORCH_CHECK_VALUE(!(fused.value_or(false) && !is_sqeuclidean(cost)), op,
+                    ": the fused mode computes the squared Euclidean cost only, got fused=True with cost=\"",
+                    std::string(cost), "\"");
+  // checkpoint=True implies the fused mode (the unfused mode holds a (B, N, M) cost tensor anyway).
+  TORCH_CHECK_VALUE(!(checkpoint && (!is_sqeuclidean(cost) || fused == false)), op,
+                    ": checkpoint=True needs the fused mode (cost=\"sqeuclidean\", fused=None or True), got cost=\"",
+                    std::string(cost), "\" and fused=", fused.has_value() ? (*fused ? "True" : "False") : "None");
+  return is_sqeuclidean(cost) && (checkpoint || fused.value_or(x.size(2) <= kMaxFusedFeatures));
+}
+
+// value(x, y), or with normalize the divergence value(x, y) − ½ value(x, x) − ½ value(y, y) (design
+// doc §4): three DPs of sizes N×M, N×N and M×M, each on the pair's own lengths, valid for N ≠ M.
+template <typename Value>
+at::Tensor value_or_divergence(const Value& value, const at::Tensor& x, const at::Tensor& y, bool normalize,
+                               const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  const at::Tensor xy = value(x, y, x_lengths, y_lengths);
+  if (!normalize) return xy;
+  return xy - 0.5 * value(x, x, x_lengths, x_lengths) - 0.5 * value(y, y, y_lengths, y_lengths);
+}
+
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
                     c10::string_view cost, bool checkpoint) {
   check_sequence_pair(kFusedOp, x, y);
-  TORCH_CHECK_VALUE(!(fused.value_or(false) && !is_sqeuclidean(cost)), kFusedOp,
-                    ": the fused mode computes the squared Euclidean cost only, got fused=True with cost=\"",
-                    std::string(cost), "\"");
-  // checkpoint=True implies the fused mode (the unfused mode holds a (B, N, M) cost tensor anyway).
-  TORCH_CHECK_VALUE(!(checkpoint && (!is_sqeuclidean(cost) || fused == false)), kFusedOp,
-                    ": checkpoint=True needs the fused mode (cost=\"sqeuclidean\", fused=None or True), got cost=\"",
-                    std::string(cost), "\" and fused=", fused.has_value() ? (*fused ? "True" : "False") : "None");
-  const bool use_fused = is_sqeuclidean(cost) && (checkpoint || fused.value_or(x.size(2) <= kMaxFusedFeatures));
+  const bool use_fused = runs_fused(kFusedOp, x, fused, cost, checkpoint);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
     if (use_fused) return ops::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint);
     return ops::soft_dtw_from_cost(ops::pairwise_cost(a, b, cost), gamma, bandwidth, a_lengths, b_lengths);
   };
-  const at::Tensor xy = value(x, y, x_lengths, y_lengths);
-  if (!normalize) return xy;
-  // Soft-DTW divergence (design doc §4): three DPs of sizes N×M, N×N and M×M, valid for N ≠ M.
-  return xy - 0.5 * value(x, x, x_lengths, x_lengths) - 0.5 * value(y, y, y_lengths, y_lengths);
+  return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths);
+}
+
+// The sharp soft-DTW ⟨E, D⟩: the directional derivative of sdtw along D itself, one forward
+// recursion carrying the tangent (no E, no backward pass).
+at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
+                                    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+                          bool normalize, std::optional<bool> fused, const OptTensor& x_lengths,
+                          const OptTensor& y_lengths, c10::string_view cost) {
+  check_sequence_pair(kSharpOp, x, y);
+  check_gamma(kSharpOp, gamma);
+  checked_band_radius(kSharpOp, bandwidth);
+  const bool use_fused = runs_fused(kSharpOp, x, fused, cost, /*checkpoint=*/false);
+  auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
+    if (use_fused) {
+      // Along (ẋ, ẏ) = (x, y) the fused tangent cost is 2 (x_i − y_j)·(x_i − y_j) = 2·D exactly.
+      return 0.5 * std::get<1>(ops::fused_jvp(a, b, a, b, gamma, bandwidth, a_lengths, b_lengths));
+    }
+    const at::Tensor D = ops::pairwise_cost(a, b, cost);
+    return soft_dtw_sharp_from_cost(D, gamma, bandwidth, a_lengths, b_lengths);
+  };
+  return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths);
+}
+
+// DILATE's time penalty for each pair's own lengths: Ω_ij = ((i + 1)/n − (j + 1)/m)², (B, N, M).
+at::Tensor dilate_time_penalty(const at::Tensor& D, const OptTensor& n_lengths, const OptTensor& m_lengths) {
+  const auto options = D.options().dtype(compute_dtype(D.scalar_type()));
+  const int64_t batch = D.size(0), n = D.size(1), m = D.size(2);
+  auto lengths = [&](const OptTensor& given, int64_t full) {
+    return given.has_value() ? given->to(options) : at::full({batch}, static_cast<double>(full), options);
+  };
+  const at::Tensor rows = at::arange(1, n + 1, options).view({1, n, 1}) / lengths(n_lengths, n).view({batch, 1, 1});
+  const at::Tensor cols = at::arange(1, m + 1, options).view({1, 1, m}) / lengths(m_lengths, m).view({batch, 1, 1});
+  return (rows - cols).pow(2);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& prediction, const at::Tensor& target,
+                                                      double alpha, double gamma, std::optional<int64_t> bandwidth,
+                                                      const OptTensor& penalty, const OptTensor& prediction_lengths,
+                                                      const OptTensor& target_lengths) {
+  check_sequence_pair(kDilateOp, prediction, target, "prediction", "target");
+  check_gamma(kDilateOp, gamma);
+  checked_band_radius(kDilateOp, bandwidth);
+  TORCH_CHECK_VALUE(alpha >= 0 && alpha <= 1, kDilateOp, ": alpha must be in [0, 1], got ", alpha);
+  const at::Tensor D = ops::pairwise_cost(prediction, target, "sqeuclidean");
+  at::Tensor omega;
+  if (penalty.has_value()) {
+    const at::Tensor& p = *penalty;
+    TORCH_CHECK(p.is_floating_point(), kDilateOp, ": expected penalty to be a floating-point tensor, got ",
+                p.scalar_type());
+    TORCH_CHECK_VALUE((p.dim() == 2 && p.size(0) == D.size(1) && p.size(1) == D.size(2)) ||
+                          (p.dim() == 3 && p.sizes() == D.sizes()),
+                      kDilateOp, ": expected penalty of shape (", D.size(1), ", ", D.size(2), ") or (", D.size(0),
+                      ", ", D.size(1), ", ", D.size(2), ") (prediction length, target length), got ", p.sizes());
+    TORCH_CHECK(p.device() == D.device(), kDilateOp, ": expected penalty on ", D.device(), ", got ", p.device());
+    omega = p.expand(D.sizes());
+  } else {
+    omega = dilate_time_penalty(D, prediction_lengths, target_lengths);
+  }
+  auto [shape, temporal] = ops::from_cost_jvp(D, omega, gamma, bandwidth, prediction_lengths, target_lengths);
+  return {alpha * shape + (1 - alpha) * temporal, shape, temporal};
 }
 
 std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor& D, double gamma,
                                                                 std::optional<int64_t> bandwidth,
                                                                 const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair. Computed from
-  // detached inputs: E itself is not differentiable (that would be double backward).
-  auto [values, R] =
-      ops::from_cost_forward(D.detach(), gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
-  const at::Tensor ones = at::ones({R.size(0)}, R.options());
-  const at::Tensor E = ops::from_cost_backward(ones, R, gamma, bandwidth, x_lengths, y_lengths);
+  // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair, differentiable
+  // through the backward op's own derivatives (design doc §3).
+  auto [values, R] = ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+  const at::Tensor ones = at::ones({D.size(0)}, R.options());
+  const at::Tensor E = ops::from_cost_backward(ones, D, R, gamma, bandwidth, x_lengths, y_lengths);
   return {values, E.to(D.scalar_type())};
 }
 
@@ -90,20 +201,7 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const
                                                       std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
                                                       const OptTensor& y_lengths, c10::string_view cost) {
   check_sequence_pair(kFusedOp, x, y);
-  return soft_dtw_alignment_from_cost(ops::pairwise_cost(x.detach(), y.detach(), cost), gamma, bandwidth,
-                                      x_lengths, y_lengths);
-}
-
-at::Tensor soft_dtw_from_cost_values(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                     const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  return std::get<0>(ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false));
-}
-
-// checkpoint only changes what a differentiable call keeps for its backward.
-at::Tensor soft_dtw_fused_values(const at::Tensor& x, const at::Tensor& y, double gamma,
-                                 std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                 const OptTensor& y_lengths, bool /*checkpoint*/) {
-  return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false));
+  return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths);
 }
 
 // The checkpointed pair on devices without a kernel of their own (CPU): the forward keeps nothing,
@@ -119,8 +217,7 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_by_recompute(
     const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& /*row_borders*/,
     const at::Tensor& /*column_borders*/, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
     const OptTensor& y_lengths) {
-  auto [values, R] = ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
-  return ops::fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+  return ops::fused_backward(grad, x, y, at::empty({0}, x.options()), gamma, bandwidth, x_lengths, y_lengths);
 }
 
 // Forward keeping the table, then the backward op with the weights as upstream gradient.
@@ -139,15 +236,18 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(const at::Tenso
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeImplicitAutograd, m) {
+  m.impl("soft_dtw_from_cost", &soft_dtw_from_cost);
+  m.impl("soft_dtw_fused", &soft_dtw_fused);
   m.impl("soft_dtw", &soft_dtw);
+  m.impl("soft_dtw_sharp", &soft_dtw_sharp);
+  m.impl("soft_dtw_sharp_from_cost", &soft_dtw_sharp_from_cost);
+  m.impl("dilate", &dilate);
   m.impl("pairwise_cost", &pairwise_cost);
   m.impl("soft_dtw_alignment_from_cost", &soft_dtw_alignment_from_cost);
   m.impl("soft_dtw_alignment", &soft_dtw_alignment);
 }
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeExplicitAutograd, m) {
-  m.impl("soft_dtw_from_cost", &soft_dtw_from_cost_values);
-  m.impl("soft_dtw_fused", &soft_dtw_fused_values);
   m.impl("_soft_dtw_fused_value_and_grad", &soft_dtw_fused_value_and_grad);
   m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_by_recompute);
   m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_by_recompute);

@@ -260,13 +260,12 @@ struct PredecessorWeights {
   T left;  // towards (i, j−1)
 };
 
+// The weights from the sorted predecessors and their two exponentials e_mid = exp((lo − mid)/γ),
+// e_hi = exp((lo − hi)/γ). The minimum's term is exp(0) = 1 exactly, and a value tied with mid (or
+// lo) has the same term, so picking by value gives the bits of three exp calls.
 template <typename T, typename Functions>
-SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, const Functions& f) {
-  // Two exp per cell, as in softmin3: the minimum's term is exp(0) = 1 exactly, and a value tied
-  // with mid (or lo) has the same term, so picking by value gives the bits of three exp calls.
-  const Sorted3<T> v = sort3(r_diag, r_up, r_left);
-  const T e_mid = f.term(v.lo - v.mid);  // 0 for +inf
-  const T e_hi = f.term(v.lo - v.hi);
+SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> weights_from_terms(T r_diag, T r_up, T r_left, const Sorted3<T>& v,
+                                                                   T e_mid, T e_hi, const Functions& f) {
   const T e_diag = r_diag == v.lo ? T(1) : (r_diag == v.mid ? e_mid : e_hi);
   const T e_up = r_up == v.lo ? T(1) : (r_up == v.mid ? e_mid : e_hi);
   const T e_left = r_left == v.lo ? T(1) : (r_left == v.mid ? e_mid : e_hi);
@@ -275,10 +274,54 @@ SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T 
   return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
 }
 
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, const Functions& f) {
+  // Two exp per cell, as in softmin3.
+  const Sorted3<T> v = sort3(r_diag, r_up, r_left);
+  return weights_from_terms(r_diag, r_up, r_left, v, f.term(v.lo - v.mid), f.term(v.lo - v.hi), f);
+}
+
 template <typename T>
 SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
   // The weights use term() and reciprocal() only: gamma itself is not needed.
   return predecessor_weights(r_diag, r_up, r_left, NaturalCellFunctions<T>{T(0), inv_gamma});
+}
+
+// Forward mode and second order (design doc §3, "Forward mode and second order"). A cell s's value
+// moves with its predecessors' through its weights: Ṙ(s) = Ḋ(s) + Σ_p w_s(p)·Ṙ(p), and the weights
+// move as a softmax of −R/γ does: ẇ_s(p) = −(w_s(p)/γ)·(Ṙ(p) − Σ_q w_s(q)·Ṙ(q)).
+
+// softmin3 and the weights of the same cell from the same two exponentials (the forward-mode
+// recursion needs both): `value` has exactly softmin3's bits and `w` exactly predecessor_weights'.
+template <typename T>
+struct SoftminAndWeights {
+  T value;
+  PredecessorWeights<T> w;
+};
+
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE SoftminAndWeights<T> softmin3_and_weights(T r_diag, T r_up, T r_left, const Functions& f) {
+  const Sorted3<T> v = sort3(r_diag, r_up, r_left);
+  const T e_mid = f.term(v.lo - v.mid);
+  const T e_hi = f.term(v.lo - v.hi);
+  const T value = v.lo - f.gamma_log1p(e_mid + e_hi);
+  return {is_reachable(v.lo) ? value : positive_infinity<T>(), weights_from_terms(r_diag, r_up, r_left, v, e_mid, e_hi, f)};
+}
+
+// Σ_p w(p)·Ṙ(p): the weighted tangent of the predecessors (0 when the cell is unreachable, its
+// weights being 0; unreachable predecessors carry Ṙ = 0, so no inf·0 arises).
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T weighted_tangent(const PredecessorWeights<T>& w, T t_diag, T t_up, T t_left) {
+  return w.diag * t_diag + w.up * t_up + w.left * t_left;
+}
+
+// ẇ(p) = −(w(p)/γ)·(Ṙ(p) − Σ_q w(q)·Ṙ(q)) for the three predecessors.
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> weight_tangents(const PredecessorWeights<T>& w, T t_diag, T t_up,
+                                                                T t_left, T inv_gamma) {
+  const T mean = weighted_tangent(w, t_diag, t_up, t_left);
+  return {-inv_gamma * w.diag * (t_diag - mean), -inv_gamma * w.up * (t_up - mean),
+          -inv_gamma * w.left * (t_left - mean)};
 }
 
 // Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by

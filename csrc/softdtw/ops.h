@@ -30,10 +30,19 @@ using AlignmentFromCost = Pair(const Tensor& D, double gamma, OptInt bandwidth, 
 using Alignment = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
                        const OptTensor& y_lengths, c10::string_view cost);
 
+using SoftDTWSharp = Tensor(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, bool normalize,
+                            std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
+                            c10::string_view cost);
+using SoftDTWSharpFromCost = Tensor(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+                                    const OptTensor& y_lengths);
+using Dilate = std::tuple<Tensor, Tensor, Tensor>(const Tensor& prediction, const Tensor& target, double alpha,
+                                                  double gamma, OptInt bandwidth, const OptTensor& penalty,
+                                                  const OptTensor& prediction_lengths, const OptTensor& target_lengths);
+
 // Forward / backward pairs behind the autograd kernels.
 using FromCostForward = Pair(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
                              const OptTensor& y_lengths, bool keep_table);
-using FromCostBackward = Tensor(const Tensor& grad, const Tensor& R, double gamma, OptInt bandwidth,
+using FromCostBackward = Tensor(const Tensor& grad, const Tensor& D, const Tensor& R, double gamma, OptInt bandwidth,
                                 const OptTensor& x_lengths, const OptTensor& y_lengths);
 using FusedForward = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
                           const OptTensor& y_lengths, bool keep_table);
@@ -48,6 +57,20 @@ using FusedBackwardCheckpointed = Pair(const Tensor& grad, const Tensor& x, cons
 using FusedValueAndGrad = Pair(const Tensor& x, const Tensor& y, const Tensor& weights, double gamma, OptInt bandwidth,
                                const OptTensor& x_lengths, const OptTensor& y_lengths);
 
+// Forward mode and second order (library.cpp).
+using FromCostJvp = Pair(const Tensor& D, const Tensor& D_tangent, double gamma, OptInt bandwidth,
+                         const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FusedJvp = Pair(const Tensor& x, const Tensor& y, const OptTensor& x_tangent, const OptTensor& y_tangent,
+                      double gamma, OptInt bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FromCostHvp = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad, const OptTensor& grad_tangent,
+                                                       const Tensor& D, const OptTensor& D_tangent, double gamma,
+                                                       OptInt bandwidth, const OptTensor& x_lengths,
+                                                       const OptTensor& y_lengths, bool with_grad);
+using FusedHvp = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
+    const Tensor& grad, const OptTensor& grad_tangent, const Tensor& x, const Tensor& y, const OptTensor& x_tangent,
+    const OptTensor& y_tangent, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_lengths, bool with_grad);
+
 namespace ops {
 inline const Op<SoftDTWFromCost> soft_dtw_from_cost{"softdtw_torch::soft_dtw_from_cost"};
 inline const Op<SoftDTWFused> soft_dtw_fused{"softdtw_torch::soft_dtw_fused"};
@@ -55,6 +78,9 @@ inline const Op<SoftDTW> soft_dtw{"softdtw_torch::soft_dtw"};
 inline const Op<PairwiseCost> pairwise_cost{"softdtw_torch::pairwise_cost"};
 inline const Op<AlignmentFromCost> soft_dtw_alignment_from_cost{"softdtw_torch::soft_dtw_alignment_from_cost"};
 inline const Op<Alignment> soft_dtw_alignment{"softdtw_torch::soft_dtw_alignment"};
+inline const Op<SoftDTWSharp> soft_dtw_sharp{"softdtw_torch::soft_dtw_sharp"};
+inline const Op<SoftDTWSharpFromCost> soft_dtw_sharp_from_cost{"softdtw_torch::soft_dtw_sharp_from_cost"};
+inline const Op<Dilate> dilate{"softdtw_torch::dilate"};
 inline const Op<FromCostForward> from_cost_forward{"softdtw_torch::_soft_dtw_from_cost_forward"};
 inline const Op<FromCostBackward> from_cost_backward{"softdtw_torch::_soft_dtw_from_cost_backward"};
 inline const Op<FusedForward> fused_forward{"softdtw_torch::_soft_dtw_fused_forward"};
@@ -64,6 +90,10 @@ inline const Op<FusedForwardCheckpointed> fused_forward_checkpointed{
 inline const Op<FusedBackwardCheckpointed> fused_backward_checkpointed{
     "softdtw_torch::_soft_dtw_fused_backward_checkpointed"};
 inline const Op<FusedValueAndGrad> fused_value_and_grad{"softdtw_torch::_soft_dtw_fused_value_and_grad"};
+inline const Op<FromCostJvp> from_cost_jvp{"softdtw_torch::_soft_dtw_from_cost_jvp"};
+inline const Op<FusedJvp> fused_jvp{"softdtw_torch::_soft_dtw_fused_jvp"};
+inline const Op<FromCostHvp> from_cost_hvp{"softdtw_torch::_soft_dtw_from_cost_hvp"};
+inline const Op<FusedHvp> fused_hvp{"softdtw_torch::_soft_dtw_fused_hvp"};
 }  // namespace ops
 
 }  // namespace softdtw_torch::softdtw

@@ -1,6 +1,7 @@
 #include "problem.h"
 
 #include "../common/checks.h"
+#include "ops.h"
 
 #include <cmath>
 
@@ -23,15 +24,6 @@ bool capturing_cuda_graph(const at::Device& device) {
   return false;
 }
 
-void check_gamma(const char* op, double gamma) {
-  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0, op, ": gamma must be a positive finite number, got ", gamma);
-}
-
-int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth) {
-  if (!bandwidth.has_value()) return -1;
-  TORCH_CHECK_VALUE(*bandwidth >= 0, op, ": bandwidth must be >= 0 or None, got ", *bandwidth);
-  return *bandwidth;
-}
 
 // Optional per-pair lengths: a 1-D integer tensor of `batch` values in [1, max_len], returned as
 // int64 on `device`. The value range check reads the values on the host; it is skipped while a
@@ -72,17 +64,17 @@ SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m,
   return p;
 }
 
-// R (B, N, M) from a forward with keep_table=True, and grad (B,) on its device.
-void check_table_and_grad(const char* op, const at::Tensor& grad, const at::Tensor& R) {
-  TORCH_CHECK(R.dim() == 3 && R.size(1) > 0 && R.size(2) > 0, op,
-              ": expected the forward's DP table R (batch, n, m), got shape ", R.sizes(),
-              " (was the forward run with keep_table=False?)");
-  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == R.size(0), op, ": expected grad of shape (", R.size(0),
-              ",), got ", grad.sizes());
-  TORCH_CHECK(grad.device() == R.device(), op, ": expected grad on ", R.device(), ", got ", grad.device());
+}  // namespace
+
+void check_gamma(const char* op, double gamma) {
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0, op, ": gamma must be a positive finite number, got ", gamma);
 }
 
-}  // namespace
+int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth) {
+  if (!bandwidth.has_value()) return -1;
+  TORCH_CHECK_VALUE(*bandwidth >= 0, op, ": bandwidth must be >= 0 or None, got ", *bandwidth);
+  return *bandwidth;
+}
 
 at::ScalarType compute_dtype(at::ScalarType input_dtype) {
   return input_dtype == at::kDouble ? at::kDouble : at::kFloat;
@@ -100,22 +92,23 @@ ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional
   return in;
 }
 
-void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y) {
-  TORCH_CHECK(x.dim() == 3, op, ": expected x to be a 3-D tensor (batch, n, features), got ", x.dim(), "-D");
-  TORCH_CHECK(y.dim() == 3, op, ": expected y to be a 3-D tensor (batch, m, features), got ", y.dim(), "-D");
-  TORCH_CHECK(x.device() == y.device(), op, ": expected x and y on the same device, got ", x.device(), " and ",
-              y.device());
-  check_float_tensor(op, "x", x);
-  check_float_tensor(op, "y", y);
-  TORCH_CHECK(x.scalar_type() == y.scalar_type(), op, ": expected x and y to have the same dtype, got ",
-              x.scalar_type(), " and ", y.scalar_type());
-  TORCH_CHECK(x.size(0) == y.size(0), op, ": expected x and y to have the same batch size, got ", x.size(0), " and ",
-              y.size(0));
-  TORCH_CHECK(x.size(2) == y.size(2), op, ": expected x and y to have the same number of features, got ", x.size(2),
-              " and ", y.size(2));
+void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y, const char* x_name,
+                         const char* y_name) {
+  TORCH_CHECK(x.dim() == 3, op, ": expected ", x_name, " to be a 3-D tensor (batch, n, features), got ", x.dim(), "-D");
+  TORCH_CHECK(y.dim() == 3, op, ": expected ", y_name, " to be a 3-D tensor (batch, m, features), got ", y.dim(), "-D");
+  TORCH_CHECK(x.device() == y.device(), op, ": expected ", x_name, " and ", y_name, " on the same device, got ",
+              x.device(), " and ", y.device());
+  check_float_tensor(op, x_name, x);
+  check_float_tensor(op, y_name, y);
+  TORCH_CHECK(x.scalar_type() == y.scalar_type(), op, ": expected ", x_name, " and ", y_name,
+              " to have the same dtype, got ", x.scalar_type(), " and ", y.scalar_type());
+  TORCH_CHECK(x.size(0) == y.size(0), op, ": expected ", x_name, " and ", y_name,
+              " to have the same batch size, got ", x.size(0), " and ", y.size(0));
+  TORCH_CHECK(x.size(2) == y.size(2), op, ": expected ", x_name, " and ", y_name,
+              " to have the same number of features, got ", x.size(2), " and ", y.size(2));
   TORCH_CHECK(x.size(1) > 0 && y.size(1) > 0 && x.size(2) > 0, op,
-              ": expected non-empty sequences and features, got x of shape ", x.sizes(), " and y of shape ",
-              y.sizes());
+              ": expected non-empty sequences and features, got ", x_name, " of shape ", x.sizes(), " and ", y_name,
+              " of shape ", y.sizes());
 }
 
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
@@ -153,15 +146,45 @@ std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardO
   return {out.values.to(input_dtype), out.R};
 }
 
-BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& R, double gamma,
-                                          std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+namespace {
+
+void check_grad(const char* op, const at::Tensor& grad, int64_t batch, const at::Device& device) {
+  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == batch, op, ": expected grad of shape (", batch, ",), got ",
+              grad.sizes());
+  TORCH_CHECK(grad.device() == device, op, ": expected grad on ", device, ", got ", grad.device());
+}
+
+// The DP table a backward reads: R as the forward returned it (checked against the problem), or,
+// when R is empty (a forward run with keep_table=False), recomputed by `forward`.
+template <typename Forward>
+at::Tensor table_or_recomputed(const char* op, const at::Tensor& R, const SoftDTWProblem& p,
+                               const at::TensorOptions& options, const Forward& forward) {
+  if (R.numel() == 0) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return std::get<1>(forward()).contiguous();
+  }
+  TORCH_CHECK(R.dim() == 3 && R.size(0) == p.batch && R.size(1) == p.n && R.size(2) == p.m &&
+                  R.scalar_type() == options.dtype().toScalarType() && R.device() == options.device(),
+              op, ": expected R, the forward's DP table, of shape (", p.batch, ", ", p.n, ", ", p.m, "), dtype ",
+              options.dtype(), " on ", options.device(), ", or an empty tensor (then recomputed), got shape ",
+              R.sizes(), ", dtype ", R.scalar_type(), " on ", R.device());
+  return R.contiguous();
+}
+
+}  // namespace
+
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
+                                          double gamma, std::optional<int64_t> bandwidth,
+                                          const std::optional<at::Tensor>& x_lengths,
                                           const std::optional<at::Tensor>& y_lengths) {
-  check_table_and_grad(kFromCostOp, grad, R);
+  const ForwardInputs fwd = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  check_grad(kFromCostOp, grad, fwd.problem.batch, D.device());
   BackwardInputs in;
-  in.problem = make_problem(kFromCostOp, R.size(0), R.size(1), R.size(2), gamma, bandwidth, x_lengths, y_lengths,
-                            R.device());
-  in.R = R.contiguous();
-  in.grad = grad.to(R.scalar_type()).contiguous();
+  in.problem = fwd.problem;
+  in.R = table_or_recomputed(kFromCostOp, R, fwd.problem, fwd.D.options(), [&] {
+    return softdtw::ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+  });
+  in.grad = grad.to(in.R.scalar_type()).contiguous();
   return in;
 }
 
@@ -169,19 +192,16 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
                                       const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
                                       const std::optional<at::Tensor>& x_lengths,
                                       const std::optional<at::Tensor>& y_lengths) {
-  const char* op = kFusedOp;
-  check_table_and_grad(op, grad, R);
-  TORCH_CHECK(x.dim() == 3 && y.dim() == 3 && x.size(0) == R.size(0) && x.size(1) == R.size(1) &&
-                  y.size(0) == R.size(0) && y.size(1) == R.size(2) && x.size(2) == y.size(2),
-              op, ": expected x (", R.size(0), ", ", R.size(1), ", d) and y (", R.size(0), ", ", R.size(2),
-              ", d) matching the DP table, got ", x.sizes(), " and ", y.sizes());
+  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  check_grad(kFusedOp, grad, fwd.problem.batch, x.device());
   BackwardInputs in;
-  in.problem =
-      make_problem(op, R.size(0), R.size(1), R.size(2), gamma, bandwidth, x_lengths, y_lengths, R.device());
-  in.R = R.contiguous();
-  in.grad = grad.to(R.scalar_type()).contiguous();
-  in.x = x.to(R.scalar_type()).contiguous();
-  in.y = y.to(R.scalar_type()).contiguous();
+  in.problem = fwd.problem;
+  in.R = table_or_recomputed(kFusedOp, R, fwd.problem, fwd.x.options(), [&] {
+    return softdtw::ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+  });
+  in.grad = grad.to(in.R.scalar_type()).contiguous();
+  in.x = fwd.x;
+  in.y = fwd.y;
   return in;
 }
 
@@ -199,6 +219,28 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
   in.y = fwd.y;
   in.grad = grad.to(fwd.x.scalar_type()).contiguous();
   return in;
+}
+
+at::Tensor prepare_tangent(const char* op, const char* name, const std::optional<at::Tensor>& tangent,
+                           const char* primal_name, const at::Tensor& primal) {
+  if (!tangent.has_value() || !tangent->defined()) return at::Tensor();
+  const at::Tensor& t = *tangent;
+  check_float_tensor(op, name, t);
+  TORCH_CHECK(t.sizes() == primal.sizes(), op, ": expected ", name, " of the shape of ", primal_name, " ",
+              primal.sizes(), ", got ", t.sizes());
+  TORCH_CHECK(t.device() == primal.device(), op, ": expected ", name, " on ", primal.device(), ", got ", t.device());
+  return t.to(primal.scalar_type()).contiguous();
+}
+
+at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::optional<at::Tensor>& values,
+                                int64_t batch, const at::Tensor& like) {
+  if (!values.has_value() || !values->defined()) return at::Tensor();
+  const at::Tensor& v = *values;
+  check_float_tensor(op, name, v);
+  TORCH_CHECK(v.dim() == 1 && v.size(0) == batch, op, ": expected ", name, " of shape (", batch, ",), got ",
+              v.sizes());
+  TORCH_CHECK(v.device() == like.device(), op, ": expected ", name, " on ", like.device(), ", got ", v.device());
+  return v.to(like.scalar_type()).contiguous();
 }
 
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights) {

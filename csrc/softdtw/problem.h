@@ -13,6 +13,9 @@ namespace softdtw_torch {
 // Op names used in every message: the public names users call.
 constexpr const char* kFromCostOp = "soft_dtw_from_cost";
 constexpr const char* kFusedOp = "soft_dtw";
+constexpr const char* kSharpOp = "soft_dtw_sharp";
+constexpr const char* kSharpFromCostOp = "soft_dtw_sharp_from_cost";
+constexpr const char* kDilateOp = "dilate";
 
 // Validated inputs of one op call, converted to what the kernels read.
 struct SoftDTWProblem {
@@ -23,8 +26,16 @@ struct SoftDTWProblem {
   bool ragged() const { return x_lengths.defined() || y_lengths.defined(); }
 };
 
-// x (B, N, d) and y (B, M, d): same batch, features, device and dtype; N, M, d >= 1.
-void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y);
+// x (B, N, d) and y (B, M, d): same batch, features, device and dtype; N, M, d >= 1. The messages
+// call them x_name and y_name.
+void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y, const char* x_name = "x",
+                         const char* y_name = "y");
+
+// gamma > 0 and finite (ValueError otherwise).
+void check_gamma(const char* op, double gamma);
+
+// The Sakoe–Chiba radius, -1 for none; negative values raise ValueError.
+int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth);
 
 // Validated inputs of a forward op, converted to what the kernels read: D (B, N, M), or x
 // (B, N, d) and y (B, M, d), contiguous in the compute dtype.
@@ -53,15 +64,15 @@ ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOpti
 std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardOutputs& out, at::ScalarType input_dtype,
                                                   const char* what);
 
-// Validated inputs of a backward op: the saved table R (B, N, M) fixes the problem's shape; grad
-// is the upstream gradient (B,) in R's dtype, R contiguous; for the fused op also x and y,
-// checked against R and converted to R's dtype.
+// Validated inputs of a backward op: D, or x and y, validated as by the forward (they fix the
+// problem); R the forward's DP table of them (checked), recomputed when given empty; grad the
+// upstream gradient (B,) in R's (the compute) dtype; x and y converted to it.
 struct BackwardInputs {
   SoftDTWProblem problem;
   at::Tensor grad, R, x, y;
 };
 
-BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& R, double gamma,
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R, double gamma,
                                           std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
                                           const std::optional<at::Tensor>& y_lengths);
 
@@ -76,6 +87,17 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
                                                    double gamma, std::optional<int64_t> bandwidth,
                                                    const std::optional<at::Tensor>& x_lengths,
                                                    const std::optional<at::Tensor>& y_lengths);
+
+// Forward mode and second order (design doc §3): a tangent of a primal input (Ḋ of D, ẋ of x,
+// ...). Undefined stays undefined (a zero tangent); otherwise it must have the primal's shape and
+// device and a floating dtype, and comes back contiguous in `primal`'s (compute) dtype.
+at::Tensor prepare_tangent(const char* op, const char* name, const std::optional<at::Tensor>& tangent,
+                           const char* primal_name, const at::Tensor& primal);
+
+// One number per pair (an upstream gradient grad, or its tangent): a (B,) floating tensor on the
+// problem's device, returned contiguous in `like`'s dtype; undefined stays undefined.
+at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::optional<at::Tensor>& values,
+                                int64_t batch, const at::Tensor& like);
 
 // weights (B,) of _soft_dtw_fused_value_and_grad for x (B, N, d): floating point, on x's device.
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights);

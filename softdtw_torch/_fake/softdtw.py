@@ -84,12 +84,23 @@ def _(D, gamma, bandwidth, x_lengths, y_lengths, keep_table):
     return D.new_empty((batch,)), _table(D, batch, n, m, keep_table)
 
 
+def _check_grad(op: str, name: str, grad: Optional[torch.Tensor], batch) -> None:
+    if grad is not None:
+        torch._check(grad.dim() == 1 and grad.shape[0] == batch,
+                     lambda: f"{op}: expected {name} of shape ({batch},), got {list(grad.shape)}")
+
+
+def _check_tangent(op: str, name: str, tangent: Optional[torch.Tensor], primal_name: str, primal) -> None:
+    if tangent is not None:
+        torch._check(tangent.shape == primal.shape, lambda: f"{op}: expected {name} of the shape of {primal_name} "
+                     f"{list(primal.shape)}, got {list(tangent.shape)}")
+
+
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_backward")
-def _(grad, R, gamma, bandwidth, x_lengths, y_lengths):
-    torch._check(R.dim() == 3, lambda: f"{_FROM_COST_OP}: expected the forward's DP table R (batch, n, m)")
-    torch._check(grad.dim() == 1 and grad.shape[0] == R.shape[0],
-                 lambda: f"{_FROM_COST_OP}: expected grad of shape ({R.shape[0]},), got {list(grad.shape)}")
-    return torch.empty_like(R)
+def _(grad, D, R, gamma, bandwidth, x_lengths, y_lengths):
+    _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+    _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
+    return D.new_empty(D.shape, dtype=_compute_dtype(D.dtype))
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward")
@@ -100,8 +111,10 @@ def _(x, y, gamma, bandwidth, x_lengths, y_lengths, keep_table):
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward")
 def _(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths):
-    torch._check(R.dim() == 3, lambda: f"{_FUSED_OP}: expected the forward's DP table R (batch, n, m)")
-    return torch.empty_like(x, dtype=R.dtype), torch.empty_like(y, dtype=R.dtype)
+    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+    _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
+    dtype = _compute_dtype(x.dtype)
+    return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
@@ -132,13 +145,41 @@ def _(x, y, weights, gamma, bandwidth, x_lengths, y_lengths):
     return x.new_empty((x.shape[0],)), torch.empty_like(x)
 
 
-@torch.library.register_fake("softdtw_torch::soft_dtw_from_cost")
-def _(D, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None):
+@torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_jvp")
+def _(D, D_tangent, gamma, bandwidth, x_lengths, y_lengths):
     _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
-    return D.new_empty((D.shape[0],))
+    _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
+    return D.new_empty((D.shape[0],)), D.new_empty((D.shape[0],))
 
 
-@torch.library.register_fake("softdtw_torch::soft_dtw_fused")
-def _(x, y, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, checkpoint=False):
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_jvp")
+def _(x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
-    return x.new_empty((x.shape[0],))
+    _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)
+    _check_tangent(_FUSED_OP, "y_tangent", y_tangent, "y", y)
+    return x.new_empty((x.shape[0],)), x.new_empty((x.shape[0],))
+
+
+@torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_hvp")
+def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, x_lengths, y_lengths, with_grad):
+    _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+    _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
+    _check_grad(_FROM_COST_OP, "grad_tangent", grad_tangent, D.shape[0])
+    _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
+    dtype = _compute_dtype(D.dtype)
+    grad_D = D.new_empty(D.shape if with_grad else (0,), dtype=dtype)
+    return D.new_empty((D.shape[0],), dtype=dtype), grad_D, D.new_empty(D.shape, dtype=dtype)
+
+
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_hvp")
+def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths, with_grad):
+    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+    _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
+    _check_grad(_FUSED_OP, "grad_tangent", grad_tangent, x.shape[0])
+    _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)
+    _check_tangent(_FUSED_OP, "y_tangent", y_tangent, "y", y)
+    dtype = _compute_dtype(x.dtype)
+    grad_x = x.new_empty(x.shape if with_grad else (0,), dtype=dtype)
+    grad_y = y.new_empty(y.shape if with_grad else (0,), dtype=dtype)
+    return (x.new_empty((x.shape[0],), dtype=dtype), grad_x, grad_y, x.new_empty(x.shape, dtype=dtype),
+            y.new_empty(y.shape, dtype=dtype))

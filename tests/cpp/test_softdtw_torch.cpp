@@ -5,6 +5,7 @@
 //
 // Usage: softdtw_torch_tests REFERENCE_DIR TEST_NAME   (one CTest test per name, see CMakeLists.txt)
 #include <softdtw_torch.h>
+#include <softdtw_torch_nn.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -105,6 +106,45 @@ void check_finite_differences(const std::string& what, const std::function<torch
 }
 
 // ---- tests ----------------------------------------------------------------------------------
+
+// Second order, forward mode and the losses built on them, from C++.
+void softdtw_second_order(const References& r) {
+  torch::Tensor x = leaf(r["x"]), y = leaf(r["y"]);
+  torch::Tensor value = softdtw_torch::soft_dtw(x, y, 0.7, std::nullopt, false, /*fused=*/true).sum();
+  auto grads = torch::autograd::grad({value}, {x, y}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+  torch::Tensor inner = (grads[0] * r["hvp_u"]).sum() + (grads[1] * r["hvp_v"]).sum();
+  auto hvp = torch::autograd::grad({inner}, {x, y}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+  check_close("HVP x vs Python", hvp[0], r["hvp_x"]);
+  check_close("HVP y vs Python", hvp[1], r["hvp_y"]);
+  check_close("HVP x vs reference DP", hvp[0], r["hvp_reference_x"], 1e-9, 1e-10);
+  check_close("HVP y vs reference DP", hvp[1], r["hvp_reference_y"], 1e-9, 1e-10);
+  bool refused = false;
+  try {
+    torch::autograd::grad({hvp[0].sum()}, {x});
+  } catch (const c10::Error& e) {
+    refused = std::string(e.what()).find("a third derivative") != std::string::npos;
+  }
+  CHECK(refused, "a third derivative did not throw the library's error");
+
+  softdtw_torch::nn::SharpSoftDTW sharp(softdtw_torch::nn::SharpSoftDTWOptions{0.7, std::nullopt, /*normalize=*/true,
+                                                                               std::nullopt, "none"});
+  x = leaf(r["x"]), y = leaf(r["y"]);
+  torch::Tensor divergence = sharp(x, y);
+  divergence.sum().backward();
+  check_close("sharp divergence vs Python", divergence, r["sharp_divergence"]);
+  check_close("sharp divergence grad x vs Python", x.grad(), r["sharp_divergence_grad_x"]);
+  check_close("sharp divergence grad y vs Python", y.grad(), r["sharp_divergence_grad_y"]);
+
+  softdtw_torch::nn::DILATELoss dilate_loss(softdtw_torch::nn::DILATEOptions{0.3, 0.1, std::nullopt, std::nullopt, "sum"});
+  x = leaf(r["x"]), y = leaf(r["y"]);
+  dilate_loss(x, y).backward();
+  check_close("DILATE grad prediction vs Python", x.grad(), r["dilate_loss_grad_x"]);
+  check_close("DILATE grad target vs Python", y.grad(), r["dilate_loss_grad_y"]);
+  const softdtw_torch::DilateTerms terms = softdtw_torch::dilate(r["x"], r["y"], 0.3, 0.1);
+  check_close("DILATE loss vs Python", terms.loss, r["dilate_loss"]);
+  check_close("DILATE shape vs Python", terms.shape, r["dilate_shape"]);
+  check_close("DILATE temporal vs Python", terms.temporal, r["dilate_temporal"]);
+}
 
 void softdtw_values_and_gradients(const References& r) {
   torch::Tensor x = leaf(r["x"]), y = leaf(r["y"]);
@@ -334,6 +374,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, std::function<void(const References&)>> tests = {
       {"softdtw_values_and_gradients", softdtw_values_and_gradients},
       {"softdtw_finite_differences", softdtw_finite_differences},
+      {"softdtw_second_order", softdtw_second_order},
       {"rocket", rocket},
       {"minirocket", minirocket},
       {"errors", errors},

@@ -70,6 +70,26 @@ def softdtw_references(t: Dict[str, torch.Tensor]) -> None:
     t["D"] = D
     t["from_cost_band1"], t["from_cost_band1_grad_D"] = grads(lambda d: st.soft_dtw_from_cost(d, 0.3, bandwidth=1), D)
     t["alignment_values"], t["alignment_E"] = st.soft_dtw_alignment(x, y, GAMMA)
+    # Second order: the Hessian-vector product of the fused value along (u, v) by double backward,
+    # and independently by the reference DP differentiated twice by autograd.
+    u, v = ref.random_pairs(3, 7, 5, 2, seed=2)
+    t["hvp_u"], t["hvp_v"] = u, v
+    t["hvp_x"], t["hvp_y"] = hessian_vector_product(lambda a, b: st.soft_dtw(a, b, GAMMA, fused=True).sum(), x, y, u, v)
+    t["hvp_reference_x"], t["hvp_reference_y"] = hessian_vector_product(
+        lambda a, b: sum(ref.soft_dtw_autograd(ref.sqeuclidean(a[i], b[i]), GAMMA) for i in range(3)), x, y, u, v)
+    t["sharp_divergence"], t["sharp_divergence_grad_x"], t["sharp_divergence_grad_y"] = grads(
+        lambda a, b: st.soft_dtw_sharp(a, b, GAMMA, normalize=True), x, y)
+    t["dilate_loss"], t["dilate_loss_grad_x"], t["dilate_loss_grad_y"] = grads(lambda a, b: st.dilate(a, b, 0.3, 0.1)[0],
+                                                                               x, y)
+    t["dilate_shape"], t["dilate_temporal"] = st.dilate(x, y, 0.3, 0.1)[1:]
+
+
+def hessian_vector_product(f: Callable[..., torch.Tensor], x: torch.Tensor, y: torch.Tensor, u: torch.Tensor,
+                           v: torch.Tensor):
+    """∇²f(x, y)·(u, v) by double backward."""
+    a, b = x.detach().clone().requires_grad_(True), y.detach().clone().requires_grad_(True)
+    ga, gb = torch.autograd.grad(f(a, b), (a, b), create_graph=True)
+    return list(torch.autograd.grad((ga * u).sum() + (gb * v).sum(), (a, b)))
 
 
 def rocket_references(t: Dict[str, torch.Tensor]) -> None:

@@ -39,11 +39,11 @@ def float32_errors(emu, D, gamma):
     ops = torch.ops.softdtw_torch
     ones = torch.ones(D.shape[0], dtype=torch.float64)
     want_values, want_R = ops._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, True)
-    want_E = ops._soft_dtw_from_cost_backward(ones, want_R, gamma, None, None, None)
+    want_E = ops._soft_dtw_from_cost_backward(ones, D.double(), want_R, gamma, None, None, None)
 
     def errors(forward, backward):
         values, R = forward(D, gamma, None, None, None, True)
-        E = backward(ones.to(D.dtype), R, gamma, None, None, None)
+        E = backward(ones.to(D.dtype), D, R, gamma, None, None, None)
         return Float32Errors(((values.double() - want_values) / want_values).abs().max().item(),
                              (E.double() - want_E).abs().max().item(),
                              ((R.double() - want_R).abs() / (want_R.abs() + gamma)).max().item())

@@ -16,20 +16,27 @@ CSRC = REPO / "csrc"
 CPU, CUDA, AUTOGRAD = "CPU", "CUDA", "Autograd"
 IMPLICIT, EXPLICIT = "CompositeImplicitAutograd", "CompositeExplicitAutograd"
 REGISTRATIONS = {
-    # family softdtw
+    # family softdtw: every op with a backend kernel also has an Autograd kernel (docs/design/softdtw.md §3)
     "soft_dtw": ({IMPLICIT}, False),
-    "soft_dtw_fused": ({AUTOGRAD, EXPLICIT}, True),
-    "soft_dtw_from_cost": ({AUTOGRAD, EXPLICIT}, True),
+    "soft_dtw_fused": ({IMPLICIT}, False),
+    "soft_dtw_from_cost": ({IMPLICIT}, False),
     "pairwise_cost": ({IMPLICIT}, False),
     "soft_dtw_alignment": ({IMPLICIT}, False),
     "soft_dtw_alignment_from_cost": ({IMPLICIT}, False),
-    "_soft_dtw_from_cost_forward": ({CPU, CUDA}, True),
+    "soft_dtw_sharp": ({IMPLICIT}, False),
+    "soft_dtw_sharp_from_cost": ({IMPLICIT}, False),
+    "dilate": ({IMPLICIT}, False),
+    "_soft_dtw_from_cost_forward": ({CPU, CUDA, AUTOGRAD}, True),
     "_soft_dtw_from_cost_backward": ({CPU, CUDA, AUTOGRAD}, True),
-    "_soft_dtw_fused_forward": ({CPU, CUDA}, True),
+    "_soft_dtw_from_cost_jvp": ({CPU, CUDA, AUTOGRAD}, True),
+    "_soft_dtw_from_cost_hvp": ({CPU, CUDA, AUTOGRAD}, True),
+    "_soft_dtw_fused_forward": ({CPU, CUDA, AUTOGRAD}, True),
     "_soft_dtw_fused_backward": ({CPU, CUDA, AUTOGRAD}, True),
-    "_soft_dtw_fused_forward_checkpointed": ({CUDA, EXPLICIT}, True),
-    "_soft_dtw_fused_backward_checkpointed": ({CUDA, EXPLICIT}, True),
-    "_soft_dtw_fused_value_and_grad": ({CPU, EXPLICIT}, True),
+    "_soft_dtw_fused_jvp": ({CPU, CUDA, AUTOGRAD}, True),
+    "_soft_dtw_fused_hvp": ({CPU, CUDA, AUTOGRAD}, True),
+    "_soft_dtw_fused_forward_checkpointed": ({CUDA, EXPLICIT, AUTOGRAD}, True),
+    "_soft_dtw_fused_backward_checkpointed": ({CUDA, EXPLICIT, AUTOGRAD}, True),
+    "_soft_dtw_fused_value_and_grad": ({CPU, EXPLICIT, AUTOGRAD}, True),
     # family rocket
     "rocket_generate_kernels": ({EXPLICIT}, True),
     "rocket_normalise": ({CPU, CUDA, AUTOGRAD}, True),
@@ -77,6 +84,14 @@ def test_kernels_registered_for_exactly_the_promised_keys(op):
     assert has_fake(op) == fake
 
 
+@pytest.mark.parametrize("op", sorted(REGISTRATIONS))
+def test_softdtw_ops_have_batching_rules(op):
+    # torch.vmap runs every SoftDTW op once on the whole vmapped batch (softdtw_torch/_vmap.py);
+    # the ROCKET families have none (vmap falls back to a loop there).
+    softdtw = op.startswith(FAMILIES["softdtw"])
+    assert has_kernel(op, "FuncTorchBatched") == softdtw
+
+
 def test_cuda_kernels_compiled_when_asked():
     # CI builds with FORCE_CUDA=1 and runs the tests in the same environment: the CUDA kernels
     # must be there, compiled and registered, although the machine has no GPU.
@@ -85,7 +100,7 @@ def test_cuda_kernels_compiled_when_asked():
 
 
 # --- The layout rule (csrc/library.cpp, CONTRIBUTING.md): any op's parts are found by path alone ---
-FAMILIES = {"softdtw": ("soft_dtw", "_soft_dtw", "pairwise_cost"), "rocket": ("rocket_", "_rocket_"),
+FAMILIES = {"softdtw": ("soft_dtw", "_soft_dtw", "pairwise_cost", "dilate"), "rocket": ("rocket_", "_rocket_"),
             "minirocket": ("minirocket_",)}
 FILE_OF_KEY = {CPU: "cpu/kernel.cpp", CUDA: "cuda/kernel.cu", AUTOGRAD: "autograd.cpp", IMPLICIT: "composite.cpp",
                EXPLICIT: "composite.cpp"}

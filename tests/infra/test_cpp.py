@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CPP_TESTS = [
     "softdtw_values_and_gradients",
     "softdtw_finite_differences",
+    "softdtw_second_order",
     "rocket",
     "minirocket",
     "errors",

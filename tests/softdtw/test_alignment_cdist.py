@@ -58,12 +58,15 @@ def test_alignment_tends_to_the_hard_dtw_path():
     assert (E_smooth - path).abs().max().item() > 0.1  # large gamma spreads the mass
 
 
-def test_alignment_is_detached_and_zero_outside_band_and_lengths():
+def test_alignment_is_differentiable_and_zero_outside_band_and_lengths():
+    # E carries a gradient (its derivatives: tests/softdtw/test_second_order.py); zero outside each pair.
     x, y = ref.random_pairs(2, 8, 7, 2, seed=1)
     x.requires_grad_(True)
     xl, yl = torch.tensor([8, 5]), torch.tensor([7, 3])
     values, E = st.soft_dtw_alignment(x, y, gamma=0.5, bandwidth=1, x_lengths=xl, y_lengths=yl)
-    assert not E.requires_grad
+    assert E.requires_grad and values.requires_grad
+    (grad,) = torch.autograd.grad(E.sum(), x)
+    assert torch.count_nonzero(grad[1, 5:]) == 0
     assert torch.count_nonzero(E[1, 5:]) == 0 and torch.count_nonzero(E[1, :, 3:]) == 0
     mask = torch.tensor(ref.band_mask(8, 7, 1))
     assert torch.count_nonzero(E[0][~mask]) == 0

@@ -234,3 +234,43 @@ def test_checkpointed_backward_matches_and_saves_memory(dtype):
     table_bytes = 4 * 1000 * 900 * x.element_size()
     assert kept_bytes >= table_bytes
     assert lean_bytes < table_bytes / 4, f"checkpointed run used {lean_bytes} bytes beyond its inputs"
+
+
+# ---- forward mode and second order (docs/design/softdtw.md §3) ----------------------------------
+
+def second_order(x, y, u, v, **kwargs):
+    """Values, their JVP along (u, v) and the HVP along (u, v), by the public API."""
+    x = x.detach().clone().requires_grad_(True)
+    y = y.detach().clone().requires_grad_(True)
+    values, tangent = torch.func.jvp(lambda a, b: st.soft_dtw(a, b, **kwargs), (x.detach(), y.detach()), (u, v))
+    grads = torch.autograd.grad(st.soft_dtw(x, y, **kwargs).sum(), (x, y), create_graph=True)
+    hessian = torch.autograd.grad(sum((g * w).sum() for g, w in zip(grads, (u, v))), (x, y))
+    return (values, tangent) + hessian
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize("nm, d", [((1, 1), 2), ((65, 130), 3), ((200, 77), 20), ((300, 300), 1)], ids=str)
+def test_second_order_parity(nm, d, fused, dtype):
+    x, y = pair_batch(2, *nm, d, dtype, seed=sum(nm))
+    u, v = pair_batch(2, *nm, d, dtype, seed=sum(nm) + 1)
+    if dtype == torch.float64 and torch.cuda.get_device_properties(0).major < 8:
+        with pytest.raises(RuntimeError, match="float64 forward-mode and second-order derivatives need more"):
+            second_order(x, y, u, v, gamma=0.5, bandwidth=9, fused=fused)
+        return
+    got = second_order(x, y, u, v, gamma=0.5, bandwidth=9, fused=fused)
+    want = second_order(*(t.cpu().double() for t in (x, y, u, v)), gamma=0.5, bandwidth=9, fused=fused)
+    rtol = 1e-9 if dtype == torch.float64 else 2e-4
+    for g, w in zip(got, want):
+        scale = w.abs().max().clamp_min(1.0)
+        torch.testing.assert_close(g.cpu().double() / scale, w / scale, rtol=rtol, atol=rtol)
+
+
+def test_dilate_and_sharp_on_cuda():
+    x, y = pair_batch(3, 40, 30, 2, torch.float64, seed=5)
+    for f in (lambda a, b: st.dilate(a, b, 0.5, 0.1)[0], lambda a, b: st.soft_dtw_sharp(a, b, 0.3, normalize=True)):
+        xg = x.clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(f(xg, y).sum(), xg)
+        xc = x.cpu().clone().requires_grad_(True)
+        (want,) = torch.autograd.grad(f(xc, y.cpu()).sum(), xc)
+        torch.testing.assert_close(grad.cpu(), want, rtol=1e-9, atol=1e-10)

@@ -123,8 +123,8 @@ def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused):
         args = (D, gamma, bandwidth, x_lengths, y_lengths)
         want_values, want_R = OPS._soft_dtw_from_cost_forward(*args, True)
         got_values, got_R = emu.from_cost_forward(*args, True)
-        want_grads = (OPS._soft_dtw_from_cost_backward(grad, want_R, gamma, bandwidth, x_lengths, y_lengths),)
-        got_grads = (emu.from_cost_backward(grad, got_R, gamma, bandwidth, x_lengths, y_lengths),)
+        want_grads = (OPS._soft_dtw_from_cost_backward(grad, D, want_R, gamma, bandwidth, x_lengths, y_lengths),)
+        got_grads = (emu.from_cost_backward(grad, D, got_R, gamma, bandwidth, x_lengths, y_lengths),)
     torch.testing.assert_close(got_values, want_values, **tolerances(dtype))
     assert_tables_match(got_R, want_R, dtype, gamma)
     for got, want in zip(got_grads, want_grads):
@@ -190,8 +190,8 @@ def test_unreachable_end_gives_inf_and_zero_gradient(emu):
     D[0, 66, :] = float("inf")
     values, R = emu.from_cost_forward(D, 1.0, None, None, None, True)
     assert torch.isinf(values).all()
-    grad_D = emu.from_cost_backward(torch.ones(1, dtype=torch.float64), R, 1.0, None, None, None)
-    want = OPS._soft_dtw_from_cost_backward(torch.ones(1, dtype=torch.float64), R, 1.0, None, None, None)
+    grad_D = emu.from_cost_backward(torch.ones(1, dtype=torch.float64), D, R, 1.0, None, None, None)
+    want = OPS._soft_dtw_from_cost_backward(torch.ones(1, dtype=torch.float64), D, R, 1.0, None, None, None)
     assert torch.equal(grad_D, want) and not grad_D.any()
 
 
@@ -224,3 +224,97 @@ def test_checkpointed_backward_rejects_mismatched_borders(emu):
     _, rows, cols = emu.fused_forward_checkpointed(x, y, 1.0, None, None, None)
     with pytest.raises(RuntimeError, match="soft_dtw: expected the checkpointed forward's borders"):
         emu.fused_backward_checkpointed(torch.ones(2, dtype=torch.float64), x, y, cols, rows, 1.0, None, None, None)
+
+
+# ---- forward mode and second order (docs/design/softdtw.md §3) ----------------------------------
+
+def compare_outputs(emulated, cpu, exact=None):
+    """Emulated CUDA outputs against the CPU op's; in float32, against the CPU op in float64 on the
+    same float32 inputs (`exact`), within twice the CPU float32 kernels' own error or 1e-4 of the
+    output's scale, whichever is larger (second derivatives add up two recursions' rounding)."""
+    emulated, cpu = tuple(emulated), tuple(cpu)
+    assert len(emulated) == len(cpu)
+    for i, (g, w) in enumerate(zip(emulated, cpu)):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if not w.numel():
+            continue
+        if exact is None:
+            scale = w.abs().max().clamp_min(1.0)
+            torch.testing.assert_close(g / scale, w / scale, **tolerances(torch.float64))
+        else:
+            x = exact[i]
+            scale = x.abs().max().clamp_min(1.0)
+            cpu_error = ((w.double() - x) / scale).abs().max().item()
+            error = ((g.double() - x) / scale).abs().max().item()
+            assert error <= max(1e-4, 2 * cpu_error), (i, error, cpu_error)
+
+
+# The grid of the first-order cases: one tile, tile edges, several tiles, N or M = 1, N != M, d above
+# a staged chunk of the tangent stages (16 float32 / 8 float64 features), bands with whole tiles
+# outside, ragged lengths.
+SECOND_ORDER_CASES = [((3, 1, 1, 2), None, False), ((2, 5, 3, 1), None, True), ((2, 1, 70, 3), None, False),
+                      ((2, 70, 1, 3), None, False), ((2, 65, 64, 2), None, True), ((2, 64, 129, 20), None, False),
+                      ((2, 130, 70, 40), 3, True), ((2, 150, 150, 1), 0, False), ((3, 200, 190, 2), 5, True),
+                      ((2, 260, 270, 1), None, True)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("shape,bandwidth,ragged", SECOND_ORDER_CASES, ids=lambda v: "x".join(map(str, v))
+                         if isinstance(v, tuple) else str(v))
+def test_jvp_and_hvp_match_cpu(emu, shape, bandwidth, ragged, dtype):
+    # The tangent channel rides through the same tiles, borders and shuffles: the forward carries Ṙ,
+    # the second-order reverse sweep Ė and its messages ẇ·E + w·Ė, from R and Ṙ recomputed tile by
+    # tile from the forward's checkpoints.
+    batch, n, m, d = shape
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n + 3 * m + d)
+    u, v, _, _ = make_pair_batch(batch, n, m, d, dtype, False, seed=n * m + 1)
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+    T = torch.randn(D.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64).to(dtype)
+    grad = torch.linspace(0.5, 1.5, batch, dtype=dtype)
+    grad_tangent = torch.linspace(-1.0, 0.3, batch, dtype=dtype)
+    gamma = 0.5
+    L = (bandwidth, xl, yl)
+    def check(name, *args):
+        exact = None
+        if dtype == torch.float32:
+            exact = getattr(OPS, "_soft_dtw_" + name)(*(a.double() if isinstance(a, torch.Tensor) and
+                                                         a.is_floating_point() else a for a in args))
+        compare_outputs(getattr(emu, name)(*args), getattr(OPS, "_soft_dtw_" + name)(*args), exact)
+
+    check("from_cost_jvp", D, T, gamma, *L)
+    check("fused_jvp", x, y, u, v, gamma, *L)
+    check("fused_jvp", x, y, None, v, gamma, *L)
+    for with_grad, gt in ((True, grad_tangent), (False, None)):
+        check("from_cost_hvp", grad, gt, D, T, gamma, *L, with_grad)
+        check("fused_hvp", grad, gt, x, y, u, None, gamma, *L, with_grad)
+
+
+def test_second_order_launches_and_no_table(emu):
+    # One launch per tile anti-diagonal for the forward with the tangent, and as many for the
+    # reverse sweep with it; the forward keeps only tile borders (no (B, N, M) table).
+    x, y, _, _ = make_pair_batch(2, 130, 70, 3, torch.float64, ragged=False, seed=3)
+    diagonals = -(-130 // TILE) + -(-70 // TILE) - 1
+    emu.reset_launch_count()
+    emu.fused_jvp(x, y, x, None, 1.0, None, None, None)
+    assert emu.launches() == diagonals
+    emu.reset_launch_count()
+    emu.fused_hvp(torch.ones(2, dtype=torch.float64), None, x, y, x, None, 1.0, None, None, None, False)
+    assert emu.launches() == 2 * diagonals
+
+
+def test_second_order_results_are_bitwise_reproducible(emu):
+    x, y, xl, yl = make_pair_batch(2, 100, 90, 20, torch.float32, ragged=True, seed=5)
+    args = (torch.ones(2), torch.full((2,), 0.5), x, y, 0.5 * x, y, 0.1, None, xl, yl, True)
+    first, second = emu.fused_hvp(*args), emu.fused_hvp(*args)
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_shared_memory_fits_the_architectures(emu):
+    # Every kernel fits the 64 KiB per block of sm_75 (the oldest built), except the float64
+    # forward-mode and second-order ones, which fit the 99 KiB of sm_86, sm_89 and sm_120 (and sm_80's
+    # and sm_90's more); on sm_75 their launch raises a clear error (csrc/softdtw/cuda/kernel.cu).
+    for float64 in (False, True):
+        for kernel, smem in emu.shared_memory_bytes(float64).items():
+            tangent = "tangent" in kernel
+            limit = 99 * 1024 if float64 and tangent else 64 * 1024
+            assert smem <= limit, (kernel, float64, smem)

@@ -143,7 +143,13 @@ def test_nan_in_unfused_sequences_raises():
 
 
 def test_backward_op_checks_its_table():
-    with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected the forward's DP table R"):
-        torch.ops.softdtw_torch._soft_dtw_from_cost_backward(torch.ones(2), torch.empty(0), 1.0, None, None, None)
+    D = torch.rand(2, 3, 3)
+    backward = torch.ops.softdtw_torch._soft_dtw_from_cost_backward
+    with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected R, the forward's DP table, of shape \(2, 3, 3\)"):
+        backward(torch.ones(2), D, torch.zeros(2, 3, 4), 1.0, None, None, None)
     with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected grad of shape \(2,\), got \[3\]"):
-        torch.ops.softdtw_torch._soft_dtw_from_cost_backward(torch.ones(3), torch.zeros(2, 3, 3), 1.0, None, None, None)
+        backward(torch.ones(3), D, torch.zeros(2, 3, 3), 1.0, None, None, None)
+    # An empty table is recomputed: the same gradient as from the forward's table.
+    _, R = torch.ops.softdtw_torch._soft_dtw_from_cost_forward(D, 1.0, None, None, None, True)
+    assert torch.equal(backward(torch.ones(2), D, torch.empty(0), 1.0, None, None, None),
+                       backward(torch.ones(2), D, R, 1.0, None, None, None))

@@ -1,12 +1,11 @@
 // CPU kernels of the SoftDTW ops: forward DP and normalized-weight backward (design doc §1–3),
-// on a precomputed cost tensor or with squared Euclidean costs computed per tile (fused).
+// on a precomputed cost tensor or with squared Euclidean costs computed per tile (fused), and
+// their forward-mode and second-order versions (§3), all on the tiled wavefront engine of
+// tiles.h; short fused pairs without a band also run in packs (below).
 //
-// Every pair's DP runs over kTile × kTile tiles in anti-diagonal (wavefront) order: tile (I, J)
-// needs the tiles above, left and above-left, so the tiles of one anti-diagonal are independent.
-// The decomposition is fixed whatever the thread count, so every cell is computed by the same
-// operations in the same order: results are bitwise identical with one thread or many. Pairs run
-// in parallel when the batch has at least as many pairs as threads; otherwise the pairs run one
-// after the other with the tiles of each anti-diagonal in parallel.
+// Pairs run in parallel when the batch has at least as many pairs as threads; otherwise the pairs
+// run one after the other with the tiles of each anti-diagonal in parallel. Either way results
+// are bitwise identical with one thread or many.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/library.h>
@@ -18,32 +17,12 @@
 #include "../problem.h"
 #include "../../common/macros.h"
 #include "../math.h"
+#include "tiles.h"
 
 namespace softdtw_torch {
 namespace {
 
-constexpr int64_t kTile = 64;
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
-// One pair: its own lengths (ragged batches) and band radius (-1: none).
-struct PairGeometry {
-  int64_t n, m, radius;
-  int64_t tile_rows() const { return ceil_div(n, kTile); }
-  int64_t tile_cols() const { return ceil_div(m, kTile); }
-};
-
-// Cells [i0, i0 + h) × [j0, j0 + w) of tile (I, J).
-struct TileRange {
-  int64_t i0, h, j0, w;
-};
-
-TileRange tile_range(const PairGeometry& g, int64_t I, int64_t J) {
-  const int64_t i0 = I * kTile, j0 = J * kTile;
-  return {i0, std::min(kTile, g.n - i0), j0, std::min(kTile, g.m - j0)};
-}
+using namespace cpu;  // the tiled wavefront engine (tiles.h)
 
 PairGeometry pair_geometry(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths, int64_t b) {
   return {x_lengths ? x_lengths[b] : p.n, y_lengths ? y_lengths[b] : p.m, p.band_radius};
@@ -51,285 +30,6 @@ PairGeometry pair_geometry(const SoftDTWProblem& p, const int64_t* x_lengths, co
 
 const int64_t* lengths_ptr(const at::Tensor& lengths) {
   return lengths.defined() ? lengths.data_ptr<int64_t>() : nullptr;
-}
-
-// Calls tile(I, J) for every tile, anti-diagonal by anti-diagonal (last to first when reverse).
-template <typename TileFn>
-void for_each_tile_in_wavefront(const PairGeometry& g, bool reverse, bool parallel, const TileFn& tile) {
-  const int64_t rows = g.tile_rows(), cols = g.tile_cols();
-  const int64_t diagonals = rows + cols - 1;
-  for (int64_t k = 0; k < diagonals; ++k) {
-    const int64_t diag = reverse ? diagonals - 1 - k : k;
-    const int64_t first_row = std::max<int64_t>(0, diag - (cols - 1));
-    const int64_t count = std::min(rows - 1, diag) - first_row + 1;
-    auto run = [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) tile(first_row + t, diag - first_row - t);
-    };
-    if (parallel && count > 1) {
-      at::parallel_for(0, count, 1, run);
-    } else {
-      run(0, count);
-    }
-  }
-}
-
-// Runs body(b, parallel_tiles) for every pair b (see the file comment).
-template <typename PairFn>
-void for_each_pair(int64_t batch, const PairFn& body) {
-  if (batch >= at::get_num_threads()) {
-    at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) body(b, false);
-    });
-  } else {
-    for (int64_t b = 0; b < batch; ++b) body(b, true);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Forward: R(i, j) = D(i, j) + softmin_γ(R(i−1, j−1), R(i−1, j), R(i, j−1)).
-//
-// Inside a tile the cells are computed anti-diagonal by anti-diagonal, k = r + c (tile-local
-// row r and column c): the cells of one anti-diagonal are independent, so its loop vectorizes.
-// A diagonal lives in an array indexed by slot r + 1; slot 0 (r = −1) and slot k + 2 (c = −1)
-// carry the border cells of the row above and the column left of the tile.
-
-// R values crossing tile borders: for each column the last row computed above it, for each row
-// the last column computed left of it, and per tile row the corner R(i0 − 1, j0 − 1) of its
-// next tile (saved before the row above is overwritten). Tiles of one anti-diagonal touch
-// disjoint parts of these arrays.
-template <typename T>
-struct ForwardBorders {
-  std::vector<T> row, col, corner;
-  explicit ForwardBorders(const PairGeometry& g)
-      : row(g.m, positive_infinity<T>()), col(g.n, positive_infinity<T>()),
-        corner(g.tile_rows(), positive_infinity<T>()) {
-    corner[0] = T(0);  // R(−1, −1) = 0
-  }
-};
-
-// One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
-// for the baseline ISA, picked at run time; no FMA contraction (-ffp-contract=off) and the same
-// per-lane operations either way, so both give the same bits.
-template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void forward_diagonal(const T* __restrict cost, const T* __restrict diag, const T* __restrict up,
-                                      const T* __restrict left, T* __restrict out, int64_t count, T gamma,
-                                      T inv_gamma) {
-  for (int64_t t = 0; t < count; ++t) out[t] = cost[t] + softmin3(diag[t], up[t], left[t], gamma, inv_gamma);
-}
-
-// The tile's costs by anti-diagonal, out[k * kTile + r] = cost(i0 + r, j0 + k − r). Cells outside
-// the band get +inf, so the DP needs no band test; NaN or −inf inside the band is reported.
-template <typename T, typename TileCosts>
-bool costs_by_diagonal(const PairGeometry& g, const TileRange& t, const TileCosts& costs, T* out) {
-  T scratch[kTile * kTile];
-  int64_t stride = 0;
-  const T* tile_costs = costs(t, scratch, &stride);
-  bool invalid = false;
-  for (int64_t r = 0; r < t.h; ++r) {
-    int64_t lo, hi;
-    band_columns(t.i0 + r, g.n, g.m, g.radius, &lo, &hi);
-    for (int64_t c = 0; c < t.w; ++c) {
-      const int64_t j = t.j0 + c;
-      T d = tile_costs[r * stride + c];
-      if (j < lo || j > hi) {
-        d = positive_infinity<T>();
-      } else {
-        invalid |= !is_valid_cost(d);
-      }
-      out[(r + c) * kTile + r] = d;
-    }
-  }
-  return invalid;
-}
-
-template <typename T, typename TileCosts>
-void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma, T inv_gamma,
-                  const TileCosts& costs, ForwardBorders<T>& borders, T* table, int64_t table_ld,
-                  uint8_t* invalid) {
-  T cost_diagonals[(2 * kTile - 1) * kTile];
-  if (costs_by_diagonal(g, t, costs, cost_diagonals)) *invalid = 1;
-  const T* top = &borders.row[t.j0];   // top[c] = R(i0 − 1, j0 + c)
-  const T* left = &borders.col[t.i0];  // left[r] = R(i0 + r, j0 − 1)
-
-  T buffers[3][kTile + 2];
-  T* older = buffers[0];  // diagonal k − 2
-  T* prev = buffers[1];   // diagonal k − 1
-  T* cur = buffers[2];    // diagonal k
-  older[0] = borders.corner[I];  // diagonal −2: (−1, −1)
-  prev[0] = top[0];              // diagonal −1: (−1, 0) and (0, −1)
-  prev[1] = left[0];
-  borders.corner[I] = top[t.w - 1];  // R(i0 − 1, j0 + w − 1): the corner of tile (I, J + 1)
-
-  T bottom[kTile], right[kTile];  // the tile's last row and last column
-  for (int64_t k = 0; k < t.h + t.w - 1; ++k) {
-    const int64_t r_lo = std::max<int64_t>(0, k - t.w + 1), r_hi = std::min(t.h - 1, k);
-    // Cell (r, k − r): up and diagonal neighbours at slot r, left neighbour at slot r + 1.
-    forward_diagonal(cost_diagonals + k * kTile + r_lo, older + r_lo, prev + r_lo, prev + r_lo + 1, cur + r_lo + 1,
-                     r_hi - r_lo + 1, gamma, inv_gamma);
-    if (k + 1 < t.w) cur[0] = top[k + 1];       // (−1, k + 1)
-    if (k + 1 < t.h) cur[k + 2] = left[k + 1];  // (k + 1, −1)
-    if (k >= t.h - 1) bottom[k - (t.h - 1)] = cur[t.h];
-    if (k >= t.w - 1) right[r_lo] = cur[r_lo + 1];
-    if (table != nullptr) {
-      for (int64_t r = r_lo; r <= r_hi; ++r) table[(t.i0 + r) * table_ld + t.j0 + k - r] = cur[r + 1];
-    }
-    T* recycled = older;
-    older = prev;
-    prev = cur;
-    cur = recycled;
-  }
-  std::copy_n(bottom, t.w, &borders.row[t.j0]);
-  std::copy_n(right, t.h, &borders.col[t.i0]);
-}
-
-// Returns R(n − 1, m − 1); writes the pair's table when `table` is given.
-template <typename T, typename TileCosts>
-T forward_pair(const PairGeometry& g, T gamma, const TileCosts& costs, T* table, int64_t table_ld, bool parallel,
-               bool* invalid) {
-  ForwardBorders<T> borders(g);
-  std::vector<uint8_t> invalid_in_tile_row(g.tile_rows(), 0);
-  const T inv_gamma = T(1) / gamma;
-  for_each_tile_in_wavefront(g, /*reverse=*/false, parallel, [&](int64_t I, int64_t J) {
-    forward_tile(g, tile_range(g, I, J), I, gamma, inv_gamma, costs, borders, table, table_ld,
-                 &invalid_in_tile_row[I]);
-  });
-  *invalid = std::any_of(invalid_in_tile_row.begin(), invalid_in_tile_row.end(), [](uint8_t v) { return v != 0; });
-  return borders.row[g.m - 1];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Backward: E(n−1, m−1) = 1 and E(p) = Σ_{s ∈ succ(p)} w_s(p)·E(s), with w_s the normalized
-// soft-argmin weights of successor s over its predecessors (design doc §2, form (c)), computed
-// from the stored table. Tiles and their anti-diagonals run in reverse order; a flow diagonal is
-// indexed by slot r (rows 0..h, row h being the first row of the tile below), a table diagonal
-// by slot r + 1 (rows −1..h − 1).
-
-// A computed cell as its predecessors see it: its E and the weight it gives each predecessor.
-template <typename T>
-struct CellFlow {
-  T E, w_diag, w_up, w_left;
-};
-
-// Mirror of ForwardBorders: first row below each column, first column right of each row, and per
-// tile row the corner (i0 + h, j0 + w) of its next tile.
-template <typename T>
-struct BackwardBorders {
-  std::vector<CellFlow<T>> row, col, corner;
-  explicit BackwardBorders(const PairGeometry& g) : row(g.m), col(g.n), corner(g.tile_rows()) {}
-};
-
-template <typename T>
-struct FlowDiagonal {
-  T E[kTile + 1], w_diag[kTile + 1], w_up[kTile + 1], w_left[kTile + 1];
-  void set(int64_t slot, const CellFlow<T>& f) {
-    E[slot] = f.E;
-    w_diag[slot] = f.w_diag;
-    w_up[slot] = f.w_up;
-    w_left[slot] = f.w_left;
-  }
-  CellFlow<T> get(int64_t slot) const { return {E[slot], w_diag[slot], w_up[slot], w_left[slot]}; }
-};
-
-// One anti-diagonal of cells t: E from the successors (diagonal, below, right), zero where the
-// cell is unreachable, then the cell's own weights over its predecessors.
-template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(const T* __restrict r_self, const T* __restrict r_diag,
-                                       const T* __restrict r_up, const T* __restrict r_left,
-                                       const T* __restrict e_diag_succ, const T* __restrict w_diag_succ,
-                                       const T* __restrict e_below, const T* __restrict w_below,
-                                       const T* __restrict e_right, const T* __restrict w_right, T* __restrict e_out,
-                                       T* __restrict w_diag_out, T* __restrict w_up_out, T* __restrict w_left_out,
-                                       int64_t count, T inv_gamma) {
-  for (int64_t t = 0; t < count; ++t) {
-    const T e = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
-    e_out[t] = is_reachable(r_self[t]) ? e : T(0);
-    const PredecessorWeights<T> w = predecessor_weights(r_diag[t], r_up[t], r_left[t], inv_gamma);
-    w_diag_out[t] = w.diag;
-    w_up_out[t] = w.up;
-    w_left_out[t] = w.left;
-  }
-}
-
-// out[r + 1] = R(i0 + r, j0 + k − r) for the tile's cells on diagonal k and the border cells above
-// and left of the tile (virtual border: R(−1, −1) = 0, R(−1, j) = R(i, −1) = +inf).
-template <typename T>
-void gather_table_diagonal(const TileRange& t, const T* table, int64_t table_ld, int64_t k, T* out) {
-  const int64_t r_lo = std::max<int64_t>(-1, k - (t.w - 1)), r_hi = std::min(t.h - 1, k + 1);
-  for (int64_t r = r_lo; r <= r_hi; ++r) {
-    const int64_t i = t.i0 + r, j = t.j0 + k - r;
-    out[r + 1] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>()) : table[i * table_ld + j];
-  }
-}
-
-// emit(i, j, E) receives every cell's expected alignment.
-template <typename T, typename Emit>
-void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_gamma, const T* table,
-                   int64_t table_ld, BackwardBorders<T>& borders, const Emit& emit) {
-  const CellFlow<T>* below = &borders.row[t.j0];  // cells (h, c)
-  const CellFlow<T>* right = &borders.col[t.i0];  // cells (r, w)
-  const CellFlow<T> corner = borders.corner[I];   // cell (h, w)
-  borders.corner[I] = below[0];                   // cell (h, 0): the corner of tile (I, J − 1)
-
-  // Border cells of a flow diagonal k: (h, k − h) below the tile and (k − w, w) right of it.
-  auto set_border_slots = [&](int64_t k, FlowDiagonal<T>& f) {
-    if (k - t.h >= 0 && k - t.h < t.w) f.set(t.h, below[k - t.h]);
-    if (k - t.h == t.w) f.set(t.h, corner);
-    if (k - t.w >= 0 && k - t.w < t.h) f.set(k - t.w, right[k - t.w]);
-  };
-  FlowDiagonal<T> flows[3];
-  FlowDiagonal<T>* next2 = &flows[0];  // diagonal k + 2
-  FlowDiagonal<T>* next1 = &flows[1];  // diagonal k + 1
-  FlowDiagonal<T>* cur = &flows[2];
-  const int64_t last = t.h + t.w - 2;
-  set_border_slots(last + 2, *next2);
-  set_border_slots(last + 1, *next1);
-
-  T r_buffers[3][kTile + 2];
-  T* r_cur = r_buffers[0];    // table diagonal k
-  T* r_prev = r_buffers[1];   // k − 1
-  T* r_older = r_buffers[2];  // k − 2
-  gather_table_diagonal(t, table, table_ld, last, r_cur);
-  gather_table_diagonal(t, table, table_ld, last - 1, r_prev);
-  gather_table_diagonal(t, table, table_ld, last - 2, r_older);
-  const bool holds_end = t.i0 + t.h == g.n && t.j0 + t.w == g.m;
-
-  CellFlow<T> top[kTile], left[kTile];  // the tile's first row and first column
-  for (int64_t k = last; k >= 0; --k) {
-    const int64_t r_lo = std::max<int64_t>(0, k - t.w + 1), r_hi = std::min(t.h - 1, k);
-    // Cell (r, c = k − r): successors (r+1, c+1) at slot r + 1 of k + 2, (r+1, c) at slot r + 1 and
-    // (r, c+1) at slot r of k + 1; predecessors (r−1, c−1) at slot r of k − 2, (r−1, c) at slot r
-    // and (r, c−1) at slot r + 1 of k − 1; the cell itself at slot r + 1 of k.
-    backward_diagonal(r_cur + r_lo + 1, r_older + r_lo, r_prev + r_lo, r_prev + r_lo + 1, next2->E + r_lo + 1,
-                      next2->w_diag + r_lo + 1, next1->E + r_lo + 1, next1->w_up + r_lo + 1, next1->E + r_lo,
-                      next1->w_left + r_lo, cur->E + r_lo, cur->w_diag + r_lo, cur->w_up + r_lo, cur->w_left + r_lo,
-                      r_hi - r_lo + 1, inv_gamma);
-    if (k == last && holds_end) cur->E[t.h - 1] = is_reachable(r_cur[t.h]) ? T(1) : T(0);  // E(n−1, m−1) = 1
-    set_border_slots(k, *cur);
-    for (int64_t r = r_lo; r <= r_hi; ++r) emit(t.i0 + r, t.j0 + k - r, cur->E[r]);
-    if (r_lo == 0) top[k] = cur->get(0);
-    if (r_hi == k) left[k] = cur->get(k);
-
-    FlowDiagonal<T>* recycled = next2;
-    next2 = next1;
-    next1 = cur;
-    cur = recycled;
-    T* r_recycled = r_cur;
-    r_cur = r_prev;
-    r_prev = r_older;
-    r_older = r_recycled;
-    if (k - 3 >= -2) gather_table_diagonal(t, table, table_ld, k - 3, r_older);
-  }
-  std::copy_n(top, t.w, &borders.row[t.j0]);
-  std::copy_n(left, t.h, &borders.col[t.i0]);
-}
-
-template <typename T, typename Emit>
-void backward_pair(const PairGeometry& g, T gamma, const T* table, int64_t table_ld, bool parallel, const Emit& emit) {
-  BackwardBorders<T> borders(g);
-  const T inv_gamma = T(1) / gamma;
-  for_each_tile_in_wavefront(g, /*reverse=*/true, parallel, [&](int64_t I, int64_t J) {
-    backward_tile(g, tile_range(g, I, J), I, inv_gamma, table, table_ld, borders, emit);
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,6 +59,57 @@ struct SquaredEuclideanTile {
         }
       }
     }
+    *stride = t.w;
+    return out;
+  }
+};
+
+// Tangents Ḋ_ij = 2 (x_i − y_j)·(u_i − v_j) of the squared Euclidean costs of one tile, for the
+// tangents u of x and v of y (either nullable: a zero tangent), summed over features in order.
+template <typename T>
+struct SquaredEuclideanTangentTile {
+  const T* x;
+  const T* y;
+  const T* u;  // nullable
+  const T* v;  // nullable
+  int64_t d;
+
+  const T* operator()(const TileRange& t, T* out, int64_t* stride) const {
+    for (int64_t r = 0; r < t.h; ++r) {
+      const T* xi = x + (t.i0 + r) * d;
+      const T* ui = u ? u + (t.i0 + r) * d : nullptr;
+      for (int64_t c = 0; c < t.w; ++c) {
+        const T* yj = y + (t.j0 + c) * d;
+        const T* vj = v ? v + (t.j0 + c) * d : nullptr;
+        T sum = T(0);
+        for (int64_t k = 0; k < d; ++k) {
+          const T du = (ui ? ui[k] : T(0)) - (vj ? vj[k] : T(0));
+          sum += (xi[k] - yj[k]) * du;
+        }
+        out[r * t.w + c] = T(2) * sum;
+      }
+    }
+    *stride = t.w;
+    return out;
+  }
+};
+
+// The costs of one pair read from a (B, N, M) tensor (D, or its tangent Ḋ), row stride ld.
+template <typename T>
+struct CostsFromTensor {
+  const T* pair;
+  int64_t ld;
+  const T* operator()(const TileRange& t, T*, int64_t* stride) const {
+    *stride = ld;
+    return pair + t.i0 * ld + t.j0;
+  }
+};
+
+// A tangent that is zero (an undefined tangent input).
+template <typename T>
+struct ZeroTangentTile {
+  const T* operator()(const TileRange& t, T* out, int64_t* stride) const {
+    std::fill_n(out, t.h * t.w, T(0));
     *stride = t.w;
     return out;
   }
@@ -428,14 +179,19 @@ template <typename T>
 struct PackedSequences {
   std::vector<T> x, y;
   int64_t n, m, d, P;
+  // A null x_all or y_all (a zero tangent) packs as zeros.
   PackedSequences(const Pack& pk, const T* x_all, const T* y_all, int64_t x_stride, int64_t y_stride, int64_t d)
-      : x(pk.n * d * pk.lanes()), y(pk.m * d * pk.lanes()), n(pk.n), m(pk.m), d(d), P(pk.lanes()) {
+      : x(pk.n * d * pk.lanes(), T(0)), y(pk.m * d * pk.lanes(), T(0)), n(pk.n), m(pk.m), d(d), P(pk.lanes()) {
     for (int64_t p = 0; p < P; ++p) {
-      const T* xb = x_all + (pk.begin + p) * x_stride;
-      const T* yb = y_all + (pk.begin + p) * y_stride;
       for (int64_t k = 0; k < d; ++k) {
-        for (int64_t i = 0; i < n; ++i) x[(k * n + i) * P + p] = xb[i * d + k];
-        for (int64_t j = 0; j < m; ++j) y[(k * m + (m - 1 - j)) * P + p] = yb[j * d + k];
+        if (x_all != nullptr) {
+          const T* xb = x_all + (pk.begin + p) * x_stride;
+          for (int64_t i = 0; i < n; ++i) x[(k * n + i) * P + p] = xb[i * d + k];
+        }
+        if (y_all != nullptr) {
+          const T* yb = y_all + (pk.begin + p) * y_stride;
+          for (int64_t j = 0; j < m; ++j) y[(k * m + (m - 1 - j)) * P + p] = yb[j * d + k];
+        }
       }
     }
   }
@@ -479,6 +235,44 @@ SOFTDTW_TORCH_CPU_CLONES void gradient_run(const T* __restrict E, const T* __res
   }
 }
 
+// out[t] = 2 Σ_k (x − y)(u − v) along one diagonal run: the tangents of the costs, as
+// SquaredEuclideanTangentTile computes them (u, v: the packed tangents of x, y).
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void squared_euclidean_tangent_run(const T* __restrict x, const T* __restrict y,
+                                                   const T* __restrict u, const T* __restrict v, int64_t d,
+                                                   int64_t plane_x, int64_t plane_y, T* __restrict out,
+                                                   int64_t count) {
+  for (int64_t t = 0; t < count; ++t) out[t] = T(0);
+  for (int64_t k = 0; k < d; ++k) {
+    const T* xk = x + k * plane_x;
+    const T* yk = y + k * plane_y;
+    const T* uk = u + k * plane_x;
+    const T* vk = v + k * plane_y;
+    for (int64_t t = 0; t < count; ++t) out[t] += (xk[t] - yk[t]) * (uk[t] - vk[t]);
+  }
+  for (int64_t t = 0; t < count; ++t) out[t] = T(2) * out[t];
+}
+
+// The Hessian term of the second-order sums along one diagonal run: Σ_j Ė_ij (x_i − y_j) +
+// E_ij (u_i − v_j) into hess_x and its negative into hess_y, in float64 (as the tile path's emit).
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void hessian_run(const T* __restrict E, const T* __restrict E_tangent, const T* __restrict x,
+                                 const T* __restrict y, const T* __restrict u, const T* __restrict v, int64_t d,
+                                 int64_t plane_x, int64_t plane_y, double* __restrict hess_x,
+                                 double* __restrict hess_y, int64_t count) {
+  for (int64_t k = 0; k < d; ++k) {
+    const T *xk = x + k * plane_x, *yk = y + k * plane_y, *uk = u + k * plane_x, *vk = v + k * plane_y;
+    double* hx = hess_x + k * plane_x;
+    double* hy = hess_y + k * plane_y;
+    for (int64_t t = 0; t < count; ++t) {
+      const double h = static_cast<double>(E_tangent[t]) * static_cast<double>(xk[t] - yk[t]) +
+                       static_cast<double>(E[t]) * static_cast<double>(uk[t] - vk[t]);
+      hx[t] += h;
+      hy[t] -= h;
+    }
+  }
+}
+
 // A pack's DP diagonals k = −2..n+m−2, element (slot s, lane p) at diagonal(k)[s·P + p], slot
 // r + 1 holding row r (slot 0: the border row −1). Either every diagonal is kept (compactly, only
 // the slots [max(0, k − m + 2), min(n, k + 2)] that the forward writes and the backward reads), for
@@ -512,16 +306,29 @@ class PackDiagonals {
   std::vector<T> data_;
 };
 
+// The tangent channel of a pack (forward mode and second order): the packed tangents u, v of x, y
+// (as the x and y of a PackedSequences), the pack's diagonals of Ṙ, and Ṙ(n − 1, m − 1) per lane.
+template <typename T>
+struct PackTangent {
+  const PackedSequences<T>& uv;
+  PackDiagonals<T>& diagonals;
+  T* values;
+};
+
 // Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
-// table (B, N, M) layout) filled too when `tables` is given.
+// table (B, N, M) layout) filled too when `tables` is given. With a PackTangent, Ṙ beside R.
 template <typename T>
 void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiagonals<T>& diagonals, T* tables,
-                  int64_t table_stride, int64_t table_ld, T* values) {
+                  int64_t table_stride, int64_t table_ld, T* values, const PackTangent<T>* tangent = nullptr) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes();
   const T inf = positive_infinity<T>(), inv_gamma = T(1) / gamma;
-  std::vector<T> cost(n * P);
+  std::vector<T> cost(n * P), tangent_cost(tangent != nullptr ? n * P : 0);
   std::fill_n(diagonals(-2), P, T(0));  // R(−1, −1) = 0
   std::fill_n(diagonals(-1), 2 * P, inf);  // R(−1, 0), R(0, −1)
+  if (tangent != nullptr) {  // Ṙ's border is 0
+    std::fill_n(tangent->diagonals(-2), P, T(0));
+    std::fill_n(tangent->diagonals(-1), 2 * P, T(0));
+  }
   for (int64_t k = 0; k < n + m - 1; ++k) {
     const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
     const int64_t run = (r_hi - r_lo + 1) * P;
@@ -529,8 +336,22 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     const T* prev = diagonals(k - 1);
     T* cur = diagonals(k);
     squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
-    forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P, run,
-                     gamma, inv_gamma);
+    if (tangent == nullptr) {
+      forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P,
+                       run, gamma, inv_gamma);
+    } else {
+      const PackedSequences<T>& uv = tangent->uv;
+      squared_euclidean_tangent_run(s.x_at(r_lo), s.y_at(k, r_lo), uv.x_at(r_lo), uv.y_at(k, r_lo), s.d, n * P, m * P,
+                                    tangent_cost.data(), run);
+      const T* t_older = tangent->diagonals(k - 2);
+      const T* t_prev = tangent->diagonals(k - 1);
+      T* t_cur = tangent->diagonals(k);
+      forward_tangent_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P,
+                               tangent_cost.data(), t_older + r_lo * P, t_prev + r_lo * P, t_prev + (r_lo + 1) * P,
+                               cur + (r_lo + 1) * P, t_cur + (r_lo + 1) * P, run, gamma, inv_gamma);
+      if (k + 1 < m) std::fill_n(t_cur, P, T(0));
+      if (k + 1 < n) std::fill_n(t_cur + (k + 2) * P, P, T(0));
+    }
     if (k + 1 < m) std::fill_n(cur, P, inf);                   // (−1, k + 1)
     if (k + 1 < n) std::fill_n(cur + (k + 2) * P, P, inf);     // (k + 1, −1)
     if (tables != nullptr) {
@@ -541,6 +362,10 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
   }
   const T* end = diagonals(n + m - 2);
   for (int64_t p = 0; p < P; ++p) values[p] = end[n * P + p];
+  if (tangent != nullptr) {
+    const T* t_end = tangent->diagonals(n + m - 2);
+    for (int64_t p = 0; p < P; ++p) tangent->values[p] = t_end[n * P + p];
+  }
 }
 
 // Table diagonals of a pack gathered from its lanes' tables (B, N, M), as gather_table_diagonal
@@ -574,27 +399,40 @@ class GatheredDiagonals {
   int64_t held_[3] = {-3, -3, -3};
 };
 
+// The second order's part of a pack's reverse sweep: Ṙ's diagonals (from the forward with the
+// tangent), the packed tangents u, v, and the Hessian sums it adds to (laid out as acc_x, acc_y).
+template <typename T>
+struct PackSecondOrder {
+  PackDiagonals<T>& tangent_table;
+  const PackedSequences<T>& uv;
+  double* hess_x;
+  double* hess_y;
+};
+
 // Mirror of backward_tile over the whole matrix: flow diagonals by slot r (rows 0..n, row n and
 // the column m right of the matrix being zero flow), table diagonals (from `table(k)`) by slot
 // r + 1. Adds Σ_j E_ij (x_i − y_j) to acc_x ([k][i][lane]) and Σ_i E_ij (y_j − x_i) to acc_y
-// ([k][m − 1 − j][lane]).
+// ([k][m − 1 − j][lane]). With PackSecondOrder, Ė beside E and the Hessian sums (hessian_run).
 template <typename T, typename TableDiagonals>
 void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDiagonals& table, double* acc_x,
-                   double* acc_y) {
+                   double* acc_y, const PackSecondOrder<T>* second = nullptr) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
   const T inv_gamma = T(1) / gamma;
   struct Flow {
     T *E, *w_diag, *w_up, *w_left;
   };
-  std::vector<T> storage(3 * 4 * slots, T(0));
-  Flow flows[3];
-  for (int f = 0; f < 3; ++f) {
-    T* base = storage.data() + f * 4 * slots;
-    flows[f] = {base, base + slots, base + 2 * slots, base + 3 * slots};
+  const int channels = second != nullptr ? 2 : 1;  // E with its weights; Ė with their tangents
+  std::vector<T> storage(channels * 3 * 4 * slots, T(0));
+  Flow flows[2][3];
+  for (int c = 0; c < channels; ++c) {
+    for (int f = 0; f < 3; ++f) {
+      T* base = storage.data() + (c * 3 + f) * 4 * slots;
+      flows[c][f] = {base, base + slots, base + 2 * slots, base + 3 * slots};
+    }
   }
-  Flow* next2 = &flows[0];  // diagonal k + 2
-  Flow* next1 = &flows[1];  // diagonal k + 1
-  Flow* cur = &flows[2];
+  Flow* next2[2] = {&flows[0][0], &flows[1][0]};  // diagonal k + 2
+  Flow* next1[2] = {&flows[0][1], &flows[1][1]};  // diagonal k + 1
+  Flow* cur[2] = {&flows[0][2], &flows[1][2]};
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
     const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
@@ -602,21 +440,62 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
     const T* r_cur = table(k);
     const T* r_prev = table(k - 1);
     const T* r_older = table(k - 2);
-    backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, next2->E + a + P, next2->w_diag + a + P,
-                      next1->E + a + P, next1->w_up + a + P, next1->E + a, next1->w_left + a, cur->E + a,
-                      cur->w_diag + a, cur->w_up + a, cur->w_left + a, run, inv_gamma);
-    if (k == last) {  // E(n−1, m−1) = 1
-      for (int64_t p = 0; p < P; ++p) cur->E[(n - 1) * P + p] = is_reachable(r_cur[n * P + p]) ? T(1) : T(0);
+    const Flow &n2 = *next2[0], &n1 = *next1[0], &c0 = *cur[0];
+    backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, n2.E + a + P, n2.w_diag + a + P,
+                      n1.E + a + P, n1.w_up + a + P, n1.E + a, n1.w_left + a, c0.E + a, c0.w_diag + a, c0.w_up + a,
+                      c0.w_left + a, run, inv_gamma);
+    if (second != nullptr) {
+      const T* t_prev = second->tangent_table(k - 1);
+      const T* t_older = second->tangent_table(k - 2);
+      const Flow &t2 = *next2[1], &t1 = *next1[1], &c1 = *cur[1];
+      backward_tangent_diagonal(r_cur + a + P, c0.w_diag + a, c0.w_up + a, c0.w_left + a, t_older + a, t_prev + a,
+                                t_prev + a + P, n2.E + a + P, n2.w_diag + a + P, t2.E + a + P, t2.w_diag + a + P,
+                                n1.E + a + P, n1.w_up + a + P, t1.E + a + P, t1.w_up + a + P, n1.E + a,
+                                n1.w_left + a, t1.E + a, t1.w_left + a, c1.E + a, c1.w_diag + a, c1.w_up + a,
+                                c1.w_left + a, run, inv_gamma);
+    }
+    if (k == last) {  // E(n−1, m−1) = 1 (and Ė = 0 there)
+      for (int64_t p = 0; p < P; ++p) c0.E[(n - 1) * P + p] = is_reachable(r_cur[n * P + p]) ? T(1) : T(0);
+      if (second != nullptr) std::fill_n(cur[1]->E + (n - 1) * P, P, T(0));
     }
     // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
-    for (T* f : {cur->E, cur->w_diag, cur->w_up, cur->w_left}) {
-      std::fill_n(f + n * P, P, T(0));
-      if (k - m >= 0) std::fill_n(f + (k - m) * P, P, T(0));
+    for (int c = 0; c < channels; ++c) {
+      for (T* f : {cur[c]->E, cur[c]->w_diag, cur[c]->w_up, cur[c]->w_left}) {
+        std::fill_n(f + n * P, P, T(0));
+        if (k - m >= 0) std::fill_n(f + (k - m) * P, P, T(0));
+      }
     }
-    gradient_run(cur->E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
+    gradient_run(c0.E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
                  acc_y + (r_lo + m - 1 - k) * P, run);
-    std::swap(next2, next1);
-    std::swap(next1, cur);
+    if (second != nullptr) {
+      hessian_run(c0.E + a, cur[1]->E + a, s.x_at(r_lo), s.y_at(k, r_lo), second->uv.x_at(r_lo),
+                  second->uv.y_at(k, r_lo), s.d, n * P, m * P, second->hess_x + a,
+                  second->hess_y + (r_lo + m - 1 - k) * P, run);
+    }
+    for (int c = 0; c < channels; ++c) {
+      std::swap(next2[c], next1[c]);
+      std::swap(next1[c], cur[c]);
+    }
+  }
+}
+
+// Per-lane results from a pack's sums into (B, N, d) and (B, M, d) outputs (out_y may be null):
+// value(lane, of_y, index) reads the sums at `index` of their packed layout ([k][i][lane] for x,
+// [k][m − 1 − j][lane] for y) and gives the output.
+template <typename T, typename Value>
+void store_pack_rows(const Pack& pk, int64_t d, int64_t N, int64_t M, T* out_x, T* out_y, const Value& value) {
+  const int64_t P = pk.lanes();
+  for (int64_t q = 0; q < P; ++q) {
+    const int64_t b = pk.begin + q;
+    for (int64_t k = 0; k < d; ++k) {
+      T* ox = out_x + b * N * d;
+      for (int64_t i = 0; i < pk.n; ++i) ox[i * d + k] = static_cast<T>(value(q, false, (k * pk.n + i) * P + q));
+      if (out_y == nullptr) continue;
+      T* oy = out_y + b * M * d;
+      for (int64_t j = 0; j < pk.m; ++j) {
+        oy[j * d + k] = static_cast<T>(value(q, true, (k * pk.m + pk.m - 1 - j) * P + q));
+      }
+    }
   }
 }
 
@@ -626,18 +505,9 @@ template <typename T>
 void store_pack_gradients(const Pack& pk, const PackedSequences<T>& s, const std::vector<double>& acc_x,
                           const std::vector<double>& acc_y, const T* scale, int64_t N, int64_t M, T* grad_x,
                           T* grad_y) {
-  const int64_t P = pk.lanes(), d = s.d;
-  for (int64_t q = 0; q < P; ++q) {
-    const int64_t b = pk.begin + q;
-    const double factor = 2.0 * static_cast<double>(scale[b]);
-    for (int64_t k = 0; k < d; ++k) {
-      T* gx = grad_x + b * N * d;
-      for (int64_t i = 0; i < pk.n; ++i) gx[i * d + k] = static_cast<T>(factor * acc_x[(k * pk.n + i) * P + q]);
-      if (grad_y == nullptr) continue;
-      T* gy = grad_y + b * M * d;
-      for (int64_t j = 0; j < pk.m; ++j) gy[j * d + k] = static_cast<T>(factor * acc_y[(k * pk.m + pk.m - 1 - j) * P + q]);
-    }
-  }
+  store_pack_rows(pk, s.d, N, M, grad_x, grad_y, [&](int64_t q, bool of_y, int64_t index) {
+    return 2.0 * static_cast<double>(scale[pk.begin + q]) * (of_y ? acc_y : acc_x)[index];
+  });
 }
 
 // Whether any pair of the pack holds a non-finite value (flagged in `bad`).
@@ -672,21 +542,21 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in,
     const int64_t pair_stride = p.n * p.m;
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const scalar_t* d_pair = d_all + b * pair_stride;
-      auto costs = [&](const TileRange& t, scalar_t*, int64_t* stride) {
-        *stride = p.m;
-        return d_pair + t.i0 * p.m + t.j0;
-      };
-      v[b] = forward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), costs,
-                                    r_all ? r_all + b * pair_stride : nullptr, p.m, parallel, &bad[b]);
+      const CostsFromTensor<scalar_t> costs{d_pair, p.m};
+      const Tables<scalar_t> table{r_all ? r_all + b * pair_stride : nullptr, nullptr, p.m};
+      v[b] = forward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), costs, table, parallel,
+                                    &bad[b])
+                 .value;
     });
   });
   return finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
 }
 
-at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& R_in, double gamma,
-                                  std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D_in, const at::Tensor& R_in,
+                                  double gamma, std::optional<int64_t> bandwidth,
+                                  const std::optional<at::Tensor>& x_lengths,
                                   const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in = prepare_from_cost_backward(grad_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const BackwardInputs in = prepare_from_cost_backward(grad_in, D_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& R = in.R;
   const at::Tensor& grad = in.grad;
@@ -701,8 +571,9 @@ at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& R
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       scalar_t* out = out_all + b * pair_stride;
       const scalar_t scale = g[b];
-      backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), r_all + b * pair_stride,
-                              p.m, parallel, [&](int64_t i, int64_t j, scalar_t E) { out[i * p.m + j] = scale * E; });
+      const Tables<const scalar_t> table{r_all + b * pair_stride, nullptr, p.m};
+      backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), table, parallel,
+                              [&](int64_t i, int64_t j, scalar_t E) { out[i * p.m + j] = scale * E; });
     });
   });
   return grad_D;
@@ -744,8 +615,8 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
         bad[b] = true;
         return;
       }
-      v[b] = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs,
-                                    r_all ? r_all + b * p.n * p.m : nullptr, p.m, parallel, &bad[b]);
+      const Tables<scalar_t> table{r_all ? r_all + b * p.n * p.m : nullptr, nullptr, p.m};
+      v[b] = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs, table, parallel, &bad[b]).value;
     });
   });
   return finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
@@ -789,7 +660,8 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
       // Σ_j E_ij (x_i − y_j) and Σ_i E_ij (y_j − x_i), accumulated in float64 in a fixed order
       // (tiles of one anti-diagonal never share a row or a column).
       std::vector<double> acc_x(geo.n * d, 0.0), acc_y(geo.m * d, 0.0);
-      backward_pair<scalar_t>(geo, static_cast<scalar_t>(gamma), r_all + b * p.n * p.m, p.m, parallel,
+      const Tables<const scalar_t> table{r_all + b * p.n * p.m, nullptr, p.m};
+      backward_pair<scalar_t>(geo, static_cast<scalar_t>(gamma), table, parallel,
                               [&](int64_t i, int64_t j, scalar_t E) {
                                 if (E == scalar_t(0)) return;
                                 const scalar_t* xi = xb + i * d;
@@ -857,6 +729,285 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
   return {values, grad_x.to(x_in.scalar_type())};
 }
 
+// ---------------------------------------------------------------------------------------------
+// Forward mode and second order (design doc §3): each pair's forward carries the tangent channel
+// (Ṙ beside R); the second-order ops then run the reverse sweep with it (Ė beside E) over the
+// pair's own tables, R and Ṙ, kept in per-pair scratch (n·m each, per pair in flight): no
+// (B, N, M) buffer beyond the outputs.
+
+template <typename T, typename Costs>
+ForwardEnd<T> tangent_forward(const PairGeometry& g, T gamma, const Costs& costs, const T* tangent_pair, int64_t ld,
+                              const Tables<T>& tables, bool parallel, bool* invalid) {
+  if (tangent_pair == nullptr) return forward_pair<T>(g, gamma, costs, tables, parallel, invalid, ZeroTangentTile<T>{});
+  return forward_pair<T>(g, gamma, costs, tables, parallel, invalid, CostsFromTensor<T>{tangent_pair, ld});
+}
+
+std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, const at::Tensor& D_tangent_in,
+                                                     double gamma, std::optional<int64_t> bandwidth,
+                                                     const std::optional<at::Tensor>& x_lengths,
+                                                     const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", in.D);
+  const ForwardOutputs out = new_forward_outputs(p, in.D.options(), /*keep_table=*/false);
+  at::Tensor tangents = at::empty({p.batch}, in.D.options());
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  AT_DISPATCH_FLOATING_TYPES(in.D.scalar_type(), "soft_dtw_from_cost_jvp_cpu", [&] {
+    const int64_t pair_stride = p.n * p.m;
+    const scalar_t* t_all = D_tangent.defined() ? D_tangent.data_ptr<scalar_t>() : nullptr;
+    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
+      const CostsFromTensor<scalar_t> costs{in.D.data_ptr<scalar_t>() + b * pair_stride, p.m};
+      const ForwardEnd<scalar_t> end =
+          tangent_forward<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), costs,
+                                    t_all ? t_all + b * pair_stride : nullptr, p.m, Tables<scalar_t>{}, parallel,
+                                    &out.invalid.data_ptr<bool>()[b]);
+      out.values.data_ptr<scalar_t>()[b] = end.value;
+      tangents.data_ptr<scalar_t>()[b] = end.tangent;
+    });
+  });
+  auto [values, unused] = finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
+  return {values, tangents.to(D_in.scalar_type())};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
+                                                 const std::optional<at::Tensor>& x_tangent_in,
+                                                 const std::optional<at::Tensor>& y_tangent_in, double gamma,
+                                                 std::optional<int64_t> bandwidth,
+                                                 const std::optional<at::Tensor>& x_lengths,
+                                                 const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent_in, "x", in.x);
+  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent_in, "y", in.y);
+  const int64_t d = in.x.size(2);
+  const ForwardOutputs out = new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
+  at::Tensor tangents = at::empty({p.batch}, in.x.options());
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_jvp_cpu", [&] {
+    const scalar_t* x_all = in.x.data_ptr<scalar_t>();
+    const scalar_t* y_all = in.y.data_ptr<scalar_t>();
+    if (!packs.empty()) {  // short pairs without a band: the forward with the tangent in packs
+      for_each_pack(packs, [&](const Pack& pk) {
+        if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
+        const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+        const PackedSequences<scalar_t> uv(pk, u.defined() ? u.data_ptr<scalar_t>() : nullptr,
+                                           v.defined() ? v.data_ptr<scalar_t>() : nullptr, p.n * d, p.m * d, d);
+        PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
+        PackDiagonals<scalar_t> tangent_diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
+        const PackTangent<scalar_t> tangent{uv, tangent_diagonals, tangents.data_ptr<scalar_t>() + pk.begin};
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0, 0,
+                               out.values.data_ptr<scalar_t>() + pk.begin, &tangent);
+      });
+      return;
+    }
+    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
+      const PairGeometry g = pair_geometry(p, xl, yl, b);
+      const SquaredEuclideanTile<scalar_t> costs{x_all + b * p.n * d, y_all + b * p.m * d, d};
+      bool* bad = &out.invalid.data_ptr<bool>()[b];
+      if (!all_finite(costs.x, g.n * d) || !all_finite(costs.y, g.m * d)) {
+        *bad = true;
+        return;
+      }
+      const SquaredEuclideanTangentTile<scalar_t> tangent_costs{
+          costs.x, costs.y, u.defined() ? u.data_ptr<scalar_t>() + b * p.n * d : nullptr,
+          v.defined() ? v.data_ptr<scalar_t>() + b * p.m * d : nullptr, d};
+      const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs,
+                                                              Tables<scalar_t>{}, parallel, bad, tangent_costs);
+      out.values.data_ptr<scalar_t>()[b] = end.value;
+      tangents.data_ptr<scalar_t>()[b] = end.tangent;
+    });
+  });
+  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  return {values, tangents.to(x_in.scalar_type())};
+}
+
+// One pair's tables for the reverse sweep of a second-order op, in scratch (row stride m).
+template <typename T>
+struct PairTables {
+  std::vector<T> R, R_tangent;
+  int64_t ld;
+  explicit PairTables(const PairGeometry& g) : R(g.n * g.m), R_tangent(g.n * g.m), ld(g.m) {}
+  Tables<T> to_write() { return {R.data(), R_tangent.data(), ld}; }
+  Tables<const T> to_read() const { return {R.data(), R_tangent.data(), ld}; }
+};
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
+    const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& D_in,
+    const std::optional<at::Tensor>& D_tangent_in, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& D = in.D;
+  const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", D);
+  const at::Tensor grad = prepare_pair_scalars(kFromCostOp, "grad", grad_in, p.batch, D);
+  const at::Tensor grad_tangent = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent_in, p.batch, D);
+  const ForwardOutputs out = new_forward_outputs(p, D.options(), /*keep_table=*/false);
+  at::Tensor value_tangent = at::zeros({p.batch}, D.options());
+  auto new_like_D = [&] { return p.ragged() ? at::zeros_like(D) : at::empty_like(D); };
+  at::Tensor grad_D = with_grad ? new_like_D() : at::empty({0}, D.options());
+  at::Tensor grad_D_tangent = new_like_D();
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  AT_DISPATCH_FLOATING_TYPES(D.scalar_type(), "soft_dtw_from_cost_hvp_cpu", [&] {
+    const int64_t pair_stride = p.n * p.m;
+    const scalar_t* t_all = D_tangent.defined() ? D_tangent.data_ptr<scalar_t>() : nullptr;
+    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
+      const PairGeometry geo = pair_geometry(p, xl, yl, b);
+      PairTables<scalar_t> tables(geo);
+      const CostsFromTensor<scalar_t> costs{D.data_ptr<scalar_t>() + b * pair_stride, p.m};
+      bool* bad = &out.invalid.data_ptr<bool>()[b];
+      const ForwardEnd<scalar_t> end =
+          tangent_forward<scalar_t>(geo, static_cast<scalar_t>(gamma), costs, t_all ? t_all + b * pair_stride : nullptr,
+                                    p.m, tables.to_write(), parallel, bad);
+      if (*bad) return;  // the op raises
+      value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
+      const scalar_t g = grad.data_ptr<scalar_t>()[b];
+      const scalar_t gt = grad_tangent.defined() ? grad_tangent.data_ptr<scalar_t>()[b] : scalar_t(0);
+      scalar_t* out_tangent = grad_D_tangent.data_ptr<scalar_t>() + b * pair_stride;
+      scalar_t* out_grad = with_grad ? grad_D.data_ptr<scalar_t>() + b * pair_stride : nullptr;
+      backward_pair<scalar_t, /*kTangent=*/true>(
+          geo, static_cast<scalar_t>(gamma), tables.to_read(), parallel,
+          [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
+            // grad_tangent·E + grad·Ė; grad·E has the first-order backward's bits.
+            out_tangent[i * p.m + j] = gt * E + g * E_tangent;
+            if (out_grad != nullptr) out_grad[i * p.m + j] = g * E;
+          });
+    });
+  });
+  finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
+  return {value_tangent, grad_D, grad_D_tangent};
+}
+
+// The fused second order in packs (short pairs without a band): each pack's forward keeps all
+// its diagonals of R and Ṙ, and its reverse sweep reads them in the same call.
+template <typename T>
+void fused_hvp_packs(const std::vector<Pack>& packs, const SoftDTWProblem& p, const at::Tensor& x, const at::Tensor& y,
+                     const at::Tensor& u, const at::Tensor& v, const at::Tensor& grad, const at::Tensor& grad_tangent,
+                     bool with_grad, at::Tensor& value_tangent, at::Tensor& grad_x, at::Tensor& grad_y,
+                     at::Tensor& grad_x_tangent, at::Tensor& grad_y_tangent, bool* bad) {
+  const int64_t d = x.size(2);
+  const T* x_all = x.data_ptr<T>();
+  const T* y_all = y.data_ptr<T>();
+  for_each_pack(packs, [&](const Pack& pk) {
+    if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, bad)) return;  // the op raises
+    const int64_t P = pk.lanes();
+    const PackedSequences<T> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+    const PackedSequences<T> uv(pk, u.defined() ? u.data_ptr<T>() : nullptr, v.defined() ? v.data_ptr<T>() : nullptr,
+                                p.n * d, p.m * d, d);
+    PackDiagonals<T> diagonals(pk.n, pk.m, P, /*keep_all=*/true), tangent_diagonals(pk.n, pk.m, P, /*keep_all=*/true);
+    std::vector<T> values(P);
+    const PackTangent<T> tangent{uv, tangent_diagonals, value_tangent.data_ptr<T>() + pk.begin};
+    forward_pack<T>(pk, s, static_cast<T>(p.gamma), diagonals, nullptr, 0, 0, values.data(), &tangent);
+    std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0), hess_x(s.x.size(), 0.0),
+        hess_y(s.y.size(), 0.0);
+    const PackSecondOrder<T> second{tangent_diagonals, uv, hess_x.data(), hess_y.data()};
+    backward_pack<T>(pk, s, static_cast<T>(p.gamma), diagonals, acc_x.data(), acc_y.data(), &second);
+    const T* g = grad.data_ptr<T>();
+    const T* gt = grad_tangent.defined() ? grad_tangent.data_ptr<T>() : nullptr;
+    // As the tile path: grad = 2·g·Σ, its tangent 2·(ġ·Σ + g·Σ_hess).
+    if (with_grad) store_pack_gradients(pk, s, acc_x, acc_y, g, p.n, p.m, grad_x.data_ptr<T>(), grad_y.data_ptr<T>());
+    store_pack_rows(pk, d, p.n, p.m, grad_x_tangent.data_ptr<T>(), grad_y_tangent.data_ptr<T>(),
+                    [&](int64_t q, bool of_y, int64_t index) {
+                      const double gq = static_cast<double>(g[pk.begin + q]);
+                      const double gtq = gt != nullptr ? static_cast<double>(gt[pk.begin + q]) : 0.0;
+                      const double sum = (of_y ? acc_y : acc_x)[index], hess = (of_y ? hess_y : hess_x)[index];
+                      return 2.0 * (gtq * sum + gq * hess);
+                    });
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_cpu(
+    const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& x_in,
+    const at::Tensor& y_in, const std::optional<at::Tensor>& x_tangent_in,
+    const std::optional<at::Tensor>& y_tangent_in, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& x = in.x;
+  const at::Tensor& y = in.y;
+  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent_in, "x", x);
+  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent_in, "y", y);
+  const at::Tensor grad = prepare_pair_scalars(kFusedOp, "grad", grad_in, p.batch, x);
+  const at::Tensor grad_tangent = prepare_pair_scalars(kFusedOp, "grad_tangent", grad_tangent_in, p.batch, x);
+  const int64_t d = x.size(2);
+  const ForwardOutputs out = new_forward_outputs(p, x.options(), /*keep_table=*/false);
+  at::Tensor value_tangent = at::zeros({p.batch}, x.options());
+  at::Tensor grad_x = with_grad ? at::zeros_like(x) : at::empty({0}, x.options());
+  at::Tensor grad_y = with_grad ? at::zeros_like(y) : at::empty({0}, y.options());
+  at::Tensor grad_x_tangent = at::zeros_like(x);
+  at::Tensor grad_y_tangent = at::zeros_like(y);
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_hvp_cpu", [&] {
+    if (!packs.empty()) {
+      fused_hvp_packs<scalar_t>(packs, p, x, y, u, v, grad, grad_tangent, with_grad, value_tangent, grad_x, grad_y,
+                                grad_x_tangent, grad_y_tangent, out.invalid.data_ptr<bool>());
+      return;
+    }
+    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
+      const PairGeometry geo = pair_geometry(p, xl, yl, b);
+      const scalar_t* xb = x.data_ptr<scalar_t>() + b * p.n * d;
+      const scalar_t* yb = y.data_ptr<scalar_t>() + b * p.m * d;
+      const scalar_t* ub = u.defined() ? u.data_ptr<scalar_t>() + b * p.n * d : nullptr;
+      const scalar_t* vb = v.defined() ? v.data_ptr<scalar_t>() + b * p.m * d : nullptr;
+      bool* bad = &out.invalid.data_ptr<bool>()[b];
+      if (!all_finite(xb, geo.n * d) || !all_finite(yb, geo.m * d)) {
+        *bad = true;
+        return;
+      }
+      PairTables<scalar_t> tables(geo);
+      const ForwardEnd<scalar_t> end =
+          forward_pair<scalar_t>(geo, static_cast<scalar_t>(gamma), SquaredEuclideanTile<scalar_t>{xb, yb, d},
+                                 tables.to_write(), parallel, bad, SquaredEuclideanTangentTile<scalar_t>{xb, yb, ub, vb, d});
+      value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
+      // Per cell, in float64 and in the first-order backward's order: Σ_j E_ij (x_i − y_j) (its
+      // sums, so grad has its bits) and Σ_j Ė_ij (x_i − y_j) + E_ij (u_i − v_j) (the Hessian
+      // term), and their mirrors over i for y.
+      std::vector<double> sum_x(geo.n * d, 0.0), sum_y(geo.m * d, 0.0);
+      std::vector<double> hess_x(geo.n * d, 0.0), hess_y(geo.m * d, 0.0);
+      backward_pair<scalar_t, /*kTangent=*/true>(
+          geo, static_cast<scalar_t>(gamma), tables.to_read(), parallel,
+          [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
+            if (E == scalar_t(0) && E_tangent == scalar_t(0)) return;
+            const scalar_t* xi = xb + i * d;
+            const scalar_t* yj = yb + j * d;
+            for (int64_t k = 0; k < d; ++k) {
+              const double diff = static_cast<double>(xi[k] - yj[k]);
+              const double du = static_cast<double>((ub ? ub[i * d + k] : scalar_t(0)) - (vb ? vb[j * d + k] : scalar_t(0)));
+              if (E != scalar_t(0)) {
+                const double flow = static_cast<double>(E) * (xi[k] - yj[k]);
+                sum_x[i * d + k] += flow;
+                sum_y[j * d + k] -= flow;
+              }
+              const double hess = static_cast<double>(E_tangent) * diff + static_cast<double>(E) * du;
+              hess_x[i * d + k] += hess;
+              hess_y[j * d + k] -= hess;
+            }
+          });
+      // grad = 2·g·Σ (the first-order gradient); grad_tangent = 2·(ġ·Σ + g·Σ_hess).
+      const double g = static_cast<double>(grad.data_ptr<scalar_t>()[b]);
+      const double gt = grad_tangent.defined() ? static_cast<double>(grad_tangent.data_ptr<scalar_t>()[b]) : 0.0;
+      auto store = [&](const std::vector<double>& sum, const std::vector<double>& hess, int64_t len, int64_t padded,
+                       at::Tensor& grad_out, at::Tensor& tangent_out) {
+        scalar_t* go = with_grad ? grad_out.data_ptr<scalar_t>() + b * padded * d : nullptr;
+        scalar_t* to = tangent_out.data_ptr<scalar_t>() + b * padded * d;
+        for (int64_t k = 0; k < len * d; ++k) {
+          if (go != nullptr) go[k] = static_cast<scalar_t>(2.0 * g * sum[k]);
+          to[k] = static_cast<scalar_t>(2.0 * (gt * sum[k] + g * hess[k]));
+        }
+      };
+      store(sum_x, hess_x, geo.n, p.n, grad_x, grad_x_tangent);
+      store(sum_y, hess_y, geo.m, p.m, grad_y, grad_y_tangent);
+    });
+  });
+  finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  return {value_tangent, grad_x, grad_y, grad_x_tangent, grad_y_tangent};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
@@ -865,6 +1016,10 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_fused_forward", &fused_forward_cpu);
   m.impl("_soft_dtw_fused_backward", &fused_backward_cpu);
   m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_cpu);
+  m.impl("_soft_dtw_from_cost_jvp", &from_cost_jvp_cpu);
+  m.impl("_soft_dtw_fused_jvp", &fused_jvp_cpu);
+  m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_cpu);
+  m.impl("_soft_dtw_fused_hvp", &fused_hvp_cpu);
 }
 
 }  // namespace softdtw_torch

@@ -21,13 +21,22 @@ namespace {
 constexpr int64_t kDefaultSmemBytes = 48 * 1024;  // beyond this a kernel must opt in
 
 // One kernel launch on the current stream, checked. Kernels wanting more than 48 KiB of dynamic
-// shared memory (the float64 tiles) opt in first; every supported GPU (sm_75+) allows 64 KiB.
+// shared memory (the float64 tiles, the second-order tiles) opt in first. Every supported GPU
+// (sm_75+) allows 64 KiB, which every kernel fits except the float64 forward-mode and second-order
+// ones (up to 94 KiB): GPUs with less than they need get a clear error instead of a failed launch.
 struct CudaLaunch {
   cudaStream_t stream;
   template <typename... Params, typename... Args>
   void operator()(void (*kernel)(Params...), int64_t blocks, int threads, int64_t smem_bytes, Args... args) const {
     TORCH_CHECK(blocks <= INT_MAX, "softdtw_torch: too many SoftDTW tiles for one launch (", blocks, ")");
     if (smem_bytes > kDefaultSmemBytes) {
+      int device = 0, limit = 0;
+      C10_CUDA_CHECK(cudaGetDevice(&device));
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+      TORCH_CHECK(smem_bytes <= limit, "soft_dtw: this SoftDTW kernel needs ", smem_bytes / 1024,
+                  " KiB of shared memory per block and this GPU allows ", limit / 1024,
+                  " KiB; float64 forward-mode and second-order derivatives need more than the 64 KiB of sm_75 "
+                  "GPUs: use float32 (or the CPU) there");
       C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(smem_bytes)));
     }
@@ -77,6 +86,10 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
          cuda_kernel<FusedForwardCheckpointed, &tiles::fused_forward_checkpointed_op<CudaLaunch>>);
   m.impl("_soft_dtw_fused_backward_checkpointed",
          cuda_kernel<FusedBackwardCheckpointed, &tiles::fused_backward_checkpointed_op<CudaLaunch>>);
+  m.impl("_soft_dtw_from_cost_jvp", cuda_kernel<FromCostJvp, &tiles::from_cost_jvp_op<CudaLaunch>>);
+  m.impl("_soft_dtw_fused_jvp", cuda_kernel<FusedJvp, &tiles::fused_jvp_op<CudaLaunch>>);
+  m.impl("_soft_dtw_from_cost_hvp", cuda_kernel<FromCostHvp, &tiles::from_cost_hvp_op<CudaLaunch>>);
+  m.impl("_soft_dtw_fused_hvp", cuda_kernel<FusedHvp, &tiles::fused_hvp_op<CudaLaunch>>);
 }
 
 }  // namespace softdtw_torch

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../constants.h"
 #include "../math.h"
@@ -56,9 +57,13 @@ constexpr int kForwardSlots = 3;   // top_rows slots
 constexpr int kBackwardSlots = 3;  // row_msgs slots
 constexpr int kColumnSlots = 2;    // left_cols and col_msgs slots
 
-// Features per staged chunk of x and y: 128 bytes of a row per chunk.
+// Features per staged chunk of x and y: 128 bytes of a row per chunk. The tangent channel's
+// stages hold four sequences (x, y and their tangents) at once: 64 bytes of each, so that the
+// second-order kernels fit 64 KiB of shared memory in float32 (sm_75) and 99 KiB in float64.
 template <typename T>
 constexpr int kChunkDims = static_cast<int>(128 / sizeof(T));
+template <typename T>
+constexpr int kTangentChunkDims = static_cast<int>(64 / sizeof(T));
 
 // Dynamic shared memory, and the float32 special functions of the cell math (below) with their
 // worst-case errors from the CUDA C++ Programming Guide: exp2f ≤ 2 ulp; __log2f ≤ 2^-22 absolute
@@ -86,8 +91,10 @@ __device__ __forceinline__ float device_fast_log2(float x) { return __log2f(x); 
 struct Base2CellFunctions {
   float log2e_over_gamma;  // k = log2(e)/γ
   float gamma_ln2;         // γ·ln 2
+  float inv_gamma;         // 1/γ: the weights' tangents (design doc §3)
   static Base2CellFunctions for_gamma(double gamma) {
-    return {static_cast<float>(1.4426950408889634 / gamma), static_cast<float>(gamma * 0.6931471805599453)};
+    return {static_cast<float>(1.4426950408889634 / gamma), static_cast<float>(gamma * 0.6931471805599453),
+            static_cast<float>(1.0 / gamma)};
   }
   __device__ __forceinline__ float term(float delta) const { return device_exp2(delta * log2e_over_gamma); }
   __device__ __forceinline__ float gamma_log1p(float s) const {
@@ -203,18 +210,17 @@ struct CostsFromTensor {
   }
 };
 
-// Loads chunk [k0, k0 + kChunkDims) of rows [first, first + count) of a (B, L, d) sequence into
-// dst (row stride kChunkDims + 1); rows past `valid` and features past d read as 0. Flags
-// non-finite values of valid rows.
-template <typename T>
+// Loads chunk [k0, k0 + kChunk) of rows [first, first + count) of a (B, L, d) sequence into
+// dst (row stride kChunk + 1); rows past `valid`, features past d and, when kNullable, a null
+// sequence (a zero tangent) read as 0. Flags non-finite values of valid rows.
+template <typename T, int kChunk = kChunkDims<T>, bool kNullable = false>
 __device__ bool stage_feature_chunk(const T* seq, int64_t b, int64_t padded_len, int64_t d, int64_t first, int count,
                                     int valid, int64_t k0, T* dst) {
-  constexpr int kChunk = kChunkDims<T>;
   bool bad = false;
   for (int idx = threadIdx.x; idx < count * kChunk; idx += kThreads) {
     const int r = idx / kChunk, k = idx % kChunk;
     T v = T(0);
-    if (r < valid && k0 + k < d) {
+    if ((!kNullable || seq != nullptr) && r < valid && k0 + k < d) {
       v = seq[((b * padded_len) + first + r) * d + k0 + k];
       bad |= !isfinite(v);
     }
@@ -277,6 +283,81 @@ __device__ void fill_tile(T* tile, T value) {
   }
 }
 
+// The tangent channel's costs (forward mode and second order, design doc §3): Ḋ of the tile's
+// cells, staged as the costs are, 0 outside the pair or the band (Ṙ is 0 there, as R is +inf).
+// `NoTangents` stands for a kernel without the channel.
+struct NoTangents {
+  static constexpr int64_t scratch_elements() { return 0; }
+};
+template <typename Tangents>
+constexpr bool kHasTangents = !std::is_same_v<Tangents, NoTangents>;
+
+// Ḋ read from a (B, N, M) tensor; null: a zero tangent.
+template <typename T>
+struct TangentsFromTensor {
+  const T* D_tangent;
+  static constexpr int64_t scratch_elements() { return 0; }
+  __device__ void stage(const Geometry& g, const Tile& t, T* tangent, T* /*scratch*/) const {
+    for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+      const int i = idx / kTileCols, j = idx % kTileCols;
+      T v = T(0);
+      if (D_tangent != nullptr && i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius)) {
+        v = D_tangent[(t.b * g.n + t.r0 + i) * g.m + t.c0 + j];
+      }
+      tangent[i * kTileStride + j] = v;
+    }
+  }
+};
+
+// Ḋ_ij = 2 (x_i − y_j)·(u_i − v_j) of the squared Euclidean costs, for the tangents u of x and v
+// of y (each null: zero), with x, y, u and v staged in chunks as SquaredEuclideanCosts does.
+template <typename T>
+struct SquaredEuclideanTangents {
+  const T* x;  // (B, N, d)
+  const T* y;  // (B, M, d)
+  const T* u;  // (B, N, d) or null
+  const T* v;  // (B, M, d) or null
+  int64_t d;
+  static constexpr int kChunk = kTangentChunkDims<T>;
+  static constexpr int64_t scratch_elements() { return 2 * int64_t(kTileRows + kTileCols) * (kChunk + 1); }
+
+  __device__ void stage(const Geometry& g, const Tile& t, T* tangent, T* scratch) const {
+    constexpr int kGroups = kThreads / kTileCols;
+    constexpr int kRowsPerThread = kTileRows / kGroups;
+    T* xs = scratch;
+    T* us = xs + kTileRows * (kChunk + 1);
+    T* ys = us + kTileRows * (kChunk + 1);
+    T* vs = ys + kTileCols * (kChunk + 1);
+    const int j = threadIdx.x % kTileCols, group = threadIdx.x / kTileCols;
+    T acc[kRowsPerThread];
+#pragma unroll
+    for (int q = 0; q < kRowsPerThread; ++q) acc[q] = T(0);
+    for (int64_t k0 = 0; k0 < d; k0 += kChunk) {
+      __syncthreads();  // the previous chunk is consumed
+      stage_feature_chunk<T, kChunk>(x, t.b, g.n, d, t.r0, kTileRows, t.rows, k0, xs);
+      stage_feature_chunk<T, kChunk, true>(u, t.b, g.n, d, t.r0, kTileRows, t.rows, k0, us);
+      stage_feature_chunk<T, kChunk>(y, t.b, g.m, d, t.c0, kTileCols, t.cols, k0, ys);
+      stage_feature_chunk<T, kChunk, true>(v, t.b, g.m, d, t.c0, kTileCols, t.cols, k0, vs);
+      __syncthreads();
+      const int kc = d - k0 < kChunk ? static_cast<int>(d - k0) : kChunk;
+      for (int k = 0; k < kc; ++k) {
+        const T yk = ys[j * (kChunk + 1) + k], vk = vs[j * (kChunk + 1) + k];
+#pragma unroll
+        for (int q = 0; q < kRowsPerThread; ++q) {
+          const int row = (group + kGroups * q) * (kChunk + 1) + k;
+          acc[q] += (xs[row] - yk) * (us[row] - vk);
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kRowsPerThread; ++q) {
+      const int i = group + kGroups * q;
+      const bool inside = i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius);
+      tangent[i * kTileStride + j] = inside ? T(2) * acc[q] : T(0);
+    }
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Forward.
 
@@ -292,22 +373,39 @@ struct ForwardArgs {
   bool* invalid; // (B,)
 };
 
+// The tangent channel of a forward (Ṙ beside R): its border buffers, laid out and slotted as the
+// value channel's, and Ṙ at each pair's last cell.
 template <typename T>
+struct TangentForwardArgs {
+  T* top_rows = nullptr;   // (B, top_slots, M)
+  T* left_cols = nullptr;  // (B, left_slots, N)
+  T* values = nullptr;     // (B,)
+};
+
+// One channel's tile in shared memory: the costs (Ḋ), overwritten by R (Ṙ), and its borders.
+template <typename T>
+struct ForwardTile {
+  T* tile;  // kTileRows × kTileStride
+  T* top;   // kTileCols + 1: (r0 − 1, c0 − 1 + j)
+  T* left;  // kTileRows: (r0 + i, c0 − 1)
+  static constexpr int64_t kElements = int64_t(kTileRows) * kTileStride + (kTileCols + 1) + kTileRows;
+  static __device__ ForwardTile at(T* base) { return {base, base + kTileRows * kTileStride, base + kTileRows * kTileStride + kTileCols + 1}; }
+};
+
+template <typename T, bool kTangent = false>
 struct ForwardSmem {
-  T* tile;  // kTileRows × kTileStride: costs, overwritten by R
-  T* top;   // kTileCols + 1: R(r0 − 1, c0 − 1 + j)
-  T* left;  // kTileRows: R(r0 + i, c0 − 1)
+  ForwardTile<T> r;   // R
+  ForwardTile<T> rt;  // Ṙ (kTangent only)
   T* scratch;
   static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
-    return int64_t(kTileRows) * kTileStride + (kTileCols + 1) + kTileRows + scratch;
+    return (kTangent ? 2 : 1) * ForwardTile<T>::kElements + scratch;
   }
   static __device__ ForwardSmem carve() {
     T* base = reinterpret_cast<T*>(dynamic_smem());
     ForwardSmem s;
-    s.tile = base;
-    s.top = s.tile + kTileRows * kTileStride;
-    s.left = s.top + kTileCols + 1;
-    s.scratch = s.left + kTileRows;
+    s.r = ForwardTile<T>::at(base);
+    s.rt = ForwardTile<T>::at(kTangent ? base + ForwardTile<T>::kElements : base);
+    s.scratch = base + (kTangent ? 2 : 1) * ForwardTile<T>::kElements;
     return s;
   }
 };
@@ -323,17 +421,17 @@ struct BorderBuffers {
 
 // R of the row above the tile (top[j] = R(r0 − 1, c0 − 1 + j), j = 0..kTileCols) and of the
 // column left of it (left[i · left_stride] = R(r0 + i, c0 − 1)), from the border buffers or the
-// DP's virtual border R(−1, −1) = 0, R(−1, j) = R(i, −1) = +inf.
+// DP's virtual border, `origin` at (−1, −1) and `border` elsewhere: R(−1, −1) = 0, +inf elsewhere
+// (the defaults); the tangent Ṙ is 0 on all of it.
 template <typename T>
 __device__ void stage_borders(const Geometry& g, const Tile& t, const BorderBuffers<T>& from, T* top, T* left,
-                              int left_stride) {
-  const T inf = positive_infinity<T>();
+                              int left_stride, T border = positive_infinity<T>(), T origin = T(0)) {
   const T* above = t.rb > 0 ? from.top_rows + (t.b * from.top_slots + (t.rb - 1) % from.top_slots) * g.m : nullptr;
   for (int j = threadIdx.x; j <= kTileCols; j += kThreads) {
     const int64_t col = t.c0 - 1 + j;
-    T v = inf;
+    T v = border;
     if (t.rb == 0) {
-      v = col == -1 ? T(0) : inf;
+      v = col == -1 ? origin : border;
     } else if (col >= 0 && col < t.m) {
       v = above[col];
     }
@@ -341,19 +439,34 @@ __device__ void stage_borders(const Geometry& g, const Tile& t, const BorderBuff
   }
   const T* before = t.cb > 0 ? from.left_cols + (t.b * from.left_slots + (t.cb - 1) % from.left_slots) * g.n : nullptr;
   for (int i = threadIdx.x; i < kTileRows; i += kThreads) {
-    left[i * left_stride] = (t.cb > 0 && i < t.rows) ? before[t.r0 + i] : inf;
+    left[i * left_stride] = (t.cb > 0 && i < t.rows) ? before[t.r0 + i] : border;
   }
 }
+
+// Where the tangent channel of a sweep lives: Ḋ in, Ṙ out (row stride kTileStride), its borders
+// as staged by stage_borders. NoSweepTangent: a sweep without it.
+template <typename T>
+struct SweepTangent {
+  T* tile;
+  const T* top_row;
+  const T* left_col;
+};
+struct NoSweepTangent {};
 
 // Warp 0's wavefront over the tile: lane l computes row i = step − l of its columns
 // [l·kColsPerLane, (l+1)·kColsPerLane), left to right, and overwrites each cost with R.
 // tile: costs in, R out (row stride kTileStride); top_row and left_col: as staged by stage_borders.
-template <typename T>
+// With a SweepTangent the lane carries Ṙ beside R through the same steps and shuffles:
+// Ṙ = Ḋ + Σ_p w(p)·Ṙ(p), 0 where R is +inf (design doc §3).
+template <typename T, typename Tangent = NoSweepTangent>
 __device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* tile, const T* top_row, const T* left_col,
-                              int left_stride) {
+                              int left_stride, const Tangent& tangent = Tangent{}) {
+  constexpr bool kTangent = !std::is_same_v<Tangent, NoSweepTangent>;
+  constexpr int kTangentCols = kTangent ? kColsPerLane : 1;
   const int lane = threadIdx.x;
   const T inf = positive_infinity<T>();
   T up[kColsPerLane];  // R(i − 1, j) of the lane's columns; the top border before row 0
+  T t_up[kTangentCols];  // Ṙ of the same cells
 #pragma unroll
   for (int c = 0; c < kColsPerLane; ++c) up[c] = top_row[1 + lane * kColsPerLane + c];
   // R left of the lane's first column at rows i and i − 1: lane − 1's last column, first its top
@@ -363,68 +476,146 @@ __device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* ti
     from_left = t.rows > 0 ? left_col[0] : inf;
     from_left_prev = top_row[0];
   }
+  T t_from_left = T(0), t_from_left_prev = T(0);
+  if constexpr (kTangent) {
+#pragma unroll
+    for (int c = 0; c < kColsPerLane; ++c) t_up[c] = tangent.top_row[1 + lane * kColsPerLane + c];
+    t_from_left = __shfl_up_sync(kFullMask, t_up[kColsPerLane - 1], 1);
+    if (lane == 0) {
+      t_from_left = t.rows > 0 ? tangent.left_col[0] : T(0);
+      t_from_left_prev = tangent.top_row[0];
+    }
+  }
   const int steps = sweep_steps(t);
   for (int step = 0; step < steps; ++step) {
     const int i = step - lane;
     T left = from_left, diag = from_left_prev;
     if (i >= 0 && i < t.rows) {
       T* row = tile + i * kTileStride + lane * kColsPerLane;
+      if constexpr (kTangent) {
+        T t_left = t_from_left, t_diag = t_from_left_prev;
+        T* t_row = tangent.tile + i * kTileStride + lane * kColsPerLane;
 #pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) {
-        const T r = row[c] + softmin3(diag, up[c], left, cell);
-        diag = up[c];
-        up[c] = r;
-        left = r;
-        row[c] = r;
+        for (int c = 0; c < kColsPerLane; ++c) {
+          const SoftminAndWeights<T> sw = softmin3_and_weights(diag, up[c], left, cell);
+          const T r = row[c] + sw.value;
+          const T r_tangent = t_row[c] + weighted_tangent(sw.w, t_diag, t_up[c], t_left);
+          const T rt = is_reachable(r) ? r_tangent : T(0);
+          diag = up[c];
+          up[c] = r;
+          left = r;
+          row[c] = r;
+          t_diag = t_up[c];
+          t_up[c] = rt;
+          t_left = rt;
+          t_row[c] = rt;
+        }
+      } else {
+#pragma unroll
+        for (int c = 0; c < kColsPerLane; ++c) {
+          const T r = row[c] + softmin3(diag, up[c], left, cell);
+          diag = up[c];
+          up[c] = r;
+          left = r;
+          row[c] = r;
+        }
       }
     }
     // Before row 0, up[] holds the top border: lane + 1 then gets its diagonal R(−1, c0 + j − 1).
     from_left_prev = from_left;
     from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1);
     if (lane == 0) from_left = step + 1 < t.rows ? left_col[(step + 1) * left_stride] : inf;
+    if constexpr (kTangent) {
+      t_from_left_prev = t_from_left;
+      t_from_left = __shfl_up_sync(kFullMask, t_up[kColsPerLane - 1], 1);
+      if (lane == 0) t_from_left = step + 1 < t.rows ? tangent.left_col[(step + 1) * left_stride] : T(0);
+    }
   }
 }
 
+// The tile's borders for later tiles (bottom row, right column) into one channel's buffers, and
+// its value at the pair's last cell.
 template <typename T>
-__device__ void forward_epilogue(const ForwardArgs<T>& a, const Tile& t, const ForwardSmem<T>& s) {
+__device__ void store_tile_borders(const Geometry& g, const Tile& t, const T* tile, T* top_rows, T* left_cols,
+                                   int64_t top_slots, int64_t left_slots, T* values) {
+  if (t.r0 + kTileRows < t.n) {  // a row block below reads this tile's bottom row
+    T* row = top_rows + (t.b * top_slots + t.rb % top_slots) * g.m + t.c0;
+    for (int j = threadIdx.x; j < t.cols; j += kThreads) row[j] = tile[(kTileRows - 1) * kTileStride + j];
+  }
+  if (t.c0 + kTileCols < t.m) {  // a column block to the right reads this tile's right column
+    T* col = left_cols + (t.b * left_slots + t.cb % left_slots) * g.n + t.r0;
+    for (int i = threadIdx.x; i < t.rows; i += kThreads) col[i] = tile[i * kTileStride + kTileCols - 1];
+  }
+  if (threadIdx.x == 0 && t.has_end_cell()) values[t.b] = tile[(t.n - 1 - t.r0) * kTileStride + (t.m - 1 - t.c0)];
+}
+
+template <typename T, bool kTangent>
+__device__ void forward_epilogue(const ForwardArgs<T>& a, const TangentForwardArgs<T>& ta, const Tile& t,
+                                 const ForwardSmem<T, kTangent>& s) {
   if (a.table != nullptr) {
     for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
       const int i = idx / kTileCols, j = idx % kTileCols;
       // Cells past the pair inside the padded table stay +inf (R is +inf-filled when ragged).
-      if (i < t.rows && j < t.cols) a.table[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = s.tile[i * kTileStride + j];
+      if (i < t.rows && j < t.cols) a.table[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = s.r.tile[i * kTileStride + j];
     }
   }
-  if (t.r0 + kTileRows < t.n) {  // a row block below reads this tile's bottom row
-    T* row = a.top_rows + (t.b * a.top_slots + t.rb % a.top_slots) * a.g.m + t.c0;
-    for (int j = threadIdx.x; j < t.cols; j += kThreads) row[j] = s.tile[(kTileRows - 1) * kTileStride + j];
-  }
-  if (t.c0 + kTileCols < t.m) {  // a column block to the right reads this tile's right column
-    T* col = a.left_cols + (t.b * a.left_slots + t.cb % a.left_slots) * a.g.n + t.r0;
-    for (int i = threadIdx.x; i < t.rows; i += kThreads) col[i] = s.tile[i * kTileStride + kTileCols - 1];
-  }
-  if (threadIdx.x == 0 && t.has_end_cell()) {
-    a.values[t.b] = s.tile[(t.n - 1 - t.r0) * kTileStride + (t.m - 1 - t.c0)];
+  store_tile_borders(a.g, t, s.r.tile, a.top_rows, a.left_cols, a.top_slots, a.left_slots, a.values);
+  if constexpr (kTangent) {
+    store_tile_borders(a.g, t, s.rt.tile, ta.top_rows, ta.left_cols, a.top_slots, a.left_slots, ta.values);
   }
 }
 
-template <typename T, typename Costs>
-__global__ void __launch_bounds__(kThreads) forward_tile_kernel(ForwardArgs<T> a, int64_t diagonal, Costs costs) {
+// A forward's tile: its costs (and with Tangents, its Ḋ), borders, the sweep, the epilogue.
+template <typename T, typename Costs, typename Tangents>
+__device__ void forward_tile(const ForwardArgs<T>& a, const TangentForwardArgs<T>& ta, int64_t diagonal,
+                             const Costs& costs, const Tangents& tangents) {
+  constexpr bool kTangent = kHasTangents<Tangents>;
   const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
   if (t.rows <= 0 || t.cols <= 0) return;  // the tile lies past this pair's end (block-uniform)
-  const ForwardSmem<T> s = ForwardSmem<T>::carve();
-  // Outside the band: R = +inf (its inputs are checked by the in-band tiles of its rows/columns).
+  const ForwardSmem<T, kTangent> s = ForwardSmem<T, kTangent>::carve();
+  // Outside the band: R = +inf (its inputs are checked by the in-band tiles of its rows/columns)
+  // and Ṙ = 0.
   const bool in_band = tile_touches_band(a.g, t);
   bool bad = false;
   if (in_band) {
-    bad = costs.stage(a.g, t, s.tile, s.scratch);
-    stage_borders(a.g, t, BorderBuffers<T>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.top, s.left, 1);
+    bad = costs.stage(a.g, t, s.r.tile, s.scratch);
+    stage_borders(a.g, t, BorderBuffers<T>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.r.top, s.r.left, 1);
+    if constexpr (kTangent) {
+      __syncthreads();  // the costs' scratch is consumed
+      tangents.stage(a.g, t, s.rt.tile, s.scratch);
+      stage_borders(a.g, t, BorderBuffers<T>{ta.top_rows, ta.left_cols, a.top_slots, a.left_slots}, s.rt.top,
+                    s.rt.left, 1, T(0), T(0));
+    }
   } else {
-    fill_tile(s.tile, positive_infinity<T>());
+    fill_tile(s.r.tile, positive_infinity<T>());
+    if constexpr (kTangent) fill_tile(s.rt.tile, T(0));
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
-  if (in_band && threadIdx.x < kWarpSize) forward_sweep(a.cell, t, s.tile, s.top, s.left, 1);
+  if (in_band && threadIdx.x < kWarpSize) {
+    if constexpr (kTangent) {
+      forward_sweep(a.cell, t, s.r.tile, s.r.top, s.r.left, 1, SweepTangent<T>{s.rt.tile, s.rt.top, s.rt.left});
+    } else {
+      forward_sweep(a.cell, t, s.r.tile, s.r.top, s.r.left, 1);
+    }
+  }
   __syncthreads();
-  forward_epilogue(a, t, s);
+  forward_epilogue(a, ta, t, s);
+}
+
+template <typename T, typename Costs, typename Tangents>
+__global__ void __launch_bounds__(kThreads)
+    forward_tile_kernel(ForwardArgs<T> a, TangentForwardArgs<T> ta, int64_t diagonal, Costs costs, Tangents tangents) {
+  forward_tile(a, ta, diagonal, costs, tangents);
+}
+
+// The same with the tangent channel; one block per SM is enough to launch, so ptxas may use up to
+// 255 registers for the two channels' sweep state (at its default bound it spilled 12 bytes on
+// sm_90 in float32).
+template <typename T, typename Costs, typename Tangents>
+__global__ void __launch_bounds__(kThreads, 1)
+    tangent_forward_tile_kernel(ForwardArgs<T> a, TangentForwardArgs<T> ta, int64_t diagonal, Costs costs,
+                                Tangents tangents) {
+  forward_tile(a, ta, diagonal, costs, tangents);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,8 +630,20 @@ struct BackwardArgs {
   T* col_msgs;     // (B, kColumnSlots, 2, N): [0] left message, [1] diagonal message of a first column's cells
 };
 
+// The tangent channel of a backward (Ė beside E, second order): the tangent of grad (null: 0) and
+// the messages ẇ·E + w·Ė, in buffers laid out as the value channel's.
 template <typename T>
-struct BackwardSmem {
+struct TangentBackwardArgs {
+  const T* grad_tangent = nullptr;  // (B,)
+  T* row_msgs = nullptr;            // (B, kBackwardSlots, 2, M)
+  T* col_msgs = nullptr;            // (B, kColumnSlots, 2, N)
+};
+
+// One channel's reverse state in shared memory: R (Ṙ) of the tile with its top row and left
+// column, the tile's part overwritten by E (Ė); the messages the tiles below and to the right
+// sent into the tile; those its first row and first column send out.
+template <typename T>
+struct ReverseTile {
   T* rt;          // (kTileRows + 1) × kTileStride: R(r0 − 1 + a, c0 − 1 + b); the tile's part becomes E
   T* below_up;    // kTileCols: up message from (r0 + kTileRows, c0 + j)
   T* below_diag;  // kTileCols: diagonal message from (r0 + kTileRows, c0 + j + 1)
@@ -448,13 +651,9 @@ struct BackwardSmem {
   T* right_diag;  // kTileRows: diagonal message from (r0 + i + 1, c0 + kTileCols), i + 1 < kTileRows
   T* first_row;   // 2 × kTileCols: messages of row r0 (up, then diagonal) for the tile above
   T* first_col;   // 2 × kTileRows: messages of column c0 (left, then diagonal) for the tile to the left
-  T* scratch;
-  static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
-    return int64_t(kTileRows + 1) * kTileStride + 4 * kTileCols + 4 * kTileRows + scratch;
-  }
-  static __device__ BackwardSmem carve() {
-    T* base = reinterpret_cast<T*>(dynamic_smem());
-    BackwardSmem s;
+  static constexpr int64_t kElements = int64_t(kTileRows + 1) * kTileStride + 4 * kTileCols + 4 * kTileRows;
+  static __device__ ReverseTile at(T* base) {
+    ReverseTile s;
     s.rt = base;
     s.below_up = s.rt + (kTileRows + 1) * kTileStride;
     s.below_diag = s.below_up + kTileCols;
@@ -462,11 +661,29 @@ struct BackwardSmem {
     s.right_diag = s.right_left + kTileRows;
     s.first_row = s.right_diag + kTileRows;
     s.first_col = s.first_row + 2 * kTileCols;
-    s.scratch = s.first_col + 2 * kTileRows;
     return s;
   }
   // R (then E) of tile cell (i, j), i, j >= −1.
   __device__ T& at(int i, int j) const { return rt[(i + 1) * kTileStride + (j + 1)]; }
+};
+
+template <typename T, bool kTangent = false>
+struct BackwardSmem {
+  ReverseTile<T> v;  // R, then E
+  ReverseTile<T> d;  // Ṙ, then Ė (kTangent only)
+  T* scratch;
+  static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
+    return (kTangent ? 2 : 1) * ReverseTile<T>::kElements + scratch;
+  }
+  static __device__ BackwardSmem carve() {
+    T* base = reinterpret_cast<T*>(dynamic_smem());
+    BackwardSmem s;
+    s.v = ReverseTile<T>::at(base);
+    s.d = ReverseTile<T>::at(kTangent ? base + ReverseTile<T>::kElements : base);
+    s.scratch = base + (kTangent ? 2 : 1) * ReverseTile<T>::kElements;
+    return s;
+  }
+  __device__ T& at(int i, int j) const { return v.at(i, j); }
 };
 
 // Where the backward gets R of a tile, its top row and its left column (into s.at(i, j), i, j >= −1):
@@ -474,6 +691,7 @@ struct BackwardSmem {
 template <typename T>
 struct RFromTable {
   const T* table;  // (B, N, M)
+  static constexpr bool kTangent = false;
   static constexpr int64_t scratch_elements() { return 0; }
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
     const T inf = positive_infinity<T>();
@@ -499,6 +717,7 @@ template <typename T, typename Costs>
 struct RFromCheckpoints {
   Costs costs;
   BorderBuffers<T> checkpoints;
+  static constexpr bool kTangent = false;
   static constexpr int64_t scratch_elements() { return Costs::scratch_elements(); }
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
     costs.stage(a.g, t, &s.at(0, 0), s.scratch);  // inputs were validated by the forward
@@ -508,105 +727,180 @@ struct RFromCheckpoints {
   }
 };
 
-// The messages the tile below and the tile to the right sent into this one.
+// The second order's source: R and Ṙ of the tile recomputed from the checkpoints of a forward
+// that carried the tangent (its costs and Ḋ, then its forward sweep with the tangent).
+template <typename T, typename Costs, typename Tangents>
+struct RAndTangentFromCheckpoints {
+  Costs costs;
+  Tangents tangents;
+  BorderBuffers<T> checkpoints, tangent_checkpoints;
+  static constexpr bool kTangent = true;
+  static constexpr int64_t scratch_elements() {
+    return Costs::scratch_elements() > Tangents::scratch_elements() ? Costs::scratch_elements()
+                                                                    : Tangents::scratch_elements();
+  }
+  __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T, true>& s) const {
+    costs.stage(a.g, t, &s.v.at(0, 0), s.scratch);  // inputs were validated by the forward
+    stage_borders(a.g, t, checkpoints, &s.v.at(-1, -1), &s.v.at(0, -1), kTileStride);
+    __syncthreads();  // the costs' scratch is consumed
+    tangents.stage(a.g, t, &s.d.at(0, 0), s.scratch);
+    stage_borders(a.g, t, tangent_checkpoints, &s.d.at(-1, -1), &s.d.at(0, -1), kTileStride, T(0), T(0));
+    __syncthreads();
+    if (threadIdx.x < kWarpSize) {
+      forward_sweep(a.cell, t, &s.v.at(0, 0), &s.v.at(-1, -1), &s.v.at(0, -1), kTileStride,
+                    SweepTangent<T>{&s.d.at(0, 0), &s.d.at(-1, -1), &s.d.at(0, -1)});
+    }
+  }
+};
+
+// The messages the tile below and the tile to the right sent into this one (one channel).
 template <typename T>
-__device__ void stage_incoming_messages(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) {
+__device__ void stage_incoming_messages(const Geometry& g, const Tile& t, const T* row_msgs, const T* col_msgs,
+                                        const ReverseTile<T>& s) {
   const bool has_below = t.r0 + kTileRows < t.n, has_right = t.c0 + kTileCols < t.m;
-  const T* below = a.row_msgs + (t.b * kBackwardSlots + (t.rb + 1) % kBackwardSlots) * 2 * a.g.m;
+  const T* below = row_msgs + (t.b * kBackwardSlots + (t.rb + 1) % kBackwardSlots) * 2 * g.m;
   for (int j = threadIdx.x; j < kTileCols; j += kThreads) {
     const int64_t gj = t.c0 + j;
     s.below_up[j] = (has_below && gj < t.m) ? below[gj] : T(0);
-    s.below_diag[j] = (has_below && gj + 1 < t.m) ? below[a.g.m + gj + 1] : T(0);
+    s.below_diag[j] = (has_below && gj + 1 < t.m) ? below[g.m + gj + 1] : T(0);
   }
-  const T* right = a.col_msgs + (t.b * kColumnSlots + (t.cb + 1) % kColumnSlots) * 2 * a.g.n;
+  const T* right = col_msgs + (t.b * kColumnSlots + (t.cb + 1) % kColumnSlots) * 2 * g.n;
   for (int i = threadIdx.x; i < kTileRows; i += kThreads) {
     const int64_t gi = t.r0 + i;
     s.right_left[i] = (has_right && gi < t.n) ? right[gi] : T(0);
-    s.right_diag[i] = (has_right && i + 1 < kTileRows && gi + 1 < t.n) ? right[a.g.n + gi + 1] : T(0);
+    s.right_diag[i] = (has_right && i + 1 < kTileRows && gi + 1 < t.n) ? right[g.n + gi + 1] : T(0);
   }
 }
+
+// One lane's messages in flight during the reverse sweep, for one channel: what it received from
+// the row below (up and diagonal messages of its columns) and from lane + 1 (left and diagonal).
+template <typename T>
+struct LaneMessages {
+  T from_below_up[kColsPerLane];    // up message from (i + 1, j)
+  T from_below_diag[kColsPerLane];  // diagonal message from (i + 1, j + 1)
+  T recv_left = T(0), recv_diag = T(0), recv_diag_prev = T(0);  // lane + 1's first column, rows i and i + 1
+  __device__ void load(const ReverseTile<T>& s, int lane) {
+#pragma unroll
+    for (int c = 0; c < kColsPerLane; ++c) {
+      from_below_up[c] = s.below_up[lane * kColsPerLane + c];
+      from_below_diag[c] = s.below_diag[lane * kColsPerLane + c];
+    }
+  }
+  // The left message into the lane's last column at row i, and the diagonal one from row i + 1.
+  __device__ T begin_row(const ReverseTile<T>& s, const Tile& t, int i, bool last_lane) {
+    if (i < t.rows - 1) from_below_diag[kColsPerLane - 1] = last_lane ? s.right_diag[i] : recv_diag_prev;
+    return last_lane ? s.right_left[i] : recv_left;
+  }
+  // After the row: the messages the lane's cells sent up become those the next row receives, and
+  // row 0's go to the tile above, column c0's to the tile to the left.
+  __device__ void end_row(const ReverseTile<T>& s, int i, int lane, const T (&new_up)[kColsPerLane],
+                          const T (&new_diag)[kColsPerLane], T left_msg) {
+#pragma unroll
+    for (int c = 0; c < kColsPerLane; ++c) from_below_up[c] = new_up[c];
+#pragma unroll
+    for (int c = 0; c + 1 < kColsPerLane; ++c) from_below_diag[c] = new_diag[c + 1];
+    if (i == 0) {
+#pragma unroll
+      for (int c = 0; c < kColsPerLane; ++c) {
+        s.first_row[lane * kColsPerLane + c] = new_up[c];
+        s.first_row[kTileCols + lane * kColsPerLane + c] = new_diag[c];
+      }
+    }
+    if (lane == 0) {
+      s.first_col[i] = left_msg;
+      s.first_col[kTileRows + i] = new_diag[0];
+    }
+  }
+  // Between steps: lane + 1's first column messages move down to this lane.
+  __device__ void exchange(T out_left, T out_diag) {
+    recv_diag_prev = recv_diag;
+    recv_left = __shfl_down_sync(kFullMask, out_left, 1);
+    recv_diag = __shfl_down_sync(kFullMask, out_diag, 1);
+  }
+};
 
 // Warp 0's reverse wavefront: lane l handles row i = (rows − 1) − (step − lag(l)) of its
 // columns, right to left, where the lane holding the pair's last column in the tile leads. E of
 // a cell is the sum of the messages from its successors; it then sends w·E to its predecessors
 // and overwrites its R with E (no later cell needs that R: it is a predecessor only of cells
-// already done).
-template <typename T>
-__device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) {
+// already done). With kTangent the same for Ė, whose messages are ẇ·E + w·Ė (design doc §3),
+// ẇ from Ṙ of the predecessors, which Ė overwrites likewise.
+template <typename T, bool kTangent>
+__device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T, kTangent>& s) {
   const int lane = threadIdx.x;
   const int lead_lane = (t.cols - 1) / kColsPerLane;
-  T from_below_up[kColsPerLane];    // up message from (i + 1, j)
-  T from_below_diag[kColsPerLane];  // diagonal message from (i + 1, j + 1)
-#pragma unroll
-  for (int c = 0; c < kColsPerLane; ++c) {
-    from_below_up[c] = s.below_up[lane * kColsPerLane + c];
-    from_below_diag[c] = s.below_diag[lane * kColsPerLane + c];
-  }
-  T recv_left = T(0), recv_diag = T(0), recv_diag_prev = T(0);  // lane + 1's first column, rows i and i + 1
+  LaneMessages<T> m;
+  m.load(s.v, lane);
+  LaneMessages<T> mt;  // the tangent channel's (unused without it)
+  if constexpr (kTangent) mt.load(s.d, lane);
   const bool end_here = t.has_end_cell();
   const int end_i = static_cast<int>(t.n - 1 - t.r0), end_j = static_cast<int>(t.m - 1 - t.c0);
   const int steps = sweep_steps(t);
   for (int step = 0; step < steps; ++step) {
     const int i = (t.rows - 1) - step + (lead_lane - lane);
-    T out_left = T(0), out_diag = T(0);
+    T out_left = T(0), out_diag = T(0), t_out_left = T(0), t_out_diag = T(0);
     if (i >= 0 && i < t.rows) {
       const bool last_lane = lane == kWarpSize - 1;
-      T left_msg = last_lane ? s.right_left[i] : recv_left;
-      if (i < t.rows - 1) from_below_diag[kColsPerLane - 1] = last_lane ? s.right_diag[i] : recv_diag_prev;
+      T left_msg = m.begin_row(s.v, t, i, last_lane);
+      T t_left_msg = T(0);
+      if constexpr (kTangent) t_left_msg = mt.begin_row(s.d, t, i, last_lane);
       T new_up[kColsPerLane], new_diag[kColsPerLane];
+      T t_new_up[kColsPerLane], t_new_diag[kColsPerLane];
 #pragma unroll
       for (int c = kColsPerLane - 1; c >= 0; --c) {
         const int j = lane * kColsPerLane + c;
-        T E = from_below_up[c] + left_msg + from_below_diag[c];
-        const T r = s.at(i, j);
+        T E = m.from_below_up[c] + left_msg + m.from_below_diag[c];
+        const T r = s.v.at(i, j);
         if (end_here && i == end_i && j == end_j) E = T(1);
         if (!is_reachable(r)) E = T(0);
-        const PredecessorWeights<T> w = predecessor_weights(s.at(i - 1, j - 1), s.at(i - 1, j), s.at(i, j - 1), a.cell);
-        s.at(i, j) = E;
+        const PredecessorWeights<T> w =
+            predecessor_weights(s.v.at(i - 1, j - 1), s.v.at(i - 1, j), s.v.at(i, j - 1), a.cell);
+        s.v.at(i, j) = E;
         new_up[c] = w.up * E;
         new_diag[c] = w.diag * E;
         left_msg = w.left * E;
+        if constexpr (kTangent) {
+          T Et = mt.from_below_up[c] + t_left_msg + mt.from_below_diag[c];
+          if ((end_here && i == end_i && j == end_j) || !is_reachable(r)) Et = T(0);
+          const PredecessorWeights<T> wt =
+              weight_tangents(w, s.d.at(i - 1, j - 1), s.d.at(i - 1, j), s.d.at(i, j - 1), a.cell.inv_gamma);
+          s.d.at(i, j) = Et;
+          t_new_up[c] = wt.up * E + w.up * Et;
+          t_new_diag[c] = wt.diag * E + w.diag * Et;
+          t_left_msg = wt.left * E + w.left * Et;
+        }
       }
       out_left = left_msg;
       out_diag = new_diag[0];
-#pragma unroll
-      for (int c = 0; c < kColsPerLane; ++c) from_below_up[c] = new_up[c];
-#pragma unroll
-      for (int c = 0; c + 1 < kColsPerLane; ++c) from_below_diag[c] = new_diag[c + 1];
-      if (i == 0) {
-#pragma unroll
-        for (int c = 0; c < kColsPerLane; ++c) {
-          s.first_row[lane * kColsPerLane + c] = new_up[c];
-          s.first_row[kTileCols + lane * kColsPerLane + c] = new_diag[c];
-        }
-      }
-      if (lane == 0) {
-        s.first_col[i] = out_left;
-        s.first_col[kTileRows + i] = out_diag;
+      m.end_row(s.v, i, lane, new_up, new_diag, left_msg);
+      if constexpr (kTangent) {
+        t_out_left = t_left_msg;
+        t_out_diag = t_new_diag[0];
+        mt.end_row(s.d, i, lane, t_new_up, t_new_diag, t_left_msg);
       }
     }
     __syncwarp();  // this step's E stores are visible before neighbours read R around them
-    recv_diag_prev = recv_diag;
-    recv_left = __shfl_down_sync(kFullMask, out_left, 1);
-    recv_diag = __shfl_down_sync(kFullMask, out_diag, 1);
+    m.exchange(out_left, out_diag);
+    if constexpr (kTangent) mt.exchange(t_out_left, t_out_diag);
   }
 }
 
-// The messages the tile above and the tile to the left will read.
+// The messages the tile above and the tile to the left will read (one channel).
 template <typename T>
-__device__ void backward_store_messages(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) {
+__device__ void backward_store_messages(const Geometry& g, const Tile& t, T* row_msgs, T* col_msgs,
+                                        const ReverseTile<T>& s) {
   if (t.rb > 0) {
-    T* up = a.row_msgs + (t.b * kBackwardSlots + t.rb % kBackwardSlots) * 2 * a.g.m + t.c0;
+    T* up = row_msgs + (t.b * kBackwardSlots + t.rb % kBackwardSlots) * 2 * g.m + t.c0;
     for (int j = threadIdx.x; j < t.cols; j += kThreads) {
       up[j] = s.first_row[j];
-      up[a.g.m + j] = s.first_row[kTileCols + j];
+      up[g.m + j] = s.first_row[kTileCols + j];
     }
   }
   if (t.cb > 0) {
-    T* left = a.col_msgs + (t.b * kColumnSlots + t.cb % kColumnSlots) * 2 * a.g.n + t.r0;
+    T* left = col_msgs + (t.b * kColumnSlots + t.cb % kColumnSlots) * 2 * g.n + t.r0;
     for (int i = threadIdx.x; i < t.rows; i += kThreads) {
       left[i] = s.first_col[i];
-      left[a.g.n + i] = s.first_col[kTileRows + i];
+      left[g.n + i] = s.first_col[kTileRows + i];
     }
   }
 }
@@ -617,11 +911,35 @@ struct WriteCostGradient {
   T* grad_D;  // (B, N, M)
   static constexpr bool kWritesZeros = true;  // ∂D is uninitialized memory: tiles outside the band write their 0s
   static constexpr int64_t scratch_elements() { return 0; }
-  __device__ void operator()(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
+  __device__ void operator()(const BackwardArgs<T>& a, const TangentBackwardArgs<T>&, const Tile& t,
+                             const BackwardSmem<T>& s) const {
     const T scale = a.grad[t.b];
     for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
       const int i = idx / kTileCols, j = idx % kTileCols;
       if (i < t.rows && j < t.cols) grad_D[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = scale * s.at(i, j);
+    }
+  }
+};
+
+// Epilogue of soft_dtw_from_cost's second order: grad_tangent·E + grad·Ė, and grad·E when grad_D
+// is given.
+template <typename T>
+struct WriteCostGradientTangent {
+  T* grad_D_tangent;  // (B, N, M)
+  T* grad_D;          // (B, N, M) or null
+  static constexpr bool kWritesZeros = true;
+  static constexpr int64_t scratch_elements() { return 0; }
+  __device__ void operator()(const BackwardArgs<T>& a, const TangentBackwardArgs<T>& ta, const Tile& t,
+                             const BackwardSmem<T, true>& s) const {
+    const T g = a.grad[t.b];
+    const T gt = ta.grad_tangent != nullptr ? ta.grad_tangent[t.b] : T(0);
+    for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
+      const int i = idx / kTileCols, j = idx % kTileCols;
+      if (i >= t.rows || j >= t.cols) continue;
+      const int64_t at = (t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j;
+      const T E = s.v.at(i, j), Et = s.d.at(i, j);
+      grad_D_tangent[at] = gt * E + g * Et;
+      if (grad_D != nullptr) grad_D[at] = g * E;
     }
   }
 };
@@ -639,7 +957,8 @@ struct AccumulateSequenceGradients {
   static constexpr bool kWritesZeros = false;  // adding 0 changes nothing: tiles outside the band skip it
   static constexpr int64_t scratch_elements() { return int64_t(kTileRows + kTileCols) * (kChunkDims<T> + 1); }
 
-  __device__ void operator()(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
+  __device__ void operator()(const BackwardArgs<T>& a, const TangentBackwardArgs<T>&, const Tile& t,
+                             const BackwardSmem<T>& s) const {
     constexpr int kChunk = kChunkDims<T>;
     constexpr int kGroups = kThreads / kChunk;
     T* xs = s.scratch;
@@ -667,59 +986,160 @@ struct AccumulateSequenceGradients {
   }
 };
 
+// Epilogue of the fused second order: the first order's sums (acc_x, acc_y) and the Hessian
+// term's, hess_x[i] += Σ_j Ė_ij (x_i − y_j) + E_ij (u_i − v_j) and its mirror hess_y, with u and v
+// the tangents of x and y (null: 0). grad = 2·grad·acc, its tangent 2·(grad_tangent·acc +
+// grad·hess), applied once at the end.
+template <typename T>
+struct AccumulateSequenceGradientTangents {
+  const T* x;  // (B, N, d)
+  const T* y;  // (B, M, d)
+  const T* u;  // (B, N, d) or null
+  const T* v;  // (B, M, d) or null
+  int64_t d;
+  double *acc_x, *acc_y, *hess_x, *hess_y;  // (B, N, d), (B, M, d)
+  static constexpr bool kWritesZeros = false;
+  static constexpr int kChunk = kTangentChunkDims<T>;
+  static constexpr int64_t scratch_elements() { return 2 * int64_t(kTileRows + kTileCols) * (kChunk + 1); }
+
+  __device__ void operator()(const BackwardArgs<T>& a, const TangentBackwardArgs<T>&, const Tile& t,
+                             const BackwardSmem<T, true>& s) const {
+    constexpr int kGroups = kThreads / kChunk;
+    T* xs = s.scratch;
+    T* us = xs + kTileRows * (kChunk + 1);
+    T* ys = us + kTileRows * (kChunk + 1);
+    T* vs = ys + kTileCols * (kChunk + 1);
+    const int k = threadIdx.x % kChunk, group = threadIdx.x / kChunk;
+    for (int64_t k0 = 0; k0 < d; k0 += kChunk) {
+      __syncthreads();
+      stage_feature_chunk<T, kChunk>(x, t.b, a.g.n, d, t.r0, kTileRows, t.rows, k0, xs);
+      stage_feature_chunk<T, kChunk, true>(u, t.b, a.g.n, d, t.r0, kTileRows, t.rows, k0, us);
+      stage_feature_chunk<T, kChunk>(y, t.b, a.g.m, d, t.c0, kTileCols, t.cols, k0, ys);
+      stage_feature_chunk<T, kChunk, true>(v, t.b, a.g.m, d, t.c0, kTileCols, t.cols, k0, vs);
+      __syncthreads();
+      if (k0 + k >= d) continue;
+      for (int i = group; i < t.rows; i += kGroups) {
+        const T xi = xs[i * (kChunk + 1) + k], ui = us[i * (kChunk + 1) + k];
+        T sum = T(0), hess = T(0);
+        for (int j = 0; j < t.cols; ++j) {
+          const T E = s.v.at(i, j), diff = xi - ys[j * (kChunk + 1) + k];
+          sum += E * diff;
+          hess += s.d.at(i, j) * diff + E * (ui - vs[j * (kChunk + 1) + k]);
+        }
+        const int64_t at = ((t.b * a.g.n) + t.r0 + i) * d + k0 + k;
+        acc_x[at] += static_cast<double>(sum);
+        hess_x[at] += static_cast<double>(hess);
+      }
+      for (int j = group; j < t.cols; j += kGroups) {
+        const T yj = ys[j * (kChunk + 1) + k], vj = vs[j * (kChunk + 1) + k];
+        T sum = T(0), hess = T(0);
+        for (int i = 0; i < t.rows; ++i) {
+          const T E = s.v.at(i, j), diff = yj - xs[i * (kChunk + 1) + k];
+          sum += E * diff;
+          hess += s.d.at(i, j) * diff + E * (vj - us[i * (kChunk + 1) + k]);
+        }
+        const int64_t at = ((t.b * a.g.m) + t.c0 + j) * d + k0 + k;
+        acc_y[at] += static_cast<double>(sum);
+        hess_y[at] += static_cast<double>(hess);
+      }
+    }
+  }
+};
+
+// A tile outside the band: E = 0, and so are the messages it sends.
+template <typename T>
+__device__ void clear_tile(const ReverseTile<T>& s) {
+  fill_tile(&s.at(0, 0), T(0));
+  for (int k = threadIdx.x; k < 2 * kTileCols; k += kThreads) s.first_row[k] = T(0);
+  for (int k = threadIdx.x; k < 2 * kTileRows; k += kThreads) s.first_col[k] = T(0);
+}
+
+// A backward's tile: R (and Ṙ) staged, the messages from below and the right, the reverse sweep,
+// the messages for the tiles above and to the left, the epilogue.
 template <typename T, typename RSource, typename Epilogue>
-__global__ void __launch_bounds__(kThreads)
-    backward_tile_kernel(BackwardArgs<T> a, int64_t diagonal, RSource r_source, Epilogue epilogue) {
+__device__ void backward_tile(const BackwardArgs<T>& a, const TangentBackwardArgs<T>& ta, int64_t diagonal,
+                              const RSource& r_source, const Epilogue& epilogue) {
+  constexpr bool kTangent = RSource::kTangent;
   const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
   if (t.rows <= 0 || t.cols <= 0) return;  // block-uniform
-  const BackwardSmem<T> s = BackwardSmem<T>::carve();
-  // Outside the band E = 0, and so are the messages the tile sends (its R is +inf).
+  const BackwardSmem<T, kTangent> s = BackwardSmem<T, kTangent>::carve();
+  // Outside the band E = 0 (and Ė = 0), and so are the messages the tile sends (its R is +inf).
   const bool in_band = tile_touches_band(a.g, t);
   if (in_band) {
     r_source.stage(a, t, s);
-    stage_incoming_messages(a, t, s);
+    stage_incoming_messages(a.g, t, a.row_msgs, a.col_msgs, s.v);
+    if constexpr (kTangent) stage_incoming_messages(a.g, t, ta.row_msgs, ta.col_msgs, s.d);
   } else {
-    fill_tile(&s.at(0, 0), T(0));
-    for (int k = threadIdx.x; k < 2 * kTileCols; k += kThreads) s.first_row[k] = T(0);
-    for (int k = threadIdx.x; k < 2 * kTileRows; k += kThreads) s.first_col[k] = T(0);
+    clear_tile(s.v);
+    if constexpr (kTangent) clear_tile(s.d);
   }
   __syncthreads();
   if (in_band && threadIdx.x < kWarpSize) backward_sweep(a, t, s);
   __syncthreads();
-  backward_store_messages(a, t, s);
-  if (in_band || Epilogue::kWritesZeros) epilogue(a, t, s);
+  backward_store_messages(a.g, t, a.row_msgs, a.col_msgs, s.v);
+  if constexpr (kTangent) backward_store_messages(a.g, t, ta.row_msgs, ta.col_msgs, s.d);
+  if (in_band || Epilogue::kWritesZeros) epilogue(a, ta, t, s);
+}
+
+template <typename T, typename RSource, typename Epilogue>
+__global__ void __launch_bounds__(kThreads) backward_tile_kernel(BackwardArgs<T> a, TangentBackwardArgs<T> ta,
+                                                                 int64_t diagonal, RSource r_source, Epilogue epilogue) {
+  backward_tile(a, ta, diagonal, r_source, epilogue);
+}
+
+// The same with the tangent channel: as tangent_forward_tile_kernel, one block per SM is enough
+// (these tiles take 55 KiB of shared memory in float32, 94 KiB in float64, so few fit anyway).
+template <typename T, typename RSource, typename Epilogue>
+__global__ void __launch_bounds__(kThreads, 1)
+    second_order_backward_tile_kernel(BackwardArgs<T> a, TangentBackwardArgs<T> ta, int64_t diagonal,
+                                      RSource r_source, Epilogue epilogue) {
+  backward_tile(a, ta, diagonal, r_source, epilogue);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Launch sequences, shared by the CUDA ops and the CPU emulation tests. `launch(kernel, blocks,
 // threads, smem_bytes, args...)` runs one kernel launch on the caller's stream.
 
-template <typename T, typename Costs>
+constexpr int64_t max_of(int64_t a, int64_t b) { return a > b ? a : b; }
+
+template <typename T, typename Costs, typename Tangents = NoTangents>
 int64_t forward_smem_bytes() {
-  return ForwardSmem<T>::elements(Costs::scratch_elements()) * static_cast<int64_t>(sizeof(T));
+  const int64_t scratch = max_of(Costs::scratch_elements(), Tangents::scratch_elements());
+  return ForwardSmem<T, kHasTangents<Tangents>>::elements(scratch) * static_cast<int64_t>(sizeof(T));
 }
 
 template <typename T, typename RSource, typename Epilogue>
 int64_t backward_smem_bytes() {
-  const int64_t scratch = RSource::scratch_elements() > Epilogue::scratch_elements() ? RSource::scratch_elements()
-                                                                                     : Epilogue::scratch_elements();
-  return BackwardSmem<T>::elements(scratch) * static_cast<int64_t>(sizeof(T));
+  const int64_t scratch = max_of(RSource::scratch_elements(), Epilogue::scratch_elements());
+  return BackwardSmem<T, RSource::kTangent>::elements(scratch) * static_cast<int64_t>(sizeof(T));
 }
 
-template <typename T, typename Costs, typename Launch>
-void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const Costs& costs) {
-  const int64_t smem = forward_smem_bytes<T, Costs>();
+template <typename T, typename Costs, typename Tangents, typename Launch>
+void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const TangentForwardArgs<T>& ta, const Costs& costs,
+                    const Tangents& tangents) {
+  const int64_t smem = forward_smem_bytes<T, Costs, Tangents>();
   for (int64_t k = 0; k < a.g.diagonals(); ++k) {
-    launch(forward_tile_kernel<T, Costs>, a.g.tiles_on_diagonal(k) * a.g.batch, kThreads, smem, a, k, costs);
+    const int64_t blocks = a.g.tiles_on_diagonal(k) * a.g.batch;
+    if constexpr (kHasTangents<Tangents>) {
+      launch(tangent_forward_tile_kernel<T, Costs, Tangents>, blocks, kThreads, smem, a, ta, k, costs, tangents);
+    } else {
+      launch(forward_tile_kernel<T, Costs, Tangents>, blocks, kThreads, smem, a, ta, k, costs, tangents);
+    }
   }
 }
 
 template <typename T, typename RSource, typename Epilogue, typename Launch>
-void launch_backward(const Launch& launch, const BackwardArgs<T>& a, const RSource& r_source, const Epilogue& epilogue) {
+void launch_backward(const Launch& launch, const BackwardArgs<T>& a, const TangentBackwardArgs<T>& ta,
+                     const RSource& r_source, const Epilogue& epilogue) {
   const int64_t smem = backward_smem_bytes<T, RSource, Epilogue>();
   for (int64_t k = a.g.diagonals() - 1; k >= 0; --k) {
-    launch(backward_tile_kernel<T, RSource, Epilogue>, a.g.tiles_on_diagonal(k) * a.g.batch, kThreads, smem, a, k,
-           r_source, epilogue);
+    const int64_t blocks = a.g.tiles_on_diagonal(k) * a.g.batch;
+    if constexpr (RSource::kTangent) {
+      launch(second_order_backward_tile_kernel<T, RSource, Epilogue>, blocks, kThreads, smem, a, ta, k, r_source,
+             epilogue);
+    } else {
+      launch(backward_tile_kernel<T, RSource, Epilogue>, blocks, kThreads, smem, a, ta, k, r_source, epilogue);
+    }
   }
 }
 

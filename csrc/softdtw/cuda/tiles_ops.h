@@ -34,6 +34,10 @@ inline Geometry geometry_of(const SoftDTWProblem& p) {
 struct TiledForward {
   ForwardOutputs out;
   at::Tensor top_rows, left_cols;
+  template <typename T>
+  BorderBuffers<T> borders() const {
+    return {top_rows.data_ptr<T>(), left_cols.data_ptr<T>(), top_rows.size(1), left_cols.size(1)};
+  }
 };
 
 // soft_dtw_from_cost's forward (fused = false, costs from in.D) or soft_dtw's (fused = true,
@@ -62,10 +66,13 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
                                   left_slots,
                                   f.out.values.data_ptr<scalar_t>(),
                                   f.out.invalid.data_ptr<bool>()};
+    const TangentForwardArgs<scalar_t> none{};
     if (fused) {
-      launch_forward(launch, a, SquaredEuclideanCosts<scalar_t>{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)});
+      launch_forward(launch, a, none,
+                     SquaredEuclideanCosts<scalar_t>{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)},
+                     NoTangents{});
     } else {
-      launch_forward(launch, a, CostsFromTensor<scalar_t>{in.D.data_ptr<scalar_t>()});
+      launch_forward(launch, a, none, CostsFromTensor<scalar_t>{in.D.data_ptr<scalar_t>()}, NoTangents{});
     }
   });
   return f;
@@ -109,8 +116,8 @@ at::Tensor run_from_cost_backward(const Launch& launch, const BackwardInputs& in
   if (p.batch == 0) return grad_D;
   const auto [row_msgs, col_msgs] = new_message_buffers(p, in.R.options());
   AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_from_cost_tiled_backward", [&] {
-    launch_backward(launch, backward_args<scalar_t>(in, row_msgs, col_msgs), RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()},
-                    WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
+    launch_backward(launch, backward_args<scalar_t>(in, row_msgs, col_msgs), TangentBackwardArgs<scalar_t>{},
+                    RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()}, WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
   });
   return grad_D;
 }
@@ -132,14 +139,14 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
       const AccumulateSequenceGradients<scalar_t> epilogue{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(),
                                                            in.x.size(2), acc_x.data_ptr<double>(),
                                                            acc_y.data_ptr<double>()};
+      const TangentBackwardArgs<scalar_t> none{};
       if (checkpoints == nullptr) {
-        launch_backward(launch, a, RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()}, epilogue);
+        launch_backward(launch, a, none, RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()}, epilogue);
       } else {
         const SquaredEuclideanCosts<scalar_t> costs{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)};
-        const BorderBuffers<scalar_t> borders{checkpoints->top_rows.data_ptr<scalar_t>(),
-                                              checkpoints->left_cols.data_ptr<scalar_t>(),
-                                              checkpoints->top_rows.size(1), checkpoints->left_cols.size(1)};
-        launch_backward(launch, a, RFromCheckpoints<scalar_t, SquaredEuclideanCosts<scalar_t>>{costs, borders}, epilogue);
+        launch_backward(launch, a, none,
+                        RFromCheckpoints<scalar_t, SquaredEuclideanCosts<scalar_t>>{costs, checkpoints->borders<scalar_t>()},
+                        epilogue);
       }
     });
   }
@@ -160,10 +167,12 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, co
 }
 
 template <typename Launch>
-at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& R, double gamma,
-                                 std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
+                                 double gamma, std::optional<int64_t> bandwidth,
+                                 const std::optional<at::Tensor>& x_lengths,
                                  const std::optional<at::Tensor>& y_lengths) {
-  return run_from_cost_backward(launch, prepare_from_cost_backward(grad, R, gamma, bandwidth, x_lengths, y_lengths));
+  return run_from_cost_backward(launch,
+                                prepare_from_cost_backward(grad, D, R, gamma, bandwidth, x_lengths, y_lengths));
 }
 
 template <typename Launch>
@@ -203,6 +212,175 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(
   const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, x_lengths, y_lengths);
   const TiledForward checkpoints = checkpoints_of(in, row_borders, column_borders);
   return run_fused_backward(launch, in, &checkpoints);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward mode and second order (design doc §3; cuda_kernels.md, "Forward mode and second order").
+// The forward carries the tangent channel (Ṙ beside R) through the same launches. The second-order
+// ops keep no table: their forward keeps R and Ṙ on the tile borders only, as a checkpointed forward
+// does, and each reverse tile recomputes R and Ṙ from them before its sweep with the tangent (Ė
+// beside E). Memory beyond the outputs: borders and messages, O(B·N·M/32), no (B, N, M) tensor.
+
+// A tiled forward carrying the tangent channel: the value channel as run_forward's, and the
+// tangent channel's border buffers (same slots) and Ṙ at each pair's last cell.
+struct TiledTangentForward {
+  TiledForward values;
+  at::Tensor tangent_top_rows, tangent_left_cols, tangents;
+  template <typename T>
+  BorderBuffers<T> tangent_borders() const {
+    return {tangent_top_rows.data_ptr<T>(), tangent_left_cols.data_ptr<T>(), tangent_top_rows.size(1),
+            tangent_left_cols.size(1)};
+  }
+};
+
+// The forward with the tangent, Ḋ from in.D_tangent (from cost; undefined: 0) or from the tangents
+// u, v of x, y (fused; each undefined: 0). checkpoint: one border slot per block (for a backward).
+template <typename Launch>
+TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInputs& in, bool fused,
+                                        const at::Tensor& D_tangent, const at::Tensor& u, const at::Tensor& v,
+                                        bool checkpoint) {
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& like = fused ? in.x : in.D;
+  const Geometry g = geometry_of(p);
+  const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
+  const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
+  TiledTangentForward f;
+  f.values.out = new_forward_outputs(p, like.options(), /*keep_table=*/false);
+  f.values.top_rows = at::empty({p.batch, top_slots, p.m}, like.options());
+  f.values.left_cols = at::empty({p.batch, left_slots, p.n}, like.options());
+  f.tangent_top_rows = at::empty_like(f.values.top_rows);
+  f.tangent_left_cols = at::empty_like(f.values.left_cols);
+  f.tangents = at::zeros({p.batch}, like.options());
+  if (p.batch == 0) return f;
+  AT_DISPATCH_FLOATING_TYPES(like.scalar_type(), "soft_dtw_tiled_tangent_forward", [&] {
+    using T = scalar_t;
+    const ForwardArgs<T> a{g, CellFunctions<T>::for_gamma(p.gamma), nullptr, f.values.top_rows.data_ptr<T>(),
+                           f.values.left_cols.data_ptr<T>(), top_slots, left_slots, f.values.out.values.data_ptr<T>(),
+                           f.values.out.invalid.data_ptr<bool>()};
+    const TangentForwardArgs<T> ta{f.tangent_top_rows.data_ptr<T>(), f.tangent_left_cols.data_ptr<T>(),
+                                   f.tangents.data_ptr<T>()};
+    auto ptr = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
+    if (fused) {
+      const SquaredEuclideanCosts<T> costs{in.x.data_ptr<T>(), in.y.data_ptr<T>(), in.x.size(2)};
+      launch_forward(launch, a, ta, costs,
+                     SquaredEuclideanTangents<T>{costs.x, costs.y, ptr(u), ptr(v), in.x.size(2)});
+    } else {
+      launch_forward(launch, a, ta, CostsFromTensor<T>{in.D.data_ptr<T>()}, TangentsFromTensor<T>{ptr(D_tangent)});
+    }
+  });
+  return f;
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const at::Tensor& D, const at::Tensor& D_tangent,
+                                                    double gamma, std::optional<int64_t> bandwidth,
+                                                    const std::optional<at::Tensor>& x_lengths,
+                                                    const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
+  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/false);
+  auto [values, unused] = finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
+  return {values, f.tangents.to(D.scalar_type())};
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor> fused_jvp_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
+                                                const std::optional<at::Tensor>& x_tangent,
+                                                const std::optional<at::Tensor>& y_tangent, double gamma,
+                                                std::optional<int64_t> bandwidth,
+                                                const std::optional<at::Tensor>& x_lengths,
+                                                const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
+  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
+  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/false);
+  auto [values, unused] = finish_forward(kFusedOp, f.values.out, x.scalar_type(), kInvalidSequenceMessage);
+  return {values, f.tangents.to(x.scalar_type())};
+}
+
+// The reverse recursion with the tangent over a checkpointed tangent forward, with `epilogue`.
+template <typename T, typename Costs, typename Tangents, typename Epilogue, typename Launch>
+void run_second_order_backward(const Launch& launch, const ForwardInputs& in, const TiledTangentForward& f,
+                               const at::Tensor& grad, const at::Tensor& grad_tangent, const Costs& costs,
+                               const Tangents& tangents, const Epilogue& epilogue) {
+  const SoftDTWProblem& p = in.problem;
+  const at::TensorOptions options = grad.options();
+  const auto [row_msgs, col_msgs] = new_message_buffers(p, options);
+  const auto [tangent_row_msgs, tangent_col_msgs] = new_message_buffers(p, options);
+  const BackwardArgs<T> a{geometry_of(p), CellFunctions<T>::for_gamma(p.gamma), grad.data_ptr<T>(),
+                          row_msgs.data_ptr<T>(), col_msgs.data_ptr<T>()};
+  const TangentBackwardArgs<T> ta{grad_tangent.defined() ? grad_tangent.data_ptr<T>() : nullptr,
+                                  tangent_row_msgs.data_ptr<T>(), tangent_col_msgs.data_ptr<T>()};
+  launch_backward(launch, a, ta,
+                  RAndTangentFromCheckpoints<T, Costs, Tangents>{costs, tangents, f.values.borders<T>(),
+                                                                 f.tangent_borders<T>()},
+                  epilogue);
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_op(
+    const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& D,
+    const std::optional<at::Tensor>& D_tangent, double gamma, std::optional<int64_t> bandwidth,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
+  const at::Tensor g = prepare_pair_scalars(kFromCostOp, "grad", grad, p.batch, in.D);
+  const at::Tensor gt = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent, p.batch, in.D);
+  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/true);
+  finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
+  auto new_like_D = [&] { return p.ragged() ? at::zeros_like(in.D) : at::empty_like(in.D); };
+  at::Tensor grad_D = with_grad ? new_like_D() : at::empty({0}, in.D.options());
+  at::Tensor grad_D_tangent = new_like_D();
+  if (p.batch > 0) {
+    AT_DISPATCH_FLOATING_TYPES(in.D.scalar_type(), "soft_dtw_from_cost_tiled_hvp", [&] {
+      using T = scalar_t;
+      run_second_order_backward<T>(launch, in, f, g, gt, CostsFromTensor<T>{in.D.data_ptr<T>()},
+                                   TangentsFromTensor<T>{t.defined() ? t.data_ptr<T>() : nullptr},
+                                   WriteCostGradientTangent<T>{grad_D_tangent.data_ptr<T>(),
+                                                               with_grad ? grad_D.data_ptr<T>() : nullptr});
+    });
+  }
+  return {f.tangents, grad_D, grad_D_tangent};
+}
+
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_op(
+    const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& x,
+    const at::Tensor& y, const std::optional<at::Tensor>& x_tangent, const std::optional<at::Tensor>& y_tangent,
+    double gamma, std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
+  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
+  const at::Tensor g = prepare_pair_scalars(kFusedOp, "grad", grad, p.batch, in.x);
+  const at::Tensor gt = prepare_pair_scalars(kFusedOp, "grad_tangent", grad_tangent, p.batch, in.x);
+  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/true);
+  finish_forward(kFusedOp, f.values.out, x.scalar_type(), kInvalidSequenceMessage);
+  const at::TensorOptions sums = in.x.options().dtype(at::kDouble);
+  const at::Tensor acc_x = at::zeros(in.x.sizes(), sums), acc_y = at::zeros(in.y.sizes(), sums);
+  const at::Tensor hess_x = at::zeros(in.x.sizes(), sums), hess_y = at::zeros(in.y.sizes(), sums);
+  if (p.batch > 0) {
+    AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_tiled_hvp", [&] {
+      using T = scalar_t;
+      auto ptr = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
+      const int64_t d = in.x.size(2);
+      const SquaredEuclideanCosts<T> costs{in.x.data_ptr<T>(), in.y.data_ptr<T>(), d};
+      const SquaredEuclideanTangents<T> tangents{costs.x, costs.y, ptr(u), ptr(v), d};
+      run_second_order_backward<T>(launch, in, f, g, gt, costs, tangents,
+                                   AccumulateSequenceGradientTangents<T>{
+                                       costs.x, costs.y, ptr(u), ptr(v), d, acc_x.data_ptr<double>(),
+                                       acc_y.data_ptr<double>(), hess_x.data_ptr<double>(), hess_y.data_ptr<double>()});
+    });
+  }
+  // grad = 2·g·Σ, its tangent 2·(ġ·Σ + g·Σ_hess), per pair.
+  const at::Tensor g2 = (2.0 * g.to(at::kDouble)).view({p.batch, 1, 1});
+  const at::Tensor gt2 = gt.defined() ? (2.0 * gt.to(at::kDouble)).view({p.batch, 1, 1}) : at::zeros_like(g2);
+  const auto dtype = in.x.scalar_type();
+  at::Tensor grad_x = with_grad ? (acc_x * g2).to(dtype) : at::empty({0}, in.x.options());
+  at::Tensor grad_y = with_grad ? (acc_y * g2).to(dtype) : at::empty({0}, in.y.options());
+  return {f.tangents, grad_x, grad_y, (acc_x * gt2 + hess_x * g2).to(dtype), (acc_y * gt2 + hess_y * g2).to(dtype)};
 }
 
 }  // namespace tiles

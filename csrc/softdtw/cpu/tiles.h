@@ -1,0 +1,503 @@
+// The CPU kernels' tiled wavefront engine (design doc §1–3): one pair's forward recursion, and its
+// reverse (backward) recursion, over kTile × kTile tiles.
+//
+// Every pair's DP runs over tiles in anti-diagonal (wavefront) order: tile (I, J) needs the tiles
+// above, left and above-left, so the tiles of one anti-diagonal are independent. The decomposition
+// is fixed whatever the thread count, so every cell is computed by the same operations in the same
+// order: results are bitwise identical with one thread or many.
+//
+// Both recursions optionally carry a tangent channel beside their values (forward mode and second
+// order, design doc §3): the forward Ṙ(s) = Ḋ(s) + Σ_p w_s(p)·Ṙ(p) beside R, the reverse
+// Ė(p) = Σ_s ẇ_s(p)·E(s) + w_s(p)·Ė(s) beside E. The value channel is computed by the same
+// operations with or without it, so its bits do not depend on whether a tangent rides along.
+#pragma once
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "../../common/macros.h"
+#include "../math.h"
+
+namespace softdtw_torch {
+namespace cpu {
+
+constexpr int64_t kTile = 64;
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// One pair: its own lengths (ragged batches) and band radius (-1: none).
+struct PairGeometry {
+  int64_t n, m, radius;
+  int64_t tile_rows() const { return ceil_div(n, kTile); }
+  int64_t tile_cols() const { return ceil_div(m, kTile); }
+};
+
+// Cells [i0, i0 + h) × [j0, j0 + w) of tile (I, J).
+struct TileRange {
+  int64_t i0, h, j0, w;
+};
+
+inline TileRange tile_range(const PairGeometry& g, int64_t I, int64_t J) {
+  const int64_t i0 = I * kTile, j0 = J * kTile;
+  return {i0, std::min(kTile, g.n - i0), j0, std::min(kTile, g.m - j0)};
+}
+
+// Calls tile(I, J) for every tile, anti-diagonal by anti-diagonal (last to first when reverse).
+template <typename TileFn>
+void for_each_tile_in_wavefront(const PairGeometry& g, bool reverse, bool parallel, const TileFn& tile) {
+  const int64_t rows = g.tile_rows(), cols = g.tile_cols();
+  const int64_t diagonals = rows + cols - 1;
+  for (int64_t k = 0; k < diagonals; ++k) {
+    const int64_t diag = reverse ? diagonals - 1 - k : k;
+    const int64_t first_row = std::max<int64_t>(0, diag - (cols - 1));
+    const int64_t count = std::min(rows - 1, diag) - first_row + 1;
+    auto run = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) tile(first_row + t, diag - first_row - t);
+    };
+    if (parallel && count > 1) {
+      at::parallel_for(0, count, 1, run);
+    } else {
+      run(0, count);
+    }
+  }
+}
+
+// Runs body(b, parallel_tiles) for every pair b: pairs in parallel when the batch has at least as
+// many pairs as threads; otherwise the pairs one after the other with the tiles of each
+// anti-diagonal in parallel.
+template <typename PairFn>
+void for_each_pair(int64_t batch, const PairFn& body) {
+  if (batch >= at::get_num_threads()) {
+    at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) body(b, false);
+    });
+  } else {
+    for (int64_t b = 0; b < batch; ++b) body(b, true);
+  }
+}
+
+// Where a recursion's tables are: R, and Ṙ when a tangent rides along (each nullable), row stride ld
+// (T const for the tables a reverse sweep reads).
+template <typename T>
+struct Tables {
+  T* R = nullptr;
+  T* R_tangent = nullptr;
+  int64_t ld = 0;
+};
+
+// The input of the tangent channel: a functor like the costs (below) giving Ḋ of a tile, or
+// NoTangent for a forward that carries none.
+struct NoTangent {};
+template <typename Tangent>
+constexpr bool kHasTangent = !std::is_same_v<Tangent, NoTangent>;
+
+// ---------------------------------------------------------------------------------------------
+// Forward: R(i, j) = D(i, j) + softmin_γ(R(i−1, j−1), R(i−1, j), R(i, j−1)).
+//
+// Inside a tile the cells are computed anti-diagonal by anti-diagonal, k = r + c (tile-local
+// row r and column c): the cells of one anti-diagonal are independent, so its loop vectorizes.
+// A diagonal lives in an array indexed by slot r + 1; slot 0 (r = −1) and slot k + 2 (c = −1)
+// carry the border cells of the row above and the column left of the tile.
+
+// Values crossing tile borders: for each column the last row computed above it, for each row
+// the last column computed left of it, and per tile row the corner (i0 − 1, j0 − 1) of its
+// next tile (saved before the row above is overwritten). Tiles of one anti-diagonal touch
+// disjoint parts of these arrays. R's virtual border is R(−1, −1) = 0 and +inf elsewhere; Ṙ's
+// is 0 everywhere (the border is a constant).
+template <typename T>
+struct ForwardBorders {
+  std::vector<T> row, col, corner;
+  ForwardBorders(const PairGeometry& g, T border, T origin)
+      : row(g.m, border), col(g.n, border), corner(g.tile_rows(), border) {
+    corner[0] = origin;
+  }
+  static ForwardBorders of_values(const PairGeometry& g) { return {g, positive_infinity<T>(), T(0)}; }
+  static ForwardBorders of_tangents(const PairGeometry& g) { return {g, T(0), T(0)}; }
+};
+
+// One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
+// for the baseline ISA, picked at run time; no FMA contraction (-ffp-contract=off) and the same
+// per-lane operations either way, so both give the same bits.
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void forward_diagonal(const T* __restrict cost, const T* __restrict diag, const T* __restrict up,
+                                      const T* __restrict left, T* __restrict out, int64_t count, T gamma,
+                                      T inv_gamma) {
+  for (int64_t t = 0; t < count; ++t) out[t] = cost[t] + softmin3(diag[t], up[t], left[t], gamma, inv_gamma);
+}
+
+// The same with the tangent: tangent_out[t] = tangent_cost[t] + Σ_p w(p)·Ṙ(p), 0 where the cell is
+// unreachable (its Ḋ is ignored there: a +inf cost, or outside the band).
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void forward_tangent_diagonal(
+    const T* __restrict cost, const T* __restrict diag, const T* __restrict up, const T* __restrict left,
+    const T* __restrict tangent_cost, const T* __restrict tangent_diag, const T* __restrict tangent_up,
+    const T* __restrict tangent_left, T* __restrict out, T* __restrict tangent_out, int64_t count, T gamma,
+    T inv_gamma) {
+  const NaturalCellFunctions<T> f{gamma, inv_gamma};
+  for (int64_t t = 0; t < count; ++t) {
+    const SoftminAndWeights<T> s = softmin3_and_weights(diag[t], up[t], left[t], f);
+    const T r = cost[t] + s.value;
+    out[t] = r;
+    const T r_tangent = tangent_cost[t] + weighted_tangent(s.w, tangent_diag[t], tangent_up[t], tangent_left[t]);
+    tangent_out[t] = is_reachable(r) ? r_tangent : T(0);
+  }
+}
+
+// The tile's costs by anti-diagonal, out[k * kTile + r] = cost(i0 + r, j0 + k − r). Cells outside
+// the band get `outside` (+inf for costs: the DP then needs no band test; 0 for tangents). When
+// `check`, NaN or −inf inside the band is reported (returns true).
+template <typename T, typename TileCosts>
+bool costs_by_diagonal(const PairGeometry& g, const TileRange& t, const TileCosts& costs, T* out, T outside,
+                       bool check) {
+  T scratch[kTile * kTile];
+  int64_t stride = 0;
+  const T* tile_costs = costs(t, scratch, &stride);
+  bool invalid = false;
+  for (int64_t r = 0; r < t.h; ++r) {
+    int64_t lo, hi;
+    band_columns(t.i0 + r, g.n, g.m, g.radius, &lo, &hi);
+    for (int64_t c = 0; c < t.w; ++c) {
+      const int64_t j = t.j0 + c;
+      T d = tile_costs[r * stride + c];
+      if (j < lo || j > hi) {
+        d = outside;
+      } else if (check) {
+        invalid |= !is_valid_cost(d);
+      }
+      out[(r + c) * kTile + r] = d;
+    }
+  }
+  return invalid;
+}
+
+// A tile's diagonals of one quantity the forward carries (R, or Ṙ): three rotating diagonals
+// k − 2, k − 1, k, and the tile's last row and last column as they are computed.
+template <typename T>
+struct ForwardDiagonals {
+  T buffers[3][kTile + 2];
+  T* older = buffers[0];  // diagonal k − 2
+  T* prev = buffers[1];   // diagonal k − 1
+  T* cur = buffers[2];    // diagonal k
+  T bottom[kTile], right[kTile];
+  const T* top = nullptr;   // top[c] = value at (i0 − 1, j0 + c)
+  const T* left = nullptr;  // left[r] = value at (i0 + r, j0 − 1)
+
+  void begin(ForwardBorders<T>& borders, const TileRange& t, int64_t I) {
+    top = &borders.row[t.j0];
+    left = &borders.col[t.i0];
+    older[0] = borders.corner[I];      // diagonal −2: (−1, −1)
+    prev[0] = top[0];                  // diagonal −1: (−1, 0) and (0, −1)
+    prev[1] = left[0];
+    borders.corner[I] = top[t.w - 1];  // (i0 − 1, j0 + w − 1): the corner of tile (I, J + 1)
+  }
+  // After diagonal k (rows r_lo..r_hi): the border cells of diagonal k + 1, the last row and
+  // column, the table, then the rotation.
+  void end_diagonal(const TileRange& t, int64_t k, int64_t r_lo, int64_t r_hi, T* table, int64_t table_ld) {
+    if (k + 1 < t.w) cur[0] = top[k + 1];       // (−1, k + 1)
+    if (k + 1 < t.h) cur[k + 2] = left[k + 1];  // (k + 1, −1)
+    if (k >= t.h - 1) bottom[k - (t.h - 1)] = cur[t.h];
+    if (k >= t.w - 1) right[r_lo] = cur[r_lo + 1];
+    if (table != nullptr) {
+      for (int64_t r = r_lo; r <= r_hi; ++r) table[(t.i0 + r) * table_ld + t.j0 + k - r] = cur[r + 1];
+    }
+    T* recycled = older;
+    older = prev;
+    prev = cur;
+    cur = recycled;
+  }
+  void finish(ForwardBorders<T>& borders, const TileRange& t) const {
+    std::copy_n(bottom, t.w, &borders.row[t.j0]);
+    std::copy_n(right, t.h, &borders.col[t.i0]);
+  }
+};
+
+template <typename T, typename TileCosts, typename Tangent>
+void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma, T inv_gamma, const TileCosts& costs,
+                  const Tangent& tangent_costs, ForwardBorders<T>& borders, ForwardBorders<T>* tangent_borders,
+                  const Tables<T>& tables, uint8_t* invalid) {
+  constexpr bool kTangent = kHasTangent<Tangent>;
+  T cost_diagonals[(2 * kTile - 1) * kTile];
+  if (costs_by_diagonal(g, t, costs, cost_diagonals, positive_infinity<T>(), /*check=*/true)) *invalid = 1;
+  ForwardDiagonals<T> r;
+  r.begin(borders, t, I);
+  // The tangent channel's storage exists only when a tangent rides along (1 element otherwise).
+  T tangent_diagonals[kTangent ? (2 * kTile - 1) * kTile : 1];
+  std::conditional_t<kTangent, ForwardDiagonals<T>, char> rt{};
+  if constexpr (kTangent) {
+    costs_by_diagonal(g, t, tangent_costs, tangent_diagonals, T(0), /*check=*/false);
+    rt.begin(*tangent_borders, t, I);
+  }
+  for (int64_t k = 0; k < t.h + t.w - 1; ++k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - t.w + 1), r_hi = std::min(t.h - 1, k);
+    // Cell (r, k − r): up and diagonal neighbours at slot r, left neighbour at slot r + 1.
+    const int64_t at = k * kTile + r_lo, count = r_hi - r_lo + 1;
+    if constexpr (kTangent) {
+      forward_tangent_diagonal(cost_diagonals + at, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1,
+                               tangent_diagonals + at, rt.older + r_lo, rt.prev + r_lo, rt.prev + r_lo + 1,
+                               r.cur + r_lo + 1, rt.cur + r_lo + 1, count, gamma, inv_gamma);
+      rt.end_diagonal(t, k, r_lo, r_hi, tables.R_tangent, tables.ld);
+    } else {
+      forward_diagonal(cost_diagonals + at, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1, r.cur + r_lo + 1, count,
+                       gamma, inv_gamma);
+    }
+    r.end_diagonal(t, k, r_lo, r_hi, tables.R, tables.ld);
+  }
+  r.finish(borders, t);
+  if constexpr (kTangent) rt.finish(*tangent_borders, t);
+}
+
+// The forward's results at the pair's last cell: R(n − 1, m − 1) and, with a tangent, Ṙ there.
+template <typename T>
+struct ForwardEnd {
+  T value, tangent;
+};
+
+// One pair's forward, with the tangent channel when `tangent_costs` is not NoTangent; writes the
+// tables that `tables` names. `invalid` reports NaN or −inf costs.
+template <typename T, typename TileCosts, typename Tangent = NoTangent>
+ForwardEnd<T> forward_pair(const PairGeometry& g, T gamma, const TileCosts& costs, const Tables<T>& tables,
+                           bool parallel, bool* invalid, const Tangent& tangent_costs = Tangent{}) {
+  auto borders = ForwardBorders<T>::of_values(g);
+  auto tangent_borders = ForwardBorders<T>::of_tangents(kHasTangent<Tangent> ? g : PairGeometry{1, 1, -1});
+  std::vector<uint8_t> invalid_in_tile_row(g.tile_rows(), 0);
+  const T inv_gamma = T(1) / gamma;
+  for_each_tile_in_wavefront(g, /*reverse=*/false, parallel, [&](int64_t I, int64_t J) {
+    forward_tile(g, tile_range(g, I, J), I, gamma, inv_gamma, costs, tangent_costs, borders, &tangent_borders, tables,
+                 &invalid_in_tile_row[I]);
+  });
+  *invalid = std::any_of(invalid_in_tile_row.begin(), invalid_in_tile_row.end(), [](uint8_t v) { return v != 0; });
+  return {borders.row[g.m - 1], kHasTangent<Tangent> ? tangent_borders.row[g.m - 1] : T(0)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward: E(n−1, m−1) = 1 and E(p) = Σ_{s ∈ succ(p)} w_s(p)·E(s), with w_s the normalized
+// soft-argmin weights of successor s over its predecessors (design doc §2, form (c)), computed
+// from the stored table. Tiles and their anti-diagonals run in reverse order; a flow diagonal is
+// indexed by slot r (rows 0..h, row h being the first row of the tile below), a table diagonal
+// by slot r + 1 (rows −1..h − 1). The tangent channel carries Ė and the weights' tangents ẇ in
+// the same layout, from the stored tables of R and Ṙ.
+
+// A computed cell as its predecessors see it: its E and the weight it gives each predecessor
+// (in the tangent channel: Ė and ẇ).
+template <typename T>
+struct CellFlow {
+  T E, w_diag, w_up, w_left;
+};
+
+// Mirror of ForwardBorders: first row below each column, first column right of each row, and per
+// tile row the corner (i0 + h, j0 + w) of its next tile.
+template <typename T>
+struct BackwardBorders {
+  std::vector<CellFlow<T>> row, col, corner;
+  explicit BackwardBorders(const PairGeometry& g) : row(g.m), col(g.n), corner(g.tile_rows()) {}
+};
+
+template <typename T>
+struct FlowDiagonal {
+  T E[kTile + 1], w_diag[kTile + 1], w_up[kTile + 1], w_left[kTile + 1];
+  void set(int64_t slot, const CellFlow<T>& f) {
+    E[slot] = f.E;
+    w_diag[slot] = f.w_diag;
+    w_up[slot] = f.w_up;
+    w_left[slot] = f.w_left;
+  }
+  CellFlow<T> get(int64_t slot) const { return {E[slot], w_diag[slot], w_up[slot], w_left[slot]}; }
+};
+
+// One anti-diagonal of cells t: E from the successors (diagonal, below, right), zero where the
+// cell is unreachable, then the cell's own weights over its predecessors.
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(const T* __restrict r_self, const T* __restrict r_diag,
+                                       const T* __restrict r_up, const T* __restrict r_left,
+                                       const T* __restrict e_diag_succ, const T* __restrict w_diag_succ,
+                                       const T* __restrict e_below, const T* __restrict w_below,
+                                       const T* __restrict e_right, const T* __restrict w_right, T* __restrict e_out,
+                                       T* __restrict w_diag_out, T* __restrict w_up_out, T* __restrict w_left_out,
+                                       int64_t count, T inv_gamma) {
+  for (int64_t t = 0; t < count; ++t) {
+    const T e = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
+    e_out[t] = is_reachable(r_self[t]) ? e : T(0);
+    const PredecessorWeights<T> w = predecessor_weights(r_diag[t], r_up[t], r_left[t], inv_gamma);
+    w_diag_out[t] = w.diag;
+    w_up_out[t] = w.up;
+    w_left_out[t] = w.left;
+  }
+}
+
+// The tangent channel of one anti-diagonal, after backward_diagonal has filled the value channel
+// (whose successors' E and w, and this diagonal's weights w, it reads): Ė(p) = Σ_s ẇ_s(p)·E(s) +
+// w_s(p)·Ė(s) from the successors' tangent flows, then the cell's weight tangents ẇ from its
+// weights and Ṙ of its predecessors.
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void backward_tangent_diagonal(
+    const T* __restrict r_self, const T* __restrict w_diag, const T* __restrict w_up, const T* __restrict w_left,
+    const T* __restrict t_diag, const T* __restrict t_up, const T* __restrict t_left,
+    const T* __restrict e_diag_succ, const T* __restrict w_diag_succ, const T* __restrict et_diag_succ,
+    const T* __restrict wt_diag_succ, const T* __restrict e_below, const T* __restrict w_below,
+    const T* __restrict et_below, const T* __restrict wt_below, const T* __restrict e_right,
+    const T* __restrict w_right, const T* __restrict et_right, const T* __restrict wt_right, T* __restrict et_out,
+    T* __restrict wt_diag_out, T* __restrict wt_up_out, T* __restrict wt_left_out, int64_t count, T inv_gamma) {
+  for (int64_t t = 0; t < count; ++t) {
+    const T et = (wt_diag_succ[t] * e_diag_succ[t] + w_diag_succ[t] * et_diag_succ[t]) +
+                 (wt_below[t] * e_below[t] + w_below[t] * et_below[t]) +
+                 (wt_right[t] * e_right[t] + w_right[t] * et_right[t]);
+    et_out[t] = is_reachable(r_self[t]) ? et : T(0);
+    const PredecessorWeights<T> w{w_diag[t], w_up[t], w_left[t]};
+    const PredecessorWeights<T> wt = weight_tangents(w, t_diag[t], t_up[t], t_left[t], inv_gamma);
+    wt_diag_out[t] = wt.diag;
+    wt_up_out[t] = wt.up;
+    wt_left_out[t] = wt.left;
+  }
+}
+
+// out[r + 1] = table(i0 + r, j0 + k − r) for the tile's cells on diagonal k and the border cells
+// above and left of the tile, where the virtual border holds `origin` at (−1, −1) and `border`
+// elsewhere (R: 0 and +inf; Ṙ: 0 and 0).
+template <typename T>
+void gather_table_diagonal(const TileRange& t, const T* table, int64_t table_ld, int64_t k, T* out, T border,
+                           T origin) {
+  const int64_t r_lo = std::max<int64_t>(-1, k - (t.w - 1)), r_hi = std::min(t.h - 1, k + 1);
+  for (int64_t r = r_lo; r <= r_hi; ++r) {
+    const int64_t i = t.i0 + r, j = t.j0 + k - r;
+    out[r + 1] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? origin : border) : table[i * table_ld + j];
+  }
+}
+
+// Three rotating table diagonals k, k − 1, k − 2 of one table, gathered as the reverse sweep
+// needs them.
+template <typename T>
+struct TableDiagonals {
+  T buffers[3][kTile + 2];
+  T* cur = buffers[0];    // diagonal k
+  T* prev = buffers[1];   // k − 1
+  T* older = buffers[2];  // k − 2
+  const T* table;
+  int64_t ld;
+  T border, origin;
+  TableDiagonals(const TileRange& t, const T* table, int64_t ld, int64_t last, T border, T origin)
+      : table(table), ld(ld), border(border), origin(origin) {
+    gather_table_diagonal(t, table, ld, last, cur, border, origin);
+    gather_table_diagonal(t, table, ld, last - 1, prev, border, origin);
+    gather_table_diagonal(t, table, ld, last - 2, older, border, origin);
+  }
+  // After diagonal k: k − 1 becomes current and k − 3 is gathered.
+  void step(const TileRange& t, int64_t k) {
+    T* recycled = cur;
+    cur = prev;
+    prev = older;
+    older = recycled;
+    if (k - 3 >= -2) gather_table_diagonal(t, table, ld, k - 3, older, border, origin);
+  }
+};
+
+// One quantity the reverse sweep carries through a tile (E with the weights, or Ė with the weight
+// tangents): three rotating flow diagonals k + 2, k + 1, k, the diagonals of the table it reads
+// (R, or Ṙ), and the tile's first row and column as they are computed.
+template <typename T>
+struct ReverseChannel {
+  const TileRange& t;
+  BackwardBorders<T>& borders;
+  const CellFlow<T>* below;  // cells (h, c)
+  const CellFlow<T>* right;  // cells (r, w)
+  CellFlow<T> corner;        // cell (h, w)
+  FlowDiagonal<T> flows[3];
+  FlowDiagonal<T>* next2 = &flows[0];  // diagonal k + 2
+  FlowDiagonal<T>* next1 = &flows[1];  // diagonal k + 1
+  FlowDiagonal<T>* cur = &flows[2];    // diagonal k
+  TableDiagonals<T> table;
+  CellFlow<T> top[kTile], left[kTile];  // the tile's first row and first column
+
+  ReverseChannel(const TileRange& t, int64_t I, BackwardBorders<T>& b, const T* table, int64_t ld, T border, T origin)
+      : t(t), borders(b), below(&b.row[t.j0]), right(&b.col[t.i0]), corner(b.corner[I]),
+        table(t, table, ld, t.h + t.w - 2, border, origin) {
+    b.corner[I] = below[0];  // cell (h, 0): the corner of tile (I, J − 1)
+    set_border_slots(t.h + t.w, *next2);
+    set_border_slots(t.h + t.w - 1, *next1);
+  }
+  // Border cells of a flow diagonal k: (h, k − h) below the tile and (k − w, w) right of it.
+  void set_border_slots(int64_t k, FlowDiagonal<T>& f) const {
+    if (k - t.h >= 0 && k - t.h < t.w) f.set(t.h, below[k - t.h]);
+    if (k - t.h == t.w) f.set(t.h, corner);
+    if (k - t.w >= 0 && k - t.w < t.h) f.set(k - t.w, right[k - t.w]);
+  }
+  // After diagonal k (rows r_lo..r_hi) is computed: its border slots, the first row and column,
+  // then the rotation.
+  void end_diagonal(int64_t k, int64_t r_lo, int64_t r_hi) {
+    set_border_slots(k, *cur);
+    if (r_lo == 0) top[k] = cur->get(0);
+    if (r_hi == k) left[k] = cur->get(k);
+    FlowDiagonal<T>* recycled = next2;
+    next2 = next1;
+    next1 = cur;
+    cur = recycled;
+    table.step(t, k);
+  }
+  void finish() const {
+    std::copy_n(top, t.w, &borders.row[t.j0]);
+    std::copy_n(left, t.h, &borders.col[t.i0]);
+  }
+};
+
+// emit(i, j, E) receives every cell's expected alignment; with a tangent (kTangent: tables.R_tangent
+// and tangent_borders given), emit(i, j, E, Ė).
+template <typename T, bool kTangent, typename Emit>
+void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_gamma, const Tables<const T>& tables,
+                   BackwardBorders<T>& borders, BackwardBorders<T>* tangent_borders, const Emit& emit) {
+  ReverseChannel<T> v(t, I, borders, tables.R, tables.ld, positive_infinity<T>(), T(0));
+  std::optional<ReverseChannel<T>> tangent;
+  if constexpr (kTangent) tangent.emplace(t, I, *tangent_borders, tables.R_tangent, tables.ld, T(0), T(0));
+  const int64_t last = t.h + t.w - 2;
+  const bool holds_end = t.i0 + t.h == g.n && t.j0 + t.w == g.m;
+  for (int64_t k = last; k >= 0; --k) {
+    const int64_t r_lo = std::max<int64_t>(0, k - t.w + 1), r_hi = std::min(t.h - 1, k), count = r_hi - r_lo + 1;
+    // Cell (r, c = k − r): successors (r+1, c+1) at slot r + 1 of k + 2, (r+1, c) at slot r + 1 and
+    // (r, c+1) at slot r of k + 1; predecessors (r−1, c−1) at slot r of k − 2, (r−1, c) at slot r
+    // and (r, c−1) at slot r + 1 of k − 1; the cell itself at slot r + 1 of k.
+    const TableDiagonals<T>& r = v.table;
+    backward_diagonal(r.cur + r_lo + 1, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1, v.next2->E + r_lo + 1,
+                      v.next2->w_diag + r_lo + 1, v.next1->E + r_lo + 1, v.next1->w_up + r_lo + 1, v.next1->E + r_lo,
+                      v.next1->w_left + r_lo, v.cur->E + r_lo, v.cur->w_diag + r_lo, v.cur->w_up + r_lo,
+                      v.cur->w_left + r_lo, count, inv_gamma);
+    if (k == last && holds_end) v.cur->E[t.h - 1] = is_reachable(r.cur[t.h]) ? T(1) : T(0);  // E(n−1, m−1) = 1
+    if constexpr (kTangent) {
+      ReverseChannel<T>& d = *tangent;
+      backward_tangent_diagonal(r.cur + r_lo + 1, v.cur->w_diag + r_lo, v.cur->w_up + r_lo, v.cur->w_left + r_lo,
+                                d.table.older + r_lo, d.table.prev + r_lo, d.table.prev + r_lo + 1,
+                                v.next2->E + r_lo + 1, v.next2->w_diag + r_lo + 1, d.next2->E + r_lo + 1,
+                                d.next2->w_diag + r_lo + 1, v.next1->E + r_lo + 1, v.next1->w_up + r_lo + 1,
+                                d.next1->E + r_lo + 1, d.next1->w_up + r_lo + 1, v.next1->E + r_lo,
+                                v.next1->w_left + r_lo, d.next1->E + r_lo, d.next1->w_left + r_lo, d.cur->E + r_lo,
+                                d.cur->w_diag + r_lo, d.cur->w_up + r_lo, d.cur->w_left + r_lo, count, inv_gamma);
+      if (k == last && holds_end) d.cur->E[t.h - 1] = T(0);  // Ė(n−1, m−1) = 0
+      for (int64_t row = r_lo; row <= r_hi; ++row) emit(t.i0 + row, t.j0 + k - row, v.cur->E[row], d.cur->E[row]);
+      d.end_diagonal(k, r_lo, r_hi);
+    } else {
+      for (int64_t row = r_lo; row <= r_hi; ++row) emit(t.i0 + row, t.j0 + k - row, v.cur->E[row]);
+    }
+    v.end_diagonal(k, r_lo, r_hi);
+  }
+  v.finish();
+  if constexpr (kTangent) tangent->finish();
+}
+
+// One pair's reverse recursion from its tables (R; with kTangent also Ṙ), calling emit for every
+// cell of the pair (see backward_tile).
+template <typename T, bool kTangent = false, typename Emit>
+void backward_pair(const PairGeometry& g, T gamma, const Tables<const T>& tables, bool parallel, const Emit& emit) {
+  BackwardBorders<T> borders(g);
+  BackwardBorders<T> tangent_borders(kTangent ? g : PairGeometry{1, 1, -1});
+  const T inv_gamma = T(1) / gamma;
+  for_each_tile_in_wavefront(g, /*reverse=*/true, parallel, [&](int64_t I, int64_t J) {
+    backward_tile<T, kTangent>(g, tile_range(g, I, J), I, inv_gamma, tables, borders, &tangent_borders, emit);
+  });
+}
+
+}  // namespace cpu
+}  // namespace softdtw_torch

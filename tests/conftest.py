@@ -1,3 +1,7 @@
+import os
+import shutil
+import tempfile
+
 import pytest
 import torch
 
@@ -5,6 +9,18 @@ import softdtw_torch  # noqa: F401  (registers the operators)
 from softdtw_torch.datasets import aeon_datasets_dir
 
 HAS_CUDA = torch.cuda.is_available()
+
+
+# torch.compile's on-disk caches (TorchInductor's FX graph cache, the AOTAutograd cache) key on the
+# graph and torch, not on this extension's build: a graph cached by another build of softdtw-torch
+# whose fake kernels give other shapes fails to load ("wrong number of dimensions", "mismatch in
+# length of strides and shape"). The tests compile into a cache of their own, removed at the end.
+_INDUCTOR_CACHE = tempfile.mkdtemp(prefix="softdtw-torch-tests-inductor-")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = _INDUCTOR_CACHE
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_INDUCTOR_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

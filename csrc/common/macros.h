@@ -25,3 +25,13 @@
 // Without AVX-512, for loops where it measured slower (MiniRocket's counting loop: an AVX-512
 // compare counts through a mask register with one more instruction).
 #define SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 SOFTDTW_TORCH_TARGET_CLONES("arch=x86-64-v3", "default")
+
+// Asserts that a loop's iterations are independent (its pointers do not overlap), so that it
+// vectorizes where the pointers sit in structs, which __restrict does not reach.
+#if defined(__clang__)
+#define SOFTDTW_TORCH_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define SOFTDTW_TORCH_IVDEP _Pragma("GCC ivdep")
+#else
+#define SOFTDTW_TORCH_IVDEP
+#endif

@@ -315,13 +315,214 @@ SOFTDTW_TORCH_HOST_DEVICE T weighted_tangent(const PredecessorWeights<T>& w, T t
   return w.diag * t_diag + w.up * t_up + w.left * t_left;
 }
 
-// ẇ(p) = −(w(p)/γ)·(Ṙ(p) − Σ_q w(q)·Ṙ(q)) for the three predecessors.
+// ẇ(p) = −(w(p)/γ)·(Ṙ(p) − Σ_q w(q)·Ṙ(q)) for the three predecessors, computed as
+// −(w(p)/γ)·Σ_{q≠p} w(q)·(Ṙ(p) − Ṙ(q)) (Σ_q w(q) = 1): at a near-tie, w(p) ≈ 1 and Ṙ(p) − Σ w·Ṙ
+// is a tiny difference of two large, nearly equal numbers, whose rounding (an ulp of Ṙ, and
+// Σ w − 1 times Ṙ) the 1/γ would blow up; the small weights times differences of neighbours'
+// Ṙ keep float32's relative precision (Hessian-vector products at γ = 0.001 on unit-scale data,
+// against float64: 2.8e-4 of the largest entry in float32 the first way, 6e-7 this way).
 template <typename T>
 SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> weight_tangents(const PredecessorWeights<T>& w, T t_diag, T t_up,
                                                                 T t_left, T inv_gamma) {
-  const T mean = weighted_tangent(w, t_diag, t_up, t_left);
-  return {-inv_gamma * w.diag * (t_diag - mean), -inv_gamma * w.up * (t_up - mean),
-          -inv_gamma * w.left * (t_left - mean)};
+  const T diag_up = t_diag - t_up, diag_left = t_diag - t_left, up_left = t_up - t_left;
+  const T spread_diag = w.up * diag_up + w.left * diag_left;    // Ṙ(diag) − Σ w·Ṙ
+  const T spread_up = w.left * up_left - w.diag * diag_up;      // Ṙ(up) − Σ w·Ṙ
+  const T spread_left = -(w.diag * diag_left) - w.up * up_left;  // Ṙ(left) − Σ w·Ṙ
+  return {-inv_gamma * w.diag * spread_diag, -inv_gamma * w.up * spread_up, -inv_gamma * w.left * spread_left};
+}
+
+// ---------------------------------------------------------------------------------------------
+// R's representation (design doc §9, "float32 fidelity"). R sums costs along paths, so on
+// unnormalised series R ≫ γ: float32's spacing at R = 4e4 is 0.004, and weights made of
+// differences (R_p − R_q)/γ of such values would be rounding noise at γ = 0.001. The float32
+// kernels therefore carry each R as an unevaluated sum hi + lo of two floats, hi the sum rounded
+// to float (about 48 bits), updated by exact TwoSum additions; exp and log stay float32, applied
+// to differences of R exact to float32's relative precision. The float64 kernels carry a double.
+template <typename T>
+struct WideR {
+  T hi, lo;
+};
+template <typename T>
+struct RRepresentation {
+  using type = T;
+};
+template <>
+struct RRepresentation<float> {
+  using type = WideR<float>;
+};
+template <typename T>
+using RValue = typename RRepresentation<T>::type;
+template <typename T>
+constexpr bool kWideR = !std::is_same_v<RValue<T>, T>;
+
+// Runs of values as the kernels' loops read and write them: a plain pointer, or for a wide R two
+// arrays, hi and lo (structure of arrays: the CPU loops vectorize, the GPU's shared memory keeps
+// 4-byte banks). load and store move one value.
+template <typename T>
+struct WideRun {
+  T* hi;
+  T* lo;
+  SOFTDTW_TORCH_HOST_DEVICE WideRun operator+(int64_t offset) const { return {hi + offset, lo + offset}; }
+};
+template <typename V>
+struct RunOf {
+  using type = V*;
+};
+template <typename T>
+struct RunOf<WideR<T>> {
+  using type = WideRun<T>;
+};
+template <typename V>
+using Run = typename RunOf<V>::type;
+
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T load(const T* run, int64_t i) {
+  return run[i];
+}
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE WideR<T> load(const WideRun<T>& run, int64_t i) {
+  return {run.hi[i], run.lo[i]};
+}
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE void store(T* run, int64_t i, T value) {
+  run[i] = value;
+}
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE void store(const WideRun<T>& run, int64_t i, WideR<T> value) {
+  run.hi[i] = value.hi;
+  run.lo[i] = value.lo;
+}
+
+// The scalar of a value type (T for RValue<T>), how many arrays of it a run needs, the run over
+// arrays hi and lo (lo unused for one array), and a run's first array (the values, or the his).
+template <typename V>
+struct ScalarOf {
+  using type = V;
+};
+template <typename T>
+struct ScalarOf<WideR<T>> {
+  using type = T;
+};
+template <typename V>
+constexpr int kPlanes = std::is_same_v<V, typename ScalarOf<V>::type> ? 1 : 2;
+
+template <typename V, typename T = typename ScalarOf<V>::type>
+SOFTDTW_TORCH_HOST_DEVICE Run<V> run_over(T* hi, T* lo) {
+  if constexpr (kPlanes<V> == 2) {
+    return {hi, lo};
+  } else {
+    return hi;
+  }
+}
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T* hi_values(T* run) {
+  return run;
+}
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T* hi_values(const WideRun<T>& run) {
+  return run.hi;
+}
+
+// R holding a value exact in T (the virtual border's 0 and +inf).
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE RValue<T> exact_r(T value) {
+  if constexpr (kWideR<T>) {
+    return {value, T(0)};
+  } else {
+    return value;
+  }
+}
+
+// R rounded to the compute dtype (the values the ops return).
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T rounded(T r) {
+  return r;
+}
+SOFTDTW_TORCH_HOST_DEVICE float rounded(WideR<float> r) { return r.hi; }
+
+SOFTDTW_TORCH_HOST_DEVICE bool is_reachable(WideR<float> r) { return is_reachable(r.hi); }
+
+// a + b = s + e exactly with s = fl(a + b) (Knuth's TwoSum: any magnitudes, no branch; exact as
+// long as the compiler neither reassociates nor contracts, which no build flag of ours allows).
+SOFTDTW_TORCH_HOST_DEVICE WideR<float> two_sum(float a, float b) {
+  const float s = a + b;
+  const float b_part = s - a;
+  return {s, (a - (s - b_part)) + (b - b_part)};
+}
+
+// a + b = s + e with s = fl(a + b), exactly when |a| >= |b| (Dekker's Fast2Sum: three operations
+// instead of six).
+SOFTDTW_TORCH_HOST_DEVICE WideR<float> fast_two_sum(float a, float b) {
+  const float s = a + b;
+  return {s, b - (s - a)};
+}
+
+// Three wide predecessors as base + offset_p, base the smallest hi, a reference point near them:
+// the offsets are small next to R and exact to a rounding or two of themselves (hi_p − base is
+// exact for values within a factor 2 of each other), so the plain cell math, run on the offsets,
+// sees their differences at float32's relative precision. Unreachable predecessors (hi = +inf,
+// lo = 0) have offset +inf; when all three are, base is +inf and the offsets NaN, which the cell
+// math reads as unreachable.
+struct WideOffsets {
+  float base, diag, up, left;
+};
+
+SOFTDTW_TORCH_HOST_DEVICE WideOffsets offsets_from_min(WideR<float> r_diag, WideR<float> r_up, WideR<float> r_left) {
+  const float base = min_(min_(r_diag.hi, r_up.hi), r_left.hi);
+  return {base, (r_diag.hi - base) + r_diag.lo, (r_up.hi - base) + r_up.lo, (r_left.hi - base) + r_left.lo};
+}
+
+// base + cost + rest (rest: the softmin of the offsets) as a normalized hi + lo, +inf (lo 0)
+// where that is +inf or NaN (an unreachable cell, a +inf cost). base + cost needs TwoSum (a cost
+// can outweigh R); the small tail then goes in by Fast2Sum, inexact only where the tail outweighs
+// R, i.e. where |R| is of the order of γ and float32 alone is precise enough.
+SOFTDTW_TORCH_HOST_DEVICE WideR<float> wide_cell_sum(float base, float cost, float rest) {
+  const WideR<float> head = two_sum(base, cost);
+  const WideR<float> r = fast_two_sum(head.hi, head.lo + rest);
+  const bool reachable = is_reachable(r.hi);
+  return {reachable ? r.hi : positive_infinity<float>(), reachable ? r.lo : 0.0f};
+}
+
+// R of a cell: its cost plus the softmin of its predecessors.
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE T cell_value(T cost, T r_diag, T r_up, T r_left, const Functions& f) {
+  return cost + softmin3(r_diag, r_up, r_left, f);
+}
+template <typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE WideR<float> cell_value(float cost, WideR<float> r_diag, WideR<float> r_up,
+                                                  WideR<float> r_left, const Functions& f) {
+  const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
+  return wide_cell_sum(o.base, cost, softmin3(o.diag, o.up, o.left, f));
+}
+
+template <typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<float> predecessor_weights(WideR<float> r_diag, WideR<float> r_up,
+                                                                        WideR<float> r_left, const Functions& f) {
+  const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
+  return predecessor_weights(o.diag, o.up, o.left, f);
+}
+
+// cell_value and predecessor_weights of one cell from the same two exponentials (the forward-mode
+// recursion needs both), with exactly their bits.
+template <typename T>
+struct CellValueAndWeights {
+  RValue<T> value;
+  PredecessorWeights<T> w;
+};
+
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE CellValueAndWeights<T> cell_value_and_weights(T cost, T r_diag, T r_up, T r_left,
+                                                                        const Functions& f) {
+  const SoftminAndWeights<T> s = softmin3_and_weights(r_diag, r_up, r_left, f);
+  return {cost + s.value, {s.w.diag, s.w.up, s.w.left}};  // member-wise: a struct copy would keep GCC from vectorizing
+}
+template <typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE CellValueAndWeights<float> cell_value_and_weights(float cost, WideR<float> r_diag,
+                                                                            WideR<float> r_up, WideR<float> r_left,
+                                                                            const Functions& f) {
+  const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
+  const SoftminAndWeights<float> s = softmin3_and_weights(o.diag, o.up, o.left, f);
+  return {wide_cell_sum(o.base, cost, s.value), {s.w.diag, s.w.up, s.w.left}};
 }
 
 // Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by

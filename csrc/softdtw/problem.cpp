@@ -4,6 +4,7 @@
 #include "ops.h"
 
 #include <cmath>
+#include <string>
 
 #ifdef SOFTDTW_TORCH_WITH_CUDA
 #include <c10/cuda/CUDAGraphsC10Utils.h>
@@ -123,15 +124,26 @@ ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gam
   return in;
 }
 
+std::vector<int64_t> r_tensor_sizes(std::vector<int64_t> cells, at::ScalarType dtype) {
+  if (dtype == at::kFloat) cells.push_back(2);
+  return cells;
+}
+
+std::vector<int64_t> table_sizes(const SoftDTWProblem& p, at::ScalarType dtype) {
+  return r_tensor_sizes({p.batch, p.n, p.m}, dtype);
+}
+
 ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
   ForwardOutputs out;
   out.values = at::empty({p.batch}, options);
   if (!keep_table) {
     out.R = at::empty({0}, options);
-  } else if (p.ragged()) {
-    out.R = at::full({p.batch, p.n, p.m}, INFINITY, options);
   } else {
-    out.R = at::empty({p.batch, p.n, p.m}, options);
+    out.R = at::empty(table_sizes(p, options.dtype().toScalarType()), options);
+    if (p.ragged()) {  // padding: R = +inf (hi = +inf, lo = 0)
+      out.R.fill_(0);
+      (out.R.dim() == 4 ? out.R.select(3, 0) : out.R).fill_(INFINITY);
+    }
   }
   out.invalid = at::zeros({p.batch}, options.dtype(at::kBool));
   return out;
@@ -163,9 +175,12 @@ at::Tensor table_or_recomputed(const char* op, const at::Tensor& R, const SoftDT
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     return std::get<1>(forward()).contiguous();
   }
-  TORCH_CHECK(R.dim() == 3 && R.size(0) == p.batch && R.size(1) == p.n && R.size(2) == p.m &&
-                  R.scalar_type() == options.dtype().toScalarType() && R.device() == options.device(),
-              op, ": expected R, the forward's DP table, of shape (", p.batch, ", ", p.n, ", ", p.m, "), dtype ",
+  const std::vector<int64_t> sizes = table_sizes(p, options.dtype().toScalarType());
+  std::string shape = "(";
+  for (size_t k = 0; k < sizes.size(); ++k) shape += (k ? ", " : "") + std::to_string(sizes[k]);
+  TORCH_CHECK(R.sizes() == at::IntArrayRef(sizes) && R.scalar_type() == options.dtype().toScalarType() &&
+                  R.device() == options.device(),
+              op, ": expected R, the forward's DP table, of shape ", shape, "), dtype ",
               options.dtype(), " on ", options.device(), ", or an empty tensor (then recomputed), got shape ",
               R.sizes(), ", dtype ", R.scalar_type(), " on ", R.device());
   return R.contiguous();

@@ -7,6 +7,9 @@
 
 #include <optional>
 #include <tuple>
+#include <vector>
+
+#include "math.h"
 
 namespace softdtw_torch {
 
@@ -51,11 +54,25 @@ ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gam
                             const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
 
 // A forward's outputs: values (B,), the DP table R, and per-pair flags for invalid input values.
-// R is (B, N, M) when kept (+inf-filled when ragged, so padding is defined), else an empty tensor:
-// the no-grad path keeps O(B·(N+M)) extra memory only.
+// R is kept as table_sizes says (+inf where ragged pairs pad it, so padding is defined), else an
+// empty tensor: the no-grad path keeps O(B·(N+M)) extra memory only.
 struct ForwardOutputs {
   at::Tensor values, R, invalid;
 };
+
+// The shape of a tensor of R values (the DP table, the CUDA kernels' border buffers) of the given
+// cells: as is in float64; in float32 with a last dimension of 2, each R as the pair (hi, lo) whose
+// sum it is (math.h, RValue).
+std::vector<int64_t> r_tensor_sizes(std::vector<int64_t> cells, at::ScalarType dtype);
+
+// The DP table's shape: r_tensor_sizes of (B, N, M).
+std::vector<int64_t> table_sizes(const SoftDTWProblem& p, at::ScalarType dtype);
+
+// A tensor of R values as the kernels read it; nullptr when empty (a table not kept).
+template <typename T>
+RValue<T>* r_data(const at::Tensor& values) {
+  return values.numel() == 0 ? nullptr : reinterpret_cast<RValue<T>*>(values.data_ptr<T>());
+}
 
 ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table);
 

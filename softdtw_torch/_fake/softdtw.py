@@ -71,10 +71,11 @@ def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, x_len
 
 
 def _table(like: torch.Tensor, batch, n, m, keep_table: bool) -> torch.Tensor:
+    """The DP table: (B, N, M) in float64; in float32 (B, N, M, 2), each R as a pair hi + lo."""
     dtype = _compute_dtype(like.dtype)
     if not keep_table:
         return like.new_empty((0,), dtype=dtype)
-    return like.new_empty((batch, n, m), dtype=dtype)
+    return like.new_empty((batch, n, m, 2) if dtype == torch.float32 else (batch, n, m), dtype=dtype)
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_forward")
@@ -124,8 +125,9 @@ def _(x, y, gamma, bandwidth, x_lengths, y_lengths):
     dtype = _compute_dtype(x.dtype)
     if x.device.type == "cuda":  # R on the tile borders of the CUDA kernels (csrc/softdtw/constants.h)
         tile_rows, tile_cols = _C.SOFTDTW_CUDA_TILE_ROWS, _C.SOFTDTW_CUDA_TILE_COLS
-        rows = (batch, (n + tile_rows - 1) // tile_rows, m)
-        cols = (batch, (m + tile_cols - 1) // tile_cols, n)
+        pair = (2,) if dtype == torch.float32 else ()  # float32: each R as hi + lo
+        rows = (batch, (n + tile_rows - 1) // tile_rows, m, *pair)
+        cols = (batch, (m + tile_cols - 1) // tile_cols, n, *pair)
     else:  # recomputed whole in the backward
         rows, cols = (0,), (0,)
     return x.new_empty((batch,)), x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)

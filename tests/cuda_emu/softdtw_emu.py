@@ -27,6 +27,31 @@ def load():
     )
 
 
+def table_values(R):
+    """R's cells in float64: a float32 table holds each R as a pair (hi, lo) in its last dimension."""
+    return R[..., 0].double() + R[..., 1].double() if R.dtype == torch.float32 else R
+
+
+def cpu_table_by_rows(R, x_lengths=None, y_lengths=None):
+    """A CPU DP table (B, N, M[, 2]) as float64 row by row, as the CUDA kernels keep theirs. The CPU
+    keeps each pair's n·m cells anti-diagonal by anti-diagonal (k = i + j), each diagonal by row
+    (csrc/softdtw/cpu/tiles.h, TableLayout); cells past a ragged pair's lengths read +inf."""
+    values = table_values(R)
+    batch, N, M = values.shape
+    out = torch.full_like(values, float("inf"))
+    for b in range(batch):
+        n = N if x_lengths is None else int(x_lengths[b])
+        m = M if y_lengths is None else int(y_lengths[b])
+        i = torch.arange(n).view(n, 1).expand(n, m)
+        j = torch.arange(m).view(1, m).expand(n, m)
+        k = torch.arange(n + m - 1)
+        length = torch.minimum(k, torch.tensor(n - 1)) - torch.clamp(k - (m - 1), min=0) + 1
+        start = torch.cumsum(length, 0) - length  # cells before each diagonal
+        index = start[i + j] + i - torch.clamp(i + j - (m - 1), min=0)
+        out[b, :n, :m] = values[b].reshape(-1)[index]
+    return out
+
+
 class Float32Errors(NamedTuple):
     value: float  # max relative error of the pairs' values
     alignment: float  # max |ΔE|
@@ -38,15 +63,17 @@ def float32_errors(emu, D, gamma):
     on the same float32 costs D (B, N, M): (cpu, emulated), each a Float32Errors."""
     ops = torch.ops.softdtw_torch
     ones = torch.ones(D.shape[0], dtype=torch.float64)
-    want_values, want_R = ops._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, True)
-    want_E = ops._soft_dtw_from_cost_backward(ones, D.double(), want_R, gamma, None, None, None)
+    want_values, want_table = ops._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, True)
+    want_E = ops._soft_dtw_from_cost_backward(ones, D.double(), want_table, gamma, None, None, None)
+    want_R = cpu_table_by_rows(want_table)
 
-    def errors(forward, backward):
-        values, R = forward(D, gamma, None, None, None, True)
-        E = backward(ones.to(D.dtype), D, R, gamma, None, None, None)
+    def errors(forward, backward, by_rows):
+        values, table = forward(D, gamma, None, None, None, True)
+        E = backward(ones.to(D.dtype), D, table, gamma, None, None, None)
+        R = by_rows(table)
         return Float32Errors(((values.double() - want_values) / want_values).abs().max().item(),
                              (E.double() - want_E).abs().max().item(),
-                             ((R.double() - want_R).abs() / (want_R.abs() + gamma)).max().item())
+                             ((R - want_R).abs() / (want_R.abs() + gamma)).max().item())
 
-    return (errors(ops._soft_dtw_from_cost_forward, ops._soft_dtw_from_cost_backward),
-            errors(emu.from_cost_forward, emu.from_cost_backward))
+    return (errors(ops._soft_dtw_from_cost_forward, ops._soft_dtw_from_cost_backward, cpu_table_by_rows),
+            errors(emu.from_cost_forward, emu.from_cost_backward, table_values))

@@ -3,8 +3,9 @@ profile_memory=True), against what README.md ("Fused and unfused modes", "memory
 behaviour table) states; benchmarks/bench_memory.py measures the same at B=8, N=M=1024, d=64.
 
 - fused: no (B, N, M) cost tensor, in forward or backward; with autograd the forward keeps one
-  (B, N, M) DP table for the backward, and the backward allocates no (B, N, M) tensor;
-- unfused: keeps the cost tensor and the DP table (two (B, N, M) tensors) for the backward;
+  DP table for the backward (in float32 8 bytes per cell: each R as a pair hi + lo), and the
+  backward allocates no (B, N, M) tensor;
+- unfused: keeps the cost tensor and the DP table for the backward;
 - checkpoint=True: keeps no (B, N, M) tensor between forward and backward;
 - without autograd, the fused forward allocates no (B, N, M) tensor.
 """
@@ -17,7 +18,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from _memory_events import allocation_events  # noqa: E402
 
 B, N, M, D = 2, 160, 130, 8
-TABLE = B * N * M * 4  # bytes of one float32 (B, N, M) tensor
+MATRIX = B * N * M * 4  # bytes of one float32 (B, N, M) tensor: the costs
+TABLE = 2 * MATRIX  # the float32 DP table, (B, N, M, 2)
 
 
 def _run(kwargs, grad):
@@ -32,21 +34,21 @@ def _run(kwargs, grad):
 
 def test_fused_builds_no_cost_tensor_and_keeps_one_table():
     forward, backward, held = _run(dict(fused=True), grad=True)
-    big = [n for n in forward if n >= TABLE]
-    assert len(big) == 1, big  # the DP table R, and no cost tensor
-    assert TABLE <= held < TABLE + TABLE // 8  # R kept for the backward (plus O(B·(N+M)))
-    assert not [n for n in backward if n >= TABLE]  # the backward writes no (B, N, M) tensor
+    big = [n for n in forward if n >= MATRIX]
+    assert big == [TABLE], big  # the DP table R, and no cost tensor
+    assert TABLE <= held < TABLE + MATRIX // 8  # R kept for the backward (plus O(B·(N+M)))
+    assert not [n for n in backward if n >= MATRIX]  # the backward writes no (B, N, M) tensor
 
 
 def test_unfused_keeps_the_cost_tensor_and_the_table():
     forward, _, held = _run(dict(fused=False), grad=True)
-    assert len([n for n in forward if n >= TABLE]) >= 2
-    assert 2 * TABLE <= held < 2 * TABLE + TABLE // 8
+    assert len([n for n in forward if n >= MATRIX]) >= 2
+    assert MATRIX + TABLE <= held < MATRIX + TABLE + MATRIX // 8
 
 
 def test_checkpoint_keeps_no_table_between_forward_and_backward():
     _, backward, held = _run(dict(checkpoint=True), grad=True)
-    assert held < TABLE // 8
+    assert held < MATRIX // 8
     # On the CPU the backward reruns the whole forward, table included (README, API: checkpoint).
     assert [n for n in backward if n >= TABLE]
 
@@ -54,9 +56,9 @@ def test_checkpoint_keeps_no_table_between_forward_and_backward():
 @pytest.mark.parametrize("fused", [True, False])
 def test_no_grad_forward(fused):
     forward, _, held = _run(dict(fused=fused), grad=False)
-    big = [n for n in forward if n >= TABLE]
+    big = [n for n in forward if n >= MATRIX]
     if fused:
         assert not big  # no table, no cost tensor: only O(B·(N+M)) buffers
     else:
         assert big  # the cost tensor is built, the DP table is not kept
-    assert held < TABLE // 8
+    assert held < MATRIX // 8

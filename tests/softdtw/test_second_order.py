@@ -286,16 +286,17 @@ def test_third_derivative_raises_clearly(mode):
 
 # ---- float32 -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("gamma", [1.0, 0.1])
+@pytest.mark.parametrize("gamma", [1.0, 0.1, 0.01])
 def test_float32_hessian_vector_product_accuracy(gamma):
-    # float32 HVP against float64 on the same float32 inputs, unit-scale data (N = M = 64, d = 3).
+    # float32 HVP against float64 on the same float32 inputs, unit-scale data (N = M = 64, d = 3):
+    # within 1e-5 of the largest entry (measured <= 2.6e-6; design doc §3, "Numerics").
     x, y = ref.random_pairs(2, 64, 64, 3, dtype=torch.float32, seed=3)
     u, v = ref.random_pairs(2, 64, 64, 3, dtype=torch.float32, seed=4)
     f = lambda a, b: st.soft_dtw(a, b, gamma).sum()  # noqa: E731
     got = hvp_double_backward(f, [x, y], [u, v])
     want = hvp_double_backward(f, [x.double(), y.double()], [u.double(), v.double()])
     for g, w in zip(got, want):
-        assert ((g.double() - w).abs().max() / w.abs().max()).item() < 1e-4
+        assert ((g.double() - w).abs().max() / w.abs().max()).item() < 1e-5
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, F64])

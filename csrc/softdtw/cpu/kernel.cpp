@@ -273,17 +273,19 @@ SOFTDTW_TORCH_CPU_CLONES void hessian_run(const T* __restrict E, const T* __rest
   }
 }
 
-// A pack's DP diagonals k = −2..n+m−2, element (slot s, lane p) at diagonal(k)[s·P + p], slot
-// r + 1 holding row r (slot 0: the border row −1). Either every diagonal is kept (compactly, only
-// the slots [max(0, k − m + 2), min(n, k + 2)] that the forward writes and the backward reads), for
-// a backward in the same call, or only the last three (the forward of the ops, which writes its
-// table to R instead).
-template <typename T>
+// A pack's DP diagonals k = −2..n+m−2 of R (V = RValue<T>) or Ṙ (V = T), element (slot s, lane p)
+// at diagonal(k)[s·P + p], slot r + 1 holding row r (slot 0: the border row −1). Either every
+// diagonal is kept (compactly, only the slots [max(0, k − m + 2), min(n, k + 2)] that the forward
+// writes and the backward reads), for a backward in the same call, or only the last three,
+// starting as the DP's `border` value (R: +inf; Ṙ: 0), for the forward of the ops, which writes
+// its table to R instead.
+template <typename V>
 class PackDiagonals {
  public:
-  PackDiagonals(int64_t n, int64_t m, int64_t P, bool keep_all) : n_(n), m_(m), P_(P), keep_all_(keep_all) {
+  PackDiagonals(int64_t n, int64_t m, int64_t P, bool keep_all, V border)
+      : n_(n), m_(m), P_(P), keep_all_(keep_all) {
     if (!keep_all) {
-      data_.assign(3 * (n + 2) * P, positive_infinity<T>());
+      data_.assign(3 * (n + 2) * P, border);
       return;
     }
     offsets_.resize(n + m + 1);
@@ -294,8 +296,8 @@ class PackDiagonals {
     }
     data_.resize(size);
   }
-  T* operator()(int64_t k) {
-    return keep_all_ ? data_.data() + offsets_[k + 2] : data_.data() + ((k + 2) % 3) * (n_ + 2) * P_;
+  Run<V> operator()(int64_t k) {
+    return data_.at(keep_all_ ? offsets_[k + 2] : ((k + 2) % 3) * (n_ + 2) * P_);
   }
 
  private:
@@ -303,8 +305,17 @@ class PackDiagonals {
   int64_t n_, m_, P_;
   bool keep_all_;
   std::vector<int64_t> offsets_;
-  std::vector<T> data_;
+  RunVector<V> data_;
 };
+
+template <typename T>
+PackDiagonals<RValue<T>> pack_diagonals_of_values(const Pack& pk, bool keep_all) {
+  return {pk.n, pk.m, pk.lanes(), keep_all, exact_r(positive_infinity<T>())};
+}
+template <typename T>
+PackDiagonals<T> pack_diagonals_of_tangents(const Pack& pk, bool keep_all) {
+  return {pk.n, pk.m, pk.lanes(), keep_all, T(0)};
+}
 
 // The tangent channel of a pack (forward mode and second order): the packed tangents u, v of x, y
 // (as the x and y of a PackedSequences), the pack's diagonals of Ṙ, and Ṙ(n − 1, m − 1) per lane.
@@ -316,15 +327,19 @@ struct PackTangent {
 };
 
 // Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
-// table (B, N, M) layout) filled too when `tables` is given. With a PackTangent, Ṙ beside R.
+// table (laid out by TableLayout, lane p's at tables + p·table_stride) filled too when `tables` is
+// given. With a PackTangent, Ṙ beside R.
 template <typename T>
-void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiagonals<T>& diagonals, T* tables,
-                  int64_t table_stride, int64_t table_ld, T* values, const PackTangent<T>* tangent = nullptr) {
+void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiagonals<RValue<T>>& diagonals,
+                  RValue<T>* tables, int64_t table_stride, T* values,
+                  const PackTangent<T>* tangent = nullptr) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes();
-  const T inf = positive_infinity<T>(), inv_gamma = T(1) / gamma;
+  const TableLayout layout({n, m, -1});
+  const RValue<T> inf = exact_r(positive_infinity<T>());
+  const T inv_gamma = T(1) / gamma;
   std::vector<T> cost(n * P), tangent_cost(tangent != nullptr ? n * P : 0);
-  std::fill_n(diagonals(-2), P, T(0));  // R(−1, −1) = 0
-  std::fill_n(diagonals(-1), 2 * P, inf);  // R(−1, 0), R(0, −1)
+  fill(diagonals(-2), P, exact_r(T(0)));  // R(−1, −1) = 0
+  fill(diagonals(-1), 2 * P, inf);        // R(−1, 0), R(0, −1)
   if (tangent != nullptr) {  // Ṙ's border is 0
     std::fill_n(tangent->diagonals(-2), P, T(0));
     std::fill_n(tangent->diagonals(-1), 2 * P, T(0));
@@ -332,9 +347,9 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
   for (int64_t k = 0; k < n + m - 1; ++k) {
     const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
     const int64_t run = (r_hi - r_lo + 1) * P;
-    const T* older = diagonals(k - 2);
-    const T* prev = diagonals(k - 1);
-    T* cur = diagonals(k);
+    const Run<RValue<T>> older = diagonals(k - 2);
+    const Run<RValue<T>> prev = diagonals(k - 1);
+    const Run<RValue<T>> cur = diagonals(k);
     squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
     if (tangent == nullptr) {
       forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P,
@@ -352,40 +367,46 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
       if (k + 1 < m) std::fill_n(t_cur, P, T(0));
       if (k + 1 < n) std::fill_n(t_cur + (k + 2) * P, P, T(0));
     }
-    if (k + 1 < m) std::fill_n(cur, P, inf);                   // (−1, k + 1)
-    if (k + 1 < n) std::fill_n(cur + (k + 2) * P, P, inf);     // (k + 1, −1)
+    if (k + 1 < m) fill(cur, P, inf);                // (−1, k + 1)
+    if (k + 1 < n) fill(cur + (k + 2) * P, P, inf);  // (k + 1, −1)
     if (tables != nullptr) {
-      for (int64_t r = r_lo; r <= r_hi; ++r) {
-        for (int64_t p = 0; p < P; ++p) tables[p * table_stride + r * table_ld + k - r] = cur[(r + 1) * P + p];
+      const int64_t offset = layout.row_offset(k);  // cell (r, k − r) at offset + r
+      for (int64_t p = 0; p < P; ++p) {
+        RValue<T>* lane = tables + p * table_stride + offset;
+        for (int64_t r = r_lo; r <= r_hi; ++r) lane[r] = load(cur, (r + 1) * P + p);
       }
     }
   }
-  const T* end = diagonals(n + m - 2);
-  for (int64_t p = 0; p < P; ++p) values[p] = end[n * P + p];
+  const Run<RValue<T>> end = diagonals(n + m - 2);
+  for (int64_t p = 0; p < P; ++p) values[p] = rounded(load(end, n * P + p));
   if (tangent != nullptr) {
     const T* t_end = tangent->diagonals(n + m - 2);
     for (int64_t p = 0; p < P; ++p) tangent->values[p] = t_end[n * P + p];
   }
 }
 
-// Table diagonals of a pack gathered from its lanes' tables (B, N, M), as gather_table_diagonal
-// does, into three rotating buffers: what backward_pack reads when the forward ran in another call.
+// Table diagonals of a pack gathered from its lanes' tables of R, as gather_table_diagonal does,
+// into three rotating buffers: what backward_pack reads when the forward ran in another call.
 template <typename T>
 class GatheredDiagonals {
  public:
-  GatheredDiagonals(const Pack& pk, const T* tables, int64_t table_stride, int64_t table_ld)
-      : pk_(pk), tables_(tables), stride_(table_stride), ld_(table_ld), data_(3 * (pk.n + 2) * pk.lanes()) {}
-  const T* operator()(int64_t k) {
+  GatheredDiagonals(const Pack& pk, const RValue<T>* tables, int64_t table_stride)
+      : pk_(pk), tables_(tables), stride_(table_stride), layout_({pk.n, pk.m, -1}) {
+    data_.assign(3 * (pk.n + 2) * pk.lanes(), exact_r(T(0)));
+  }
+  Run<RValue<T>> operator()(int64_t k) {
     const int64_t P = pk_.lanes();
-    T* out = data_.data() + ((k + 2) % 3) * (pk_.n + 2) * P;
+    const Run<RValue<T>> out = data_.at(((k + 2) % 3) * (pk_.n + 2) * P);
     if (held_[(k + 2) % 3] == k) return out;
     held_[(k + 2) % 3] = k;
     const int64_t r_lo = std::max<int64_t>(-1, k - (pk_.m - 1)), r_hi = std::min(pk_.n - 1, k + 1);
+    const RValue<T> origin = exact_r(T(0)), border = exact_r(positive_infinity<T>());
+    const int64_t offset = k >= 0 ? layout_.row_offset(k) : 0;  // cell (i, k − i) at offset + i
     for (int64_t r = r_lo; r <= r_hi; ++r) {
       const int64_t i = r, j = k - r;
       for (int64_t p = 0; p < P; ++p) {
-        out[(r + 1) * P + p] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? T(0) : positive_infinity<T>())
-                                                : tables_[p * stride_ + i * ld_ + j];
+        store(out, (r + 1) * P + p,
+              (i < 0 || j < 0) ? ((i < 0 && j < 0) ? origin : border) : tables_[p * stride_ + offset + i]);
       }
     }
     return out;
@@ -393,9 +414,10 @@ class GatheredDiagonals {
 
  private:
   const Pack& pk_;
-  const T* tables_;
-  int64_t stride_, ld_;
-  std::vector<T> data_;
+  const RValue<T>* tables_;
+  int64_t stride_;
+  TableLayout layout_;
+  RunVector<RValue<T>> data_;
   int64_t held_[3] = {-3, -3, -3};
 };
 
@@ -437,9 +459,9 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
   for (int64_t k = last; k >= 0; --k) {
     const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
     const int64_t a = r_lo * P, run = (r_hi - r_lo + 1) * P;
-    const T* r_cur = table(k);
-    const T* r_prev = table(k - 1);
-    const T* r_older = table(k - 2);
+    const Run<RValue<T>> r_cur = table(k);
+    const Run<RValue<T>> r_prev = table(k - 1);
+    const Run<RValue<T>> r_older = table(k - 2);
     const Flow &n2 = *next2[0], &n1 = *next1[0], &c0 = *cur[0];
     backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, n2.E + a + P, n2.w_diag + a + P,
                       n1.E + a + P, n1.w_up + a + P, n1.E + a, n1.w_left + a, c0.E + a, c0.w_diag + a, c0.w_up + a,
@@ -455,7 +477,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
                                 c1.w_left + a, run, inv_gamma);
     }
     if (k == last) {  // E(n−1, m−1) = 1 (and Ė = 0 there)
-      for (int64_t p = 0; p < P; ++p) c0.E[(n - 1) * P + p] = is_reachable(r_cur[n * P + p]) ? T(1) : T(0);
+      for (int64_t p = 0; p < P; ++p) c0.E[(n - 1) * P + p] = is_reachable(load(r_cur, n * P + p)) ? T(1) : T(0);
       if (second != nullptr) std::fill_n(cur[1]->E + (n - 1) * P, P, T(0));
     }
     // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
@@ -536,14 +558,14 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in,
   const int64_t* yl = lengths_ptr(p.y_lengths);
   AT_DISPATCH_FLOATING_TYPES(D.scalar_type(), "soft_dtw_from_cost_forward_cpu", [&] {
     const scalar_t* d_all = D.data_ptr<scalar_t>();
-    scalar_t* r_all = keep_table ? out.R.data_ptr<scalar_t>() : nullptr;
+    RValue<scalar_t>* r_all = r_data<scalar_t>(out.R);
     scalar_t* v = out.values.data_ptr<scalar_t>();
     bool* bad = out.invalid.data_ptr<bool>();
     const int64_t pair_stride = p.n * p.m;
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const scalar_t* d_pair = d_all + b * pair_stride;
       const CostsFromTensor<scalar_t> costs{d_pair, p.m};
-      const Tables<scalar_t> table{r_all ? r_all + b * pair_stride : nullptr, nullptr, p.m};
+      const Tables<scalar_t> table{r_all ? r_all + b * pair_stride : nullptr, nullptr};
       v[b] = forward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), costs, table, parallel,
                                     &bad[b])
                  .value;
@@ -560,18 +582,18 @@ at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& R = in.R;
   const at::Tensor& grad = in.grad;
-  at::Tensor grad_D = p.ragged() ? at::zeros_like(R) : at::empty_like(R);
+  at::Tensor grad_D = p.ragged() ? at::zeros({p.batch, p.n, p.m}, R.options()) : at::empty({p.batch, p.n, p.m}, R.options());
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_from_cost_backward_cpu", [&] {
-    const scalar_t* r_all = R.data_ptr<scalar_t>();
+    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
     const scalar_t* g = grad.data_ptr<scalar_t>();
     scalar_t* out_all = grad_D.data_ptr<scalar_t>();
     const int64_t pair_stride = p.n * p.m;
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       scalar_t* out = out_all + b * pair_stride;
       const scalar_t scale = g[b];
-      const Tables<const scalar_t> table{r_all + b * pair_stride, nullptr, p.m};
+      const ConstTables<scalar_t> table{r_all + b * pair_stride, nullptr};
       backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), table, parallel,
                               [&](int64_t i, int64_t j, scalar_t E) { out[i * p.m + j] = scale * E; });
     });
@@ -594,7 +616,7 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_forward_cpu", [&] {
     const scalar_t* x_all = x.data_ptr<scalar_t>();
     const scalar_t* y_all = y.data_ptr<scalar_t>();
-    scalar_t* r_all = keep_table ? out.R.data_ptr<scalar_t>() : nullptr;
+    RValue<scalar_t>* r_all = r_data<scalar_t>(out.R);
     scalar_t* v = out.values.data_ptr<scalar_t>();
     bool* bad = out.invalid.data_ptr<bool>();
     const std::vector<Pack> packs = make_packs(p, xl, yl);
@@ -602,9 +624,9 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
       for_each_pack(packs, [&](const Pack& pk) {
         if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, bad)) return;  // the op raises
         const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
-        PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
+        auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/false);
         forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals,
-                               r_all ? r_all + pk.begin * p.n * p.m : nullptr, p.n * p.m, p.m, v + pk.begin);
+                               r_all ? r_all + pk.begin * p.n * p.m : nullptr, p.n * p.m, v + pk.begin);
       });
       return;
     }
@@ -615,7 +637,7 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
         bad[b] = true;
         return;
       }
-      const Tables<scalar_t> table{r_all ? r_all + b * p.n * p.m : nullptr, nullptr, p.m};
+      const Tables<scalar_t> table{r_all ? r_all + b * p.n * p.m : nullptr, nullptr};
       v[b] = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs, table, parallel, &bad[b]).value;
     });
   });
@@ -639,13 +661,13 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
-    const scalar_t* r_all = R.data_ptr<scalar_t>();
+    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
     const scalar_t* g = grad.data_ptr<scalar_t>();
     const std::vector<Pack> packs = make_packs(p, xl, yl);
     if (!packs.empty()) {
       for_each_pack(packs, [&](const Pack& pk) {
         const PackedSequences<scalar_t> s(pk, x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), p.n * d, p.m * d, d);
-        GatheredDiagonals<scalar_t> table(pk, r_all + pk.begin * p.n * p.m, p.n * p.m, p.m);
+        GatheredDiagonals<scalar_t> table(pk, r_all + pk.begin * p.n * p.m, p.n * p.m);
         std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
         backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), table, acc_x.data(), acc_y.data());
         store_pack_gradients(pk, s, acc_x, acc_y, g, p.n, p.m, grad_x.data_ptr<scalar_t>(),
@@ -660,7 +682,7 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
       // Σ_j E_ij (x_i − y_j) and Σ_i E_ij (y_j − x_i), accumulated in float64 in a fixed order
       // (tiles of one anti-diagonal never share a row or a column).
       std::vector<double> acc_x(geo.n * d, 0.0), acc_y(geo.m * d, 0.0);
-      const Tables<const scalar_t> table{r_all + b * p.n * p.m, nullptr, p.m};
+      const ConstTables<scalar_t> table{r_all + b * p.n * p.m, nullptr};
       backward_pair<scalar_t>(geo, static_cast<scalar_t>(gamma), table, parallel,
                               [&](int64_t i, int64_t j, scalar_t E) {
                                 if (E == scalar_t(0)) return;
@@ -716,8 +738,8 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
     for_each_pack(packs, [&](const Pack& pk) {
       if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
       const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
-      PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/true);
-      forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0, 0,
+      auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/true);
+      forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0,
                              out.values.data_ptr<scalar_t>() + pk.begin);
       std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
       backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, acc_x.data(), acc_y.data());
@@ -795,10 +817,10 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
         const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
         const PackedSequences<scalar_t> uv(pk, u.defined() ? u.data_ptr<scalar_t>() : nullptr,
                                            v.defined() ? v.data_ptr<scalar_t>() : nullptr, p.n * d, p.m * d, d);
-        PackDiagonals<scalar_t> diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
-        PackDiagonals<scalar_t> tangent_diagonals(pk.n, pk.m, pk.lanes(), /*keep_all=*/false);
+        auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/false);
+        auto tangent_diagonals = pack_diagonals_of_tangents<scalar_t>(pk, /*keep_all=*/false);
         const PackTangent<scalar_t> tangent{uv, tangent_diagonals, tangents.data_ptr<scalar_t>() + pk.begin};
-        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0, 0,
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0,
                                out.values.data_ptr<scalar_t>() + pk.begin, &tangent);
       });
       return;
@@ -827,11 +849,11 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
 // One pair's tables for the reverse sweep of a second-order op, in scratch (row stride m).
 template <typename T>
 struct PairTables {
-  std::vector<T> R, R_tangent;
-  int64_t ld;
-  explicit PairTables(const PairGeometry& g) : R(g.n * g.m), R_tangent(g.n * g.m), ld(g.m) {}
-  Tables<T> to_write() { return {R.data(), R_tangent.data(), ld}; }
-  Tables<const T> to_read() const { return {R.data(), R_tangent.data(), ld}; }
+  std::vector<RValue<T>> R;
+  std::vector<T> R_tangent;
+  explicit PairTables(const PairGeometry& g) : R(g.n * g.m), R_tangent(g.n * g.m) {}
+  Tables<T> to_write() { return {R.data(), R_tangent.data()}; }
+  ConstTables<T> to_read() const { return {R.data(), R_tangent.data()}; }
 };
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
@@ -897,10 +919,11 @@ void fused_hvp_packs(const std::vector<Pack>& packs, const SoftDTWProblem& p, co
     const PackedSequences<T> s(pk, x_all, y_all, p.n * d, p.m * d, d);
     const PackedSequences<T> uv(pk, u.defined() ? u.data_ptr<T>() : nullptr, v.defined() ? v.data_ptr<T>() : nullptr,
                                 p.n * d, p.m * d, d);
-    PackDiagonals<T> diagonals(pk.n, pk.m, P, /*keep_all=*/true), tangent_diagonals(pk.n, pk.m, P, /*keep_all=*/true);
+    auto diagonals = pack_diagonals_of_values<T>(pk, /*keep_all=*/true);
+    auto tangent_diagonals = pack_diagonals_of_tangents<T>(pk, /*keep_all=*/true);
     std::vector<T> values(P);
     const PackTangent<T> tangent{uv, tangent_diagonals, value_tangent.data_ptr<T>() + pk.begin};
-    forward_pack<T>(pk, s, static_cast<T>(p.gamma), diagonals, nullptr, 0, 0, values.data(), &tangent);
+    forward_pack<T>(pk, s, static_cast<T>(p.gamma), diagonals, nullptr, 0, values.data(), &tangent);
     std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0), hess_x(s.x.size(), 0.0),
         hess_y(s.y.size(), 0.0);
     const PackSecondOrder<T> second{tangent_diagonals, uv, hess_x.data(), hess_y.data()};

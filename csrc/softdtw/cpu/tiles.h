@@ -10,6 +10,9 @@
 // order, design doc §3): the forward Ṙ(s) = Ḋ(s) + Σ_p w_s(p)·Ṙ(p) beside R, the reverse
 // Ė(p) = Σ_s ẇ_s(p)·E(s) + w_s(p)·Ė(s) beside E. The value channel is computed by the same
 // operations with or without it, so its bits do not depend on whether a tangent rides along.
+//
+// R is carried as RValue<T> (math.h): a double-float hi + lo in the float32 kernels, in
+// structure-of-arrays runs inside the loops (WideRun), as pairs in tables and borders.
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -37,6 +40,27 @@ struct PairGeometry {
   int64_t n, m, radius;
   int64_t tile_rows() const { return ceil_div(n, kTile); }
   int64_t tile_cols() const { return ceil_div(m, kTile); }
+};
+
+// Where a pair's DP tables (R, Ṙ) keep cell (i, j): anti-diagonal by anti-diagonal (k = i + j), each
+// diagonal's cells by row, in the pair's first n·m cells. Both recursions run along anti-diagonals,
+// so what they write and read at a time (a tile's diagonal, a pack's) is one contiguous run: row
+// stride writes along a diagonal would touch a cache line per cell. (The CUDA kernels keep their
+// tables row by row: a table is read by the device that wrote it.)
+struct TableLayout {
+  int64_t n, m;
+  explicit TableLayout(const PairGeometry& g) : n(g.n), m(g.m) {}
+  // Cells before diagonal k: diagonals grow by one cell up to the shorter side a, keep a cells
+  // up to the longer side b, then shrink by one.
+  int64_t diagonal_start(int64_t k) const {
+    const int64_t a = std::min(n, m), b = std::max(n, m);
+    if (k <= a) return k * (k + 1) / 2;
+    if (k <= b) return a * (a + 1) / 2 + (k - a) * a;
+    const int64_t last = n + m - 1;  // len(q) = last − q beyond b
+    return a * (a + 1) / 2 + (b - a) * a + (k - b) * last - (k - 1 + b) * (k - b) / 2;
+  }
+  // Cell (i, k − i) of diagonal k is at row_offset(k) + i.
+  int64_t row_offset(int64_t k) const { return diagonal_start(k) - std::max<int64_t>(0, k - (m - 1)); }
 };
 
 // Cells [i0, i0 + h) × [j0, j0 + w) of tile (I, J).
@@ -83,13 +107,62 @@ void for_each_pair(int64_t batch, const PairFn& body) {
   }
 }
 
-// Where a recursion's tables are: R, and Ṙ when a tangent rides along (each nullable), row stride ld
-// (T const for the tables a reverse sweep reads).
+// Where a pair's tables are (laid out by TableLayout): R, and Ṙ when a tangent rides along (each
+// nullable); ConstTables: the tables a reverse sweep reads.
 template <typename T>
 struct Tables {
-  T* R = nullptr;
+  RValue<T>* R = nullptr;
   T* R_tangent = nullptr;
-  int64_t ld = 0;
+};
+template <typename T>
+struct ConstTables {
+  const RValue<T>* R = nullptr;
+  const T* R_tangent = nullptr;
+};
+
+// Runs of values (math.h: Run, load, store): `count` of them set to `value`, and their storage,
+// RunStorage<V, N> for N of them, RunVector for a number fixed at run time.
+template <typename V>
+inline void fill(Run<V> run, int64_t count, V value) {
+  for (int64_t i = 0; i < count; ++i) store(run, i, value);
+}
+
+template <typename V, int64_t N>
+struct RunStorage {
+  V values[N];
+  Run<V> run() { return values; }
+};
+template <typename T, int64_t N>
+struct RunStorage<WideR<T>, N> {
+  T hi[N], lo[N];
+  Run<WideR<T>> run() { return {hi, lo}; }
+};
+
+// assign: count values set to `value`; resize: to zero, for storage every read of which is
+// written first. A wide R's his and los share one allocation: a pack's diagonals are allocated per
+// pack, at sizes glibc returns to the system when freed, and two allocations doubled the page
+// faults (they took 1.3 ms a call at workload A of benchmarks/bench_cpu.py).
+template <typename V>
+struct RunVector {
+  std::vector<V> values;
+  void assign(int64_t count, V value) { values.assign(count, value); }
+  void resize(int64_t count) { values.resize(count); }
+  Run<V> at(int64_t offset) { return values.data() + offset; }
+};
+template <typename T>
+struct RunVector<WideR<T>> {
+  std::vector<T> values;  // count his, then count los
+  int64_t count = 0;
+  void assign(int64_t n, WideR<T> value) {
+    resize(n);
+    std::fill_n(values.data(), n, value.hi);
+    std::fill_n(values.data() + n, n, value.lo);
+  }
+  void resize(int64_t n) {
+    count = n;
+    values.resize(2 * n);
+  }
+  Run<WideR<T>> at(int64_t offset) { return {values.data() + offset, values.data() + count + offset}; }
 };
 
 // The input of the tangent channel: a functor like the costs (below) giving Ḋ of a tile, or
@@ -109,44 +182,54 @@ constexpr bool kHasTangent = !std::is_same_v<Tangent, NoTangent>;
 // Values crossing tile borders: for each column the last row computed above it, for each row
 // the last column computed left of it, and per tile row the corner (i0 − 1, j0 − 1) of its
 // next tile (saved before the row above is overwritten). Tiles of one anti-diagonal touch
-// disjoint parts of these arrays. R's virtual border is R(−1, −1) = 0 and +inf elsewhere; Ṙ's
-// is 0 everywhere (the border is a constant).
-template <typename T>
+// disjoint parts of these arrays. V: RValue<T> for R, T for Ṙ. R's virtual border is
+// R(−1, −1) = 0 and +inf elsewhere; Ṙ's is 0 everywhere (the border is a constant).
+template <typename V>
 struct ForwardBorders {
-  std::vector<T> row, col, corner;
-  ForwardBorders(const PairGeometry& g, T border, T origin)
+  std::vector<V> row, col, corner;
+  ForwardBorders(const PairGeometry& g, V border, V origin)
       : row(g.m, border), col(g.n, border), corner(g.tile_rows(), border) {
     corner[0] = origin;
   }
-  static ForwardBorders of_values(const PairGeometry& g) { return {g, positive_infinity<T>(), T(0)}; }
-  static ForwardBorders of_tangents(const PairGeometry& g) { return {g, T(0), T(0)}; }
 };
+template <typename T>
+ForwardBorders<RValue<T>> borders_of_values(const PairGeometry& g) {
+  return {g, exact_r(positive_infinity<T>()), exact_r(T(0))};
+}
+template <typename T>
+ForwardBorders<T> borders_of_tangents(const PairGeometry& g) {
+  return {g, T(0), T(0)};
+}
 
 // One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
 // for the baseline ISA, picked at run time; no FMA contraction (-ffp-contract=off) and the same
 // per-lane operations either way, so both give the same bits.
 template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void forward_diagonal(const T* __restrict cost, const T* __restrict diag, const T* __restrict up,
-                                      const T* __restrict left, T* __restrict out, int64_t count, T gamma,
-                                      T inv_gamma) {
-  for (int64_t t = 0; t < count; ++t) out[t] = cost[t] + softmin3(diag[t], up[t], left[t], gamma, inv_gamma);
+SOFTDTW_TORCH_CPU_CLONES void forward_diagonal(const T* __restrict cost, Run<RValue<T>> diag, Run<RValue<T>> up,
+                                               Run<RValue<T>> left, Run<RValue<T>> out, int64_t count, T gamma,
+                                               T inv_gamma) {
+  const NaturalCellFunctions<T> f{gamma, inv_gamma};
+  SOFTDTW_TORCH_IVDEP
+  for (int64_t t = 0; t < count; ++t) {
+    store(out, t, cell_value(cost[t], load(diag, t), load(up, t), load(left, t), f));
+  }
 }
 
 // The same with the tangent: tangent_out[t] = tangent_cost[t] + Σ_p w(p)·Ṙ(p), 0 where the cell is
 // unreachable (its Ḋ is ignored there: a +inf cost, or outside the band).
 template <typename T>
 SOFTDTW_TORCH_CPU_CLONES void forward_tangent_diagonal(
-    const T* __restrict cost, const T* __restrict diag, const T* __restrict up, const T* __restrict left,
+    const T* __restrict cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
     const T* __restrict tangent_cost, const T* __restrict tangent_diag, const T* __restrict tangent_up,
-    const T* __restrict tangent_left, T* __restrict out, T* __restrict tangent_out, int64_t count, T gamma,
+    const T* __restrict tangent_left, Run<RValue<T>> out, T* __restrict tangent_out, int64_t count, T gamma,
     T inv_gamma) {
   const NaturalCellFunctions<T> f{gamma, inv_gamma};
+  SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
-    const SoftminAndWeights<T> s = softmin3_and_weights(diag[t], up[t], left[t], f);
-    const T r = cost[t] + s.value;
-    out[t] = r;
+    const CellValueAndWeights<T> s = cell_value_and_weights(cost[t], load(diag, t), load(up, t), load(left, t), f);
+    store(out, t, s.value);
     const T r_tangent = tangent_cost[t] + weighted_tangent(s.w, tangent_diag[t], tangent_up[t], tangent_left[t]);
-    tangent_out[t] = is_reachable(r) ? r_tangent : T(0);
+    tangent_out[t] = is_reachable(s.value) ? r_tangent : T(0);
   }
 }
 
@@ -177,42 +260,43 @@ bool costs_by_diagonal(const PairGeometry& g, const TileRange& t, const TileCost
   return invalid;
 }
 
-// A tile's diagonals of one quantity the forward carries (R, or Ṙ): three rotating diagonals
-// k − 2, k − 1, k, and the tile's last row and last column as they are computed.
-template <typename T>
+// A tile's diagonals of one quantity the forward carries (V: RValue<T> for R, T for Ṙ): three
+// rotating diagonals k − 2, k − 1, k, and the tile's last row and last column as they are computed.
+template <typename V>
 struct ForwardDiagonals {
-  T buffers[3][kTile + 2];
-  T* older = buffers[0];  // diagonal k − 2
-  T* prev = buffers[1];   // diagonal k − 1
-  T* cur = buffers[2];    // diagonal k
-  T bottom[kTile], right[kTile];
-  const T* top = nullptr;   // top[c] = value at (i0 − 1, j0 + c)
-  const T* left = nullptr;  // left[r] = value at (i0 + r, j0 − 1)
+  RunStorage<V, kTile + 2> buffers[3];
+  Run<V> older = buffers[0].run();  // diagonal k − 2
+  Run<V> prev = buffers[1].run();   // diagonal k − 1
+  Run<V> cur = buffers[2].run();    // diagonal k
+  V bottom[kTile], right[kTile];
+  const V* top = nullptr;   // top[c] = value at (i0 − 1, j0 + c)
+  const V* left = nullptr;  // left[r] = value at (i0 + r, j0 − 1)
 
-  void begin(ForwardBorders<T>& borders, const TileRange& t, int64_t I) {
+  void begin(ForwardBorders<V>& borders, const TileRange& t, int64_t I) {
     top = &borders.row[t.j0];
     left = &borders.col[t.i0];
-    older[0] = borders.corner[I];      // diagonal −2: (−1, −1)
-    prev[0] = top[0];                  // diagonal −1: (−1, 0) and (0, −1)
-    prev[1] = left[0];
+    store(older, 0, borders.corner[I]);  // diagonal −2: (−1, −1)
+    store(prev, 0, top[0]);              // diagonal −1: (−1, 0) and (0, −1)
+    store(prev, 1, left[0]);
     borders.corner[I] = top[t.w - 1];  // (i0 − 1, j0 + w − 1): the corner of tile (I, J + 1)
   }
   // After diagonal k (rows r_lo..r_hi): the border cells of diagonal k + 1, the last row and
   // column, the table, then the rotation.
-  void end_diagonal(const TileRange& t, int64_t k, int64_t r_lo, int64_t r_hi, T* table, int64_t table_ld) {
-    if (k + 1 < t.w) cur[0] = top[k + 1];       // (−1, k + 1)
-    if (k + 1 < t.h) cur[k + 2] = left[k + 1];  // (k + 1, −1)
-    if (k >= t.h - 1) bottom[k - (t.h - 1)] = cur[t.h];
-    if (k >= t.w - 1) right[r_lo] = cur[r_lo + 1];
+  void end_diagonal(const TileRange& t, int64_t k, int64_t r_lo, int64_t r_hi, V* table, const TableLayout& layout) {
+    if (k + 1 < t.w) store(cur, 0, top[k + 1]);       // (−1, k + 1)
+    if (k + 1 < t.h) store(cur, k + 2, left[k + 1]);  // (k + 1, −1)
+    if (k >= t.h - 1) bottom[k - (t.h - 1)] = load(cur, t.h);
+    if (k >= t.w - 1) right[r_lo] = load(cur, r_lo + 1);
     if (table != nullptr) {
-      for (int64_t r = r_lo; r <= r_hi; ++r) table[(t.i0 + r) * table_ld + t.j0 + k - r] = cur[r + 1];
+      V* run = table + layout.row_offset(t.i0 + t.j0 + k) + t.i0;  // cell (i0 + r, ·) at run[r]
+      for (int64_t r = r_lo; r <= r_hi; ++r) run[r] = load(cur, r + 1);
     }
-    T* recycled = older;
+    const Run<V> recycled = older;
     older = prev;
     prev = cur;
     cur = recycled;
   }
-  void finish(ForwardBorders<T>& borders, const TileRange& t) const {
+  void finish(ForwardBorders<V>& borders, const TileRange& t) const {
     std::copy_n(bottom, t.w, &borders.row[t.j0]);
     std::copy_n(right, t.h, &borders.col[t.i0]);
   }
@@ -220,12 +304,13 @@ struct ForwardDiagonals {
 
 template <typename T, typename TileCosts, typename Tangent>
 void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma, T inv_gamma, const TileCosts& costs,
-                  const Tangent& tangent_costs, ForwardBorders<T>& borders, ForwardBorders<T>* tangent_borders,
-                  const Tables<T>& tables, uint8_t* invalid) {
+                  const Tangent& tangent_costs, ForwardBorders<RValue<T>>& borders,
+                  ForwardBorders<T>* tangent_borders, const Tables<T>& tables, uint8_t* invalid) {
+  const TableLayout layout(g);
   constexpr bool kTangent = kHasTangent<Tangent>;
   T cost_diagonals[(2 * kTile - 1) * kTile];
   if (costs_by_diagonal(g, t, costs, cost_diagonals, positive_infinity<T>(), /*check=*/true)) *invalid = 1;
-  ForwardDiagonals<T> r;
+  ForwardDiagonals<RValue<T>> r;
   r.begin(borders, t, I);
   // The tangent channel's storage exists only when a tangent rides along (1 element otherwise).
   T tangent_diagonals[kTangent ? (2 * kTile - 1) * kTile : 1];
@@ -242,12 +327,12 @@ void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma,
       forward_tangent_diagonal(cost_diagonals + at, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1,
                                tangent_diagonals + at, rt.older + r_lo, rt.prev + r_lo, rt.prev + r_lo + 1,
                                r.cur + r_lo + 1, rt.cur + r_lo + 1, count, gamma, inv_gamma);
-      rt.end_diagonal(t, k, r_lo, r_hi, tables.R_tangent, tables.ld);
+      rt.end_diagonal(t, k, r_lo, r_hi, tables.R_tangent, layout);
     } else {
       forward_diagonal(cost_diagonals + at, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1, r.cur + r_lo + 1, count,
                        gamma, inv_gamma);
     }
-    r.end_diagonal(t, k, r_lo, r_hi, tables.R, tables.ld);
+    r.end_diagonal(t, k, r_lo, r_hi, tables.R, layout);
   }
   r.finish(borders, t);
   if constexpr (kTangent) rt.finish(*tangent_borders, t);
@@ -264,8 +349,8 @@ struct ForwardEnd {
 template <typename T, typename TileCosts, typename Tangent = NoTangent>
 ForwardEnd<T> forward_pair(const PairGeometry& g, T gamma, const TileCosts& costs, const Tables<T>& tables,
                            bool parallel, bool* invalid, const Tangent& tangent_costs = Tangent{}) {
-  auto borders = ForwardBorders<T>::of_values(g);
-  auto tangent_borders = ForwardBorders<T>::of_tangents(kHasTangent<Tangent> ? g : PairGeometry{1, 1, -1});
+  auto borders = borders_of_values<T>(g);
+  auto tangent_borders = borders_of_tangents<T>(kHasTangent<Tangent> ? g : PairGeometry{1, 1, -1});
   std::vector<uint8_t> invalid_in_tile_row(g.tile_rows(), 0);
   const T inv_gamma = T(1) / gamma;
   for_each_tile_in_wavefront(g, /*reverse=*/false, parallel, [&](int64_t I, int64_t J) {
@@ -273,7 +358,7 @@ ForwardEnd<T> forward_pair(const PairGeometry& g, T gamma, const TileCosts& cost
                  &invalid_in_tile_row[I]);
   });
   *invalid = std::any_of(invalid_in_tile_row.begin(), invalid_in_tile_row.end(), [](uint8_t v) { return v != 0; });
-  return {borders.row[g.m - 1], kHasTangent<Tangent> ? tangent_borders.row[g.m - 1] : T(0)};
+  return {rounded(borders.row[g.m - 1]), kHasTangent<Tangent> ? tangent_borders.row[g.m - 1] : T(0)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,17 +399,20 @@ struct FlowDiagonal {
 // One anti-diagonal of cells t: E from the successors (diagonal, below, right), zero where the
 // cell is unreachable, then the cell's own weights over its predecessors.
 template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(const T* __restrict r_self, const T* __restrict r_diag,
-                                       const T* __restrict r_up, const T* __restrict r_left,
-                                       const T* __restrict e_diag_succ, const T* __restrict w_diag_succ,
-                                       const T* __restrict e_below, const T* __restrict w_below,
-                                       const T* __restrict e_right, const T* __restrict w_right, T* __restrict e_out,
-                                       T* __restrict w_diag_out, T* __restrict w_up_out, T* __restrict w_left_out,
-                                       int64_t count, T inv_gamma) {
+SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<T>> r_up,
+                                                Run<RValue<T>> r_left, const T* __restrict e_diag_succ,
+                                                const T* __restrict w_diag_succ, const T* __restrict e_below,
+                                                const T* __restrict w_below, const T* __restrict e_right,
+                                                const T* __restrict w_right, T* __restrict e_out,
+                                                T* __restrict w_diag_out, T* __restrict w_up_out,
+                                                T* __restrict w_left_out, int64_t count, T inv_gamma) {
+  // The weights use term() and reciprocal() only: gamma itself is not needed.
+  const NaturalCellFunctions<T> f{T(0), inv_gamma};
+  SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
     const T e = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
-    e_out[t] = is_reachable(r_self[t]) ? e : T(0);
-    const PredecessorWeights<T> w = predecessor_weights(r_diag[t], r_up[t], r_left[t], inv_gamma);
+    e_out[t] = is_reachable(load(r_self, t)) ? e : T(0);
+    const PredecessorWeights<T> w = predecessor_weights(load(r_diag, t), load(r_up, t), load(r_left, t), f);
     w_diag_out[t] = w.diag;
     w_up_out[t] = w.up;
     w_left_out[t] = w.left;
@@ -337,18 +425,19 @@ SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(const T* __restrict r_self, cons
 // weights and Ṙ of its predecessors.
 template <typename T>
 SOFTDTW_TORCH_CPU_CLONES void backward_tangent_diagonal(
-    const T* __restrict r_self, const T* __restrict w_diag, const T* __restrict w_up, const T* __restrict w_left,
+    Run<RValue<T>> r_self, const T* __restrict w_diag, const T* __restrict w_up, const T* __restrict w_left,
     const T* __restrict t_diag, const T* __restrict t_up, const T* __restrict t_left,
     const T* __restrict e_diag_succ, const T* __restrict w_diag_succ, const T* __restrict et_diag_succ,
     const T* __restrict wt_diag_succ, const T* __restrict e_below, const T* __restrict w_below,
     const T* __restrict et_below, const T* __restrict wt_below, const T* __restrict e_right,
     const T* __restrict w_right, const T* __restrict et_right, const T* __restrict wt_right, T* __restrict et_out,
     T* __restrict wt_diag_out, T* __restrict wt_up_out, T* __restrict wt_left_out, int64_t count, T inv_gamma) {
+  SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
     const T et = (wt_diag_succ[t] * e_diag_succ[t] + w_diag_succ[t] * et_diag_succ[t]) +
                  (wt_below[t] * e_below[t] + w_below[t] * et_below[t]) +
                  (wt_right[t] * e_right[t] + w_right[t] * et_right[t]);
-    et_out[t] = is_reachable(r_self[t]) ? et : T(0);
+    et_out[t] = is_reachable(load(r_self, t)) ? et : T(0);
     const PredecessorWeights<T> w{w_diag[t], w_up[t], w_left[t]};
     const PredecessorWeights<T> wt = weight_tangents(w, t_diag[t], t_up[t], t_left[t], inv_gamma);
     wt_diag_out[t] = wt.diag;
@@ -360,47 +449,54 @@ SOFTDTW_TORCH_CPU_CLONES void backward_tangent_diagonal(
 // out[r + 1] = table(i0 + r, j0 + k − r) for the tile's cells on diagonal k and the border cells
 // above and left of the tile, where the virtual border holds `origin` at (−1, −1) and `border`
 // elsewhere (R: 0 and +inf; Ṙ: 0 and 0).
-template <typename T>
-void gather_table_diagonal(const TileRange& t, const T* table, int64_t table_ld, int64_t k, T* out, T border,
-                           T origin) {
+template <typename V>
+void gather_table_diagonal(const TileRange& t, const V* table, const TableLayout& layout, int64_t k, Run<V> out,
+                           V border, V origin) {
   const int64_t r_lo = std::max<int64_t>(-1, k - (t.w - 1)), r_hi = std::min(t.h - 1, k + 1);
-  for (int64_t r = r_lo; r <= r_hi; ++r) {
-    const int64_t i = t.i0 + r, j = t.j0 + k - r;
-    out[r + 1] = (i < 0 || j < 0) ? ((i < 0 && j < 0) ? origin : border) : table[i * table_ld + j];
+  const int64_t diagonal = t.i0 + t.j0 + k;
+  // Rows whose cell lies inside the matrix (i, j >= 0): one contiguous run of the table. The
+  // others, at most one at each end, are the virtual border.
+  const int64_t first = std::max(r_lo, -t.i0), last = std::min(r_hi, diagonal - t.i0);
+  auto virtual_cell = [&](int64_t r) { return (t.i0 + r < 0 && diagonal - t.i0 - r < 0) ? origin : border; };
+  for (int64_t r = r_lo; r <= std::min(r_hi, first - 1); ++r) store(out, r + 1, virtual_cell(r));
+  if (first <= last) {
+    const V* run = table + layout.row_offset(diagonal) + t.i0;  // cell (i0 + r, ·) at run[r]
+    for (int64_t r = first; r <= last; ++r) store(out, r + 1, run[r]);
   }
+  for (int64_t r = std::max(r_lo, last + 1); r <= r_hi; ++r) store(out, r + 1, virtual_cell(r));
 }
 
-// Three rotating table diagonals k, k − 1, k − 2 of one table, gathered as the reverse sweep
-// needs them.
-template <typename T>
+// Three rotating table diagonals k, k − 1, k − 2 of one table (V: RValue<T> for R, T for Ṙ),
+// gathered as the reverse sweep needs them.
+template <typename V>
 struct TableDiagonals {
-  T buffers[3][kTile + 2];
-  T* cur = buffers[0];    // diagonal k
-  T* prev = buffers[1];   // k − 1
-  T* older = buffers[2];  // k − 2
-  const T* table;
-  int64_t ld;
-  T border, origin;
-  TableDiagonals(const TileRange& t, const T* table, int64_t ld, int64_t last, T border, T origin)
-      : table(table), ld(ld), border(border), origin(origin) {
-    gather_table_diagonal(t, table, ld, last, cur, border, origin);
-    gather_table_diagonal(t, table, ld, last - 1, prev, border, origin);
-    gather_table_diagonal(t, table, ld, last - 2, older, border, origin);
+  RunStorage<V, kTile + 2> buffers[3];
+  Run<V> cur = buffers[0].run();    // diagonal k
+  Run<V> prev = buffers[1].run();   // k − 1
+  Run<V> older = buffers[2].run();  // k − 2
+  const V* table;
+  TableLayout layout;
+  V border, origin;
+  TableDiagonals(const TileRange& t, const V* table, const TableLayout& layout, int64_t last, V border, V origin)
+      : table(table), layout(layout), border(border), origin(origin) {
+    gather_table_diagonal(t, table, layout, last, cur, border, origin);
+    gather_table_diagonal(t, table, layout, last - 1, prev, border, origin);
+    gather_table_diagonal(t, table, layout, last - 2, older, border, origin);
   }
   // After diagonal k: k − 1 becomes current and k − 3 is gathered.
   void step(const TileRange& t, int64_t k) {
-    T* recycled = cur;
+    const Run<V> recycled = cur;
     cur = prev;
     prev = older;
     older = recycled;
-    if (k - 3 >= -2) gather_table_diagonal(t, table, ld, k - 3, older, border, origin);
+    if (k - 3 >= -2) gather_table_diagonal(t, table, layout, k - 3, older, border, origin);
   }
 };
 
 // One quantity the reverse sweep carries through a tile (E with the weights, or Ė with the weight
 // tangents): three rotating flow diagonals k + 2, k + 1, k, the diagonals of the table it reads
-// (R, or Ṙ), and the tile's first row and column as they are computed.
-template <typename T>
+// (R, V = RValue<T>; or Ṙ, V = T), and the tile's first row and column as they are computed.
+template <typename T, typename V>
 struct ReverseChannel {
   const TileRange& t;
   BackwardBorders<T>& borders;
@@ -411,12 +507,13 @@ struct ReverseChannel {
   FlowDiagonal<T>* next2 = &flows[0];  // diagonal k + 2
   FlowDiagonal<T>* next1 = &flows[1];  // diagonal k + 1
   FlowDiagonal<T>* cur = &flows[2];    // diagonal k
-  TableDiagonals<T> table;
+  TableDiagonals<V> table;
   CellFlow<T> top[kTile], left[kTile];  // the tile's first row and first column
 
-  ReverseChannel(const TileRange& t, int64_t I, BackwardBorders<T>& b, const T* table, int64_t ld, T border, T origin)
+  ReverseChannel(const TileRange& t, int64_t I, BackwardBorders<T>& b, const V* table, const TableLayout& layout,
+                 V border, V origin)
       : t(t), borders(b), below(&b.row[t.j0]), right(&b.col[t.i0]), corner(b.corner[I]),
-        table(t, table, ld, t.h + t.w - 2, border, origin) {
+        table(t, table, layout, t.h + t.w - 2, border, origin) {
     b.corner[I] = below[0];  // cell (h, 0): the corner of tile (I, J − 1)
     set_border_slots(t.h + t.w, *next2);
     set_border_slots(t.h + t.w - 1, *next1);
@@ -448,11 +545,12 @@ struct ReverseChannel {
 // emit(i, j, E) receives every cell's expected alignment; with a tangent (kTangent: tables.R_tangent
 // and tangent_borders given), emit(i, j, E, Ė).
 template <typename T, bool kTangent, typename Emit>
-void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_gamma, const Tables<const T>& tables,
+void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_gamma, const ConstTables<T>& tables,
                    BackwardBorders<T>& borders, BackwardBorders<T>* tangent_borders, const Emit& emit) {
-  ReverseChannel<T> v(t, I, borders, tables.R, tables.ld, positive_infinity<T>(), T(0));
-  std::optional<ReverseChannel<T>> tangent;
-  if constexpr (kTangent) tangent.emplace(t, I, *tangent_borders, tables.R_tangent, tables.ld, T(0), T(0));
+  const TableLayout layout(g);
+  ReverseChannel<T, RValue<T>> v(t, I, borders, tables.R, layout, exact_r(positive_infinity<T>()), exact_r(T(0)));
+  std::optional<ReverseChannel<T, T>> tangent;
+  if constexpr (kTangent) tangent.emplace(t, I, *tangent_borders, tables.R_tangent, layout, T(0), T(0));
   const int64_t last = t.h + t.w - 2;
   const bool holds_end = t.i0 + t.h == g.n && t.j0 + t.w == g.m;
   for (int64_t k = last; k >= 0; --k) {
@@ -460,14 +558,14 @@ void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_g
     // Cell (r, c = k − r): successors (r+1, c+1) at slot r + 1 of k + 2, (r+1, c) at slot r + 1 and
     // (r, c+1) at slot r of k + 1; predecessors (r−1, c−1) at slot r of k − 2, (r−1, c) at slot r
     // and (r, c−1) at slot r + 1 of k − 1; the cell itself at slot r + 1 of k.
-    const TableDiagonals<T>& r = v.table;
+    const TableDiagonals<RValue<T>>& r = v.table;
     backward_diagonal(r.cur + r_lo + 1, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1, v.next2->E + r_lo + 1,
                       v.next2->w_diag + r_lo + 1, v.next1->E + r_lo + 1, v.next1->w_up + r_lo + 1, v.next1->E + r_lo,
                       v.next1->w_left + r_lo, v.cur->E + r_lo, v.cur->w_diag + r_lo, v.cur->w_up + r_lo,
                       v.cur->w_left + r_lo, count, inv_gamma);
-    if (k == last && holds_end) v.cur->E[t.h - 1] = is_reachable(r.cur[t.h]) ? T(1) : T(0);  // E(n−1, m−1) = 1
+    if (k == last && holds_end) v.cur->E[t.h - 1] = is_reachable(load(r.cur, t.h)) ? T(1) : T(0);  // E(n−1, m−1) = 1
     if constexpr (kTangent) {
-      ReverseChannel<T>& d = *tangent;
+      ReverseChannel<T, T>& d = *tangent;
       backward_tangent_diagonal(r.cur + r_lo + 1, v.cur->w_diag + r_lo, v.cur->w_up + r_lo, v.cur->w_left + r_lo,
                                 d.table.older + r_lo, d.table.prev + r_lo, d.table.prev + r_lo + 1,
                                 v.next2->E + r_lo + 1, v.next2->w_diag + r_lo + 1, d.next2->E + r_lo + 1,
@@ -490,7 +588,7 @@ void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_g
 // One pair's reverse recursion from its tables (R; with kTangent also Ṙ), calling emit for every
 // cell of the pair (see backward_tile).
 template <typename T, bool kTangent = false, typename Emit>
-void backward_pair(const PairGeometry& g, T gamma, const Tables<const T>& tables, bool parallel, const Emit& emit) {
+void backward_pair(const PairGeometry& g, T gamma, const ConstTables<T>& tables, bool parallel, const Emit& emit) {
   BackwardBorders<T> borders(g);
   BackwardBorders<T> tangent_borders(kTangent ? g : PairGeometry{1, 1, -1});
   const T inv_gamma = T(1) / gamma;

@@ -31,6 +31,9 @@
 // the stored R. A cell s sends three messages, w_s(q)·E(s), to its predecessors q (up, left,
 // diagonal); E of a cell is the sum of the messages it receives.
 //
+// R is carried as RValue<T> (math.h): in float32 a double-float hi + lo, in registers as a pair,
+// in shared memory as two planes (hi, lo), in the table and the border buffers as pairs.
+//
 // Deterministic: every cell and every accumulation is computed by one thread in a fixed order.
 // Tiles of one launch have distinct row blocks and distinct column blocks, so the fused backward
 // adds its per-tile gradient rows/columns into float64 accumulators without atomics.
@@ -275,11 +278,11 @@ struct SquaredEuclideanCosts {
   }
 };
 
-// Every cell of a tile (row stride kTileStride) set to `value`.
-template <typename T>
-__device__ void fill_tile(T* tile, T value) {
+// Every cell of a tile (row stride kTileStride) set to `value` (V: RValue<T> or T).
+template <typename V>
+__device__ void fill_tile(Run<V> tile, V value) {
   for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
-    tile[(idx / kTileCols) * kTileStride + idx % kTileCols] = value;
+    store(tile, (idx / kTileCols) * kTileStride + idx % kTileCols, value);
   }
 }
 
@@ -365,9 +368,9 @@ template <typename T>
 struct ForwardArgs {
   Geometry g;
   CellFunctions<T> cell;  // the cell math at this γ
-  T* table;      // (B, N, M) or nullptr (no-grad or checkpointed forward)
-  T* top_rows;   // (B, top_slots, M): bottom rows of finished row blocks, in slot rb % top_slots
-  T* left_cols;  // (B, left_slots, N): right columns of finished column blocks, in slot cb % left_slots
+  RValue<T>* table;      // (B, N, M) or nullptr (no-grad or checkpointed forward)
+  RValue<T>* top_rows;   // (B, top_slots, M): bottom rows of finished row blocks, in slot rb % top_slots
+  RValue<T>* left_cols;  // (B, left_slots, N): right columns of finished column blocks, in slot cb % left_slots
   int64_t top_slots, left_slots;  // rolling (kForwardSlots, kColumnSlots) or all blocks (checkpoints)
   T* values;     // (B,)
   bool* invalid; // (B,)
@@ -382,65 +385,98 @@ struct TangentForwardArgs {
   T* values = nullptr;     // (B,)
 };
 
-// One channel's tile in shared memory: the costs (Ḋ), overwritten by R (Ṙ), and its borders.
-template <typename T>
+// One channel's tile in shared memory (V: RValue<T> for R, T for Ṙ): the costs (Ḋ; the his of
+// the tile), overwritten by R (Ṙ), and its borders, in a plane of kPlane scalars from `hi` (a wide
+// R's los in a second plane from `lo`).
+template <typename V>
 struct ForwardTile {
-  T* tile;  // kTileRows × kTileStride
-  T* top;   // kTileCols + 1: (r0 − 1, c0 − 1 + j)
-  T* left;  // kTileRows: (r0 + i, c0 − 1)
-  static constexpr int64_t kElements = int64_t(kTileRows) * kTileStride + (kTileCols + 1) + kTileRows;
-  static __device__ ForwardTile at(T* base) { return {base, base + kTileRows * kTileStride, base + kTileRows * kTileStride + kTileCols + 1}; }
+  using T = typename ScalarOf<V>::type;
+  Run<V> tile;  // kTileRows × kTileStride
+  Run<V> top;   // kTileCols + 1: (r0 − 1, c0 − 1 + j)
+  Run<V> left;  // kTileRows: (r0 + i, c0 − 1)
+  static constexpr int64_t kPlane = int64_t(kTileRows) * kTileStride + (kTileCols + 1) + kTileRows;
+  static __device__ ForwardTile at(T* hi, T* lo = nullptr) {
+    const Run<V> r = run_over<V>(hi, lo);
+    return {r, r + kTileRows * kTileStride, r + (kTileRows * kTileStride + kTileCols + 1)};
+  }
 };
 
+// Planes in order: R (its his), Ṙ (kTangent only), then a region the costs' staging scratch and a
+// wide R's los share: the forward stages every border only once the scratch is consumed, and the
+// sweep writes the tile's los (so the fused kernels, whose scratch is as large as a plane, need
+// no more shared memory than before R was wide).
 template <typename T, bool kTangent = false>
 struct ForwardSmem {
-  ForwardTile<T> r;   // R
-  ForwardTile<T> rt;  // Ṙ (kTangent only)
+  ForwardTile<RValue<T>> r;  // R
+  ForwardTile<T> rt;         // Ṙ (kTangent only)
   T* scratch;
+  static constexpr int64_t kPlane = ForwardTile<T>::kPlane;
+  static constexpr int64_t kFixed = (kTangent ? 2 : 1) * kPlane;
   static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
-    return (kTangent ? 2 : 1) * ForwardTile<T>::kElements + scratch;
+    return kFixed + (kWideR<T> ? (scratch > kPlane ? scratch : kPlane) : scratch);
   }
   static __device__ ForwardSmem carve() {
     T* base = reinterpret_cast<T*>(dynamic_smem());
     ForwardSmem s;
-    s.r = ForwardTile<T>::at(base);
-    s.rt = ForwardTile<T>::at(kTangent ? base + ForwardTile<T>::kElements : base);
-    s.scratch = base + (kTangent ? 2 : 1) * ForwardTile<T>::kElements;
+    s.scratch = base + kFixed;
+    s.r = ForwardTile<RValue<T>>::at(base, s.scratch);
+    s.rt = ForwardTile<T>::at(kTangent ? base + kPlane : base);
     return s;
   }
 };
 
-// Where a tile's borders come from: buffers of R on the last row of each row block and the last
-// column of each column block, `slots` of each per pair (rolling, or one per block).
-template <typename T>
+// Where a tile's borders come from: buffers of R (V = RValue<T>; Ṙ: V = T) on the last row of
+// each row block and the last column of each column block, `slots` of each per pair (rolling, or
+// one per block).
+template <typename V>
 struct BorderBuffers {
-  const T* top_rows;   // (B, top_slots, M)
-  const T* left_cols;  // (B, left_slots, N)
+  const V* top_rows;   // (B, top_slots, M)
+  const V* left_cols;  // (B, left_slots, N)
   int64_t top_slots, left_slots;
 };
 
 // R of the row above the tile (top[j] = R(r0 − 1, c0 − 1 + j), j = 0..kTileCols) and of the
 // column left of it (left[i · left_stride] = R(r0 + i, c0 − 1)), from the border buffers or the
-// DP's virtual border, `origin` at (−1, −1) and `border` elsewhere: R(−1, −1) = 0, +inf elsewhere
-// (the defaults); the tangent Ṙ is 0 on all of it.
-template <typename T>
-__device__ void stage_borders(const Geometry& g, const Tile& t, const BorderBuffers<T>& from, T* top, T* left,
-                              int left_stride, T border = positive_infinity<T>(), T origin = T(0)) {
-  const T* above = t.rb > 0 ? from.top_rows + (t.b * from.top_slots + (t.rb - 1) % from.top_slots) * g.m : nullptr;
+// DP's virtual border, `origin` at (−1, −1) and `border` elsewhere: for R r_origin and r_border
+// (0 and +inf), for the tangent Ṙ 0 on all of it.
+template <typename V>
+__device__ void stage_borders(const Geometry& g, const Tile& t, const BorderBuffers<V>& from, Run<V> top,
+                              Run<V> left, int left_stride, V border, V origin) {
+  const V* above = t.rb > 0 ? from.top_rows + (t.b * from.top_slots + (t.rb - 1) % from.top_slots) * g.m : nullptr;
   for (int j = threadIdx.x; j <= kTileCols; j += kThreads) {
     const int64_t col = t.c0 - 1 + j;
-    T v = border;
+    V v = border;
     if (t.rb == 0) {
       v = col == -1 ? origin : border;
     } else if (col >= 0 && col < t.m) {
       v = above[col];
     }
-    top[j] = v;
+    store(top, j, v);
   }
-  const T* before = t.cb > 0 ? from.left_cols + (t.b * from.left_slots + (t.cb - 1) % from.left_slots) * g.n : nullptr;
+  const V* before = t.cb > 0 ? from.left_cols + (t.b * from.left_slots + (t.cb - 1) % from.left_slots) * g.n : nullptr;
   for (int i = threadIdx.x; i < kTileRows; i += kThreads) {
-    left[i * left_stride] = (t.cb > 0 && i < t.rows) ? before[t.r0 + i] : border;
+    store(left, i * left_stride, (t.cb > 0 && i < t.rows) ? before[t.r0 + i] : border);
   }
+}
+
+// The virtual border of R: +inf, and 0 at (−1, −1).
+template <typename T>
+__device__ RValue<T> r_border() {
+  return exact_r(positive_infinity<T>());
+}
+template <typename T>
+__device__ RValue<T> r_origin() {
+  return exact_r(T(0));
+}
+
+// R from lane − 1 (the left neighbour's value; a wide R as its two halves).
+template <typename T>
+__device__ T shuffle_up(T value) {
+  return __shfl_up_sync(kFullMask, value, 1);
+}
+template <typename T>
+__device__ WideR<T> shuffle_up(WideR<T> value) {
+  return {__shfl_up_sync(kFullMask, value.hi, 1), __shfl_up_sync(kFullMask, value.lo, 1)};
 }
 
 // Where the tangent channel of a sweep lives: Ḋ in, Ṙ out (row stride kTileStride), its borders
@@ -455,26 +491,27 @@ struct NoSweepTangent {};
 
 // Warp 0's wavefront over the tile: lane l computes row i = step − l of its columns
 // [l·kColsPerLane, (l+1)·kColsPerLane), left to right, and overwrites each cost with R.
-// tile: costs in, R out (row stride kTileStride); top_row and left_col: as staged by stage_borders.
-// With a SweepTangent the lane carries Ṙ beside R through the same steps and shuffles:
-// Ṙ = Ḋ + Σ_p w(p)·Ṙ(p), 0 where R is +inf (design doc §3).
+// tile: costs in (its his), R out (row stride kTileStride); top_row and left_col: as staged by
+// stage_borders. With a SweepTangent the lane carries Ṙ beside R through the same steps and
+// shuffles: Ṙ = Ḋ + Σ_p w(p)·Ṙ(p), 0 where R is +inf (design doc §3).
 template <typename T, typename Tangent = NoSweepTangent>
-__device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* tile, const T* top_row, const T* left_col,
-                              int left_stride, const Tangent& tangent = Tangent{}) {
+__device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, Run<RValue<T>> tile,
+                              Run<RValue<T>> top_row, Run<RValue<T>> left_col, int left_stride,
+                              const Tangent& tangent = Tangent{}) {
   constexpr bool kTangent = !std::is_same_v<Tangent, NoSweepTangent>;
   constexpr int kTangentCols = kTangent ? kColsPerLane : 1;
   const int lane = threadIdx.x;
-  const T inf = positive_infinity<T>();
-  T up[kColsPerLane];  // R(i − 1, j) of the lane's columns; the top border before row 0
-  T t_up[kTangentCols];  // Ṙ of the same cells
+  const RValue<T> inf = r_border<T>();
+  RValue<T> up[kColsPerLane];  // R(i − 1, j) of the lane's columns; the top border before row 0
+  T t_up[kTangentCols];        // Ṙ of the same cells
 #pragma unroll
-  for (int c = 0; c < kColsPerLane; ++c) up[c] = top_row[1 + lane * kColsPerLane + c];
+  for (int c = 0; c < kColsPerLane; ++c) up[c] = load(top_row, 1 + lane * kColsPerLane + c);
   // R left of the lane's first column at rows i and i − 1: lane − 1's last column, first its top
   // border (its "row −1"); for lane 0, the tile's left border column and R(r0 − 1, c0 − 1).
-  T from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1), from_left_prev = inf;
+  RValue<T> from_left = shuffle_up(up[kColsPerLane - 1]), from_left_prev = inf;
   if (lane == 0) {
-    from_left = t.rows > 0 ? left_col[0] : inf;
-    from_left_prev = top_row[0];
+    from_left = t.rows > 0 ? load(left_col, 0) : inf;
+    from_left_prev = load(top_row, 0);
   }
   T t_from_left = T(0), t_from_left_prev = T(0);
   if constexpr (kTangent) {
@@ -489,22 +526,22 @@ __device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* ti
   const int steps = sweep_steps(t);
   for (int step = 0; step < steps; ++step) {
     const int i = step - lane;
-    T left = from_left, diag = from_left_prev;
+    RValue<T> left = from_left, diag = from_left_prev;
     if (i >= 0 && i < t.rows) {
-      T* row = tile + i * kTileStride + lane * kColsPerLane;
+      const Run<RValue<T>> row = tile + (i * kTileStride + lane * kColsPerLane);
+      const T* cost = hi_values(row);
       if constexpr (kTangent) {
         T t_left = t_from_left, t_diag = t_from_left_prev;
         T* t_row = tangent.tile + i * kTileStride + lane * kColsPerLane;
 #pragma unroll
         for (int c = 0; c < kColsPerLane; ++c) {
-          const SoftminAndWeights<T> sw = softmin3_and_weights(diag, up[c], left, cell);
-          const T r = row[c] + sw.value;
+          const CellValueAndWeights<T> sw = cell_value_and_weights(cost[c], diag, up[c], left, cell);
           const T r_tangent = t_row[c] + weighted_tangent(sw.w, t_diag, t_up[c], t_left);
-          const T rt = is_reachable(r) ? r_tangent : T(0);
+          const T rt = is_reachable(sw.value) ? r_tangent : T(0);
           diag = up[c];
-          up[c] = r;
-          left = r;
-          row[c] = r;
+          up[c] = sw.value;
+          left = sw.value;
+          store(row, c, sw.value);
           t_diag = t_up[c];
           t_up[c] = rt;
           t_left = rt;
@@ -513,18 +550,18 @@ __device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* ti
       } else {
 #pragma unroll
         for (int c = 0; c < kColsPerLane; ++c) {
-          const T r = row[c] + softmin3(diag, up[c], left, cell);
+          const RValue<T> r = cell_value(cost[c], diag, up[c], left, cell);
           diag = up[c];
           up[c] = r;
           left = r;
-          row[c] = r;
+          store(row, c, r);
         }
       }
     }
     // Before row 0, up[] holds the top border: lane + 1 then gets its diagonal R(−1, c0 + j − 1).
     from_left_prev = from_left;
-    from_left = __shfl_up_sync(kFullMask, up[kColsPerLane - 1], 1);
-    if (lane == 0) from_left = step + 1 < t.rows ? left_col[(step + 1) * left_stride] : inf;
+    from_left = shuffle_up(up[kColsPerLane - 1]);
+    if (lane == 0) from_left = step + 1 < t.rows ? load(left_col, (step + 1) * left_stride) : inf;
     if constexpr (kTangent) {
       t_from_left_prev = t_from_left;
       t_from_left = __shfl_up_sync(kFullMask, t_up[kColsPerLane - 1], 1);
@@ -533,20 +570,22 @@ __device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, T* ti
   }
 }
 
-// The tile's borders for later tiles (bottom row, right column) into one channel's buffers, and
-// its value at the pair's last cell.
-template <typename T>
-__device__ void store_tile_borders(const Geometry& g, const Tile& t, const T* tile, T* top_rows, T* left_cols,
+// The tile's borders for later tiles (bottom row, right column) into one channel's buffers (V:
+// RValue<T> or T), and its value at the pair's last cell (rounded to T).
+template <typename V, typename T>
+__device__ void store_tile_borders(const Geometry& g, const Tile& t, Run<V> tile, V* top_rows, V* left_cols,
                                    int64_t top_slots, int64_t left_slots, T* values) {
   if (t.r0 + kTileRows < t.n) {  // a row block below reads this tile's bottom row
-    T* row = top_rows + (t.b * top_slots + t.rb % top_slots) * g.m + t.c0;
-    for (int j = threadIdx.x; j < t.cols; j += kThreads) row[j] = tile[(kTileRows - 1) * kTileStride + j];
+    V* row = top_rows + (t.b * top_slots + t.rb % top_slots) * g.m + t.c0;
+    for (int j = threadIdx.x; j < t.cols; j += kThreads) row[j] = load(tile, (kTileRows - 1) * kTileStride + j);
   }
   if (t.c0 + kTileCols < t.m) {  // a column block to the right reads this tile's right column
-    T* col = left_cols + (t.b * left_slots + t.cb % left_slots) * g.n + t.r0;
-    for (int i = threadIdx.x; i < t.rows; i += kThreads) col[i] = tile[i * kTileStride + kTileCols - 1];
+    V* col = left_cols + (t.b * left_slots + t.cb % left_slots) * g.n + t.r0;
+    for (int i = threadIdx.x; i < t.rows; i += kThreads) col[i] = load(tile, i * kTileStride + kTileCols - 1);
   }
-  if (threadIdx.x == 0 && t.has_end_cell()) values[t.b] = tile[(t.n - 1 - t.r0) * kTileStride + (t.m - 1 - t.c0)];
+  if (threadIdx.x == 0 && t.has_end_cell()) {
+    values[t.b] = rounded(load(tile, (t.n - 1 - t.r0) * kTileStride + (t.m - 1 - t.c0)));
+  }
 }
 
 template <typename T, bool kTangent>
@@ -556,7 +595,9 @@ __device__ void forward_epilogue(const ForwardArgs<T>& a, const TangentForwardAr
     for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
       const int i = idx / kTileCols, j = idx % kTileCols;
       // Cells past the pair inside the padded table stay +inf (R is +inf-filled when ragged).
-      if (i < t.rows && j < t.cols) a.table[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = s.r.tile[i * kTileStride + j];
+      if (i < t.rows && j < t.cols) {
+        a.table[(t.b * a.g.n + t.r0 + i) * a.g.m + t.c0 + j] = load(s.r.tile, i * kTileStride + j);
+      }
     }
   }
   store_tile_borders(a.g, t, s.r.tile, a.top_rows, a.left_cols, a.top_slots, a.left_slots, a.values);
@@ -578,24 +619,28 @@ __device__ void forward_tile(const ForwardArgs<T>& a, const TangentForwardArgs<T
   const bool in_band = tile_touches_band(a.g, t);
   bool bad = false;
   if (in_band) {
-    bad = costs.stage(a.g, t, s.r.tile, s.scratch);
-    stage_borders(a.g, t, BorderBuffers<T>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.r.top, s.r.left, 1);
+    bad = costs.stage(a.g, t, hi_values(s.r.tile), s.scratch);
     if constexpr (kTangent) {
       __syncthreads();  // the costs' scratch is consumed
       tangents.stage(a.g, t, s.rt.tile, s.scratch);
+    }
+    if constexpr (kWideR<T>) __syncthreads();  // the scratch is consumed: R's los may overwrite it
+    stage_borders(a.g, t, BorderBuffers<RValue<T>>{a.top_rows, a.left_cols, a.top_slots, a.left_slots}, s.r.top,
+                  s.r.left, 1, r_border<T>(), r_origin<T>());
+    if constexpr (kTangent) {
       stage_borders(a.g, t, BorderBuffers<T>{ta.top_rows, ta.left_cols, a.top_slots, a.left_slots}, s.rt.top,
                     s.rt.left, 1, T(0), T(0));
     }
   } else {
-    fill_tile(s.r.tile, positive_infinity<T>());
+    fill_tile(s.r.tile, r_border<T>());
     if constexpr (kTangent) fill_tile(s.rt.tile, T(0));
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
   if (in_band && threadIdx.x < kWarpSize) {
     if constexpr (kTangent) {
-      forward_sweep(a.cell, t, s.r.tile, s.r.top, s.r.left, 1, SweepTangent<T>{s.rt.tile, s.rt.top, s.rt.left});
+      forward_sweep<T>(a.cell, t, s.r.tile, s.r.top, s.r.left, 1, SweepTangent<T>{s.rt.tile, s.rt.top, s.rt.left});
     } else {
-      forward_sweep(a.cell, t, s.r.tile, s.r.top, s.r.left, 1);
+      forward_sweep<T>(a.cell, t, s.r.tile, s.r.top, s.r.left, 1);
     }
   }
   __syncthreads();
@@ -639,23 +684,25 @@ struct TangentBackwardArgs {
   T* col_msgs = nullptr;            // (B, kColumnSlots, 2, N)
 };
 
-// One channel's reverse state in shared memory: R (Ṙ) of the tile with its top row and left
-// column, the tile's part overwritten by E (Ė); the messages the tiles below and to the right
-// sent into the tile; those its first row and first column send out.
-template <typename T>
+// One channel's reverse state in shared memory: R (V = RValue<T>; Ṙ: V = T) of the tile with its
+// top row and left column, the tile's part overwritten by E (Ė: in the his of a wide R); the
+// messages the tiles below and to the right sent into the tile; those its first row and first
+// column send out.
+template <typename T, typename V = T>
 struct ReverseTile {
-  T* rt;          // (kTileRows + 1) × kTileStride: R(r0 − 1 + a, c0 − 1 + b); the tile's part becomes E
+  Run<V> rt;      // (kTileRows + 1) × kTileStride: R(r0 − 1 + a, c0 − 1 + b); the tile's part becomes E
   T* below_up;    // kTileCols: up message from (r0 + kTileRows, c0 + j)
   T* below_diag;  // kTileCols: diagonal message from (r0 + kTileRows, c0 + j + 1)
   T* right_left;  // kTileRows: left message from (r0 + i, c0 + kTileCols)
   T* right_diag;  // kTileRows: diagonal message from (r0 + i + 1, c0 + kTileCols), i + 1 < kTileRows
   T* first_row;   // 2 × kTileCols: messages of row r0 (up, then diagonal) for the tile above
   T* first_col;   // 2 × kTileRows: messages of column c0 (left, then diagonal) for the tile to the left
-  static constexpr int64_t kElements = int64_t(kTileRows + 1) * kTileStride + 4 * kTileCols + 4 * kTileRows;
-  static __device__ ReverseTile at(T* base) {
+  static constexpr int64_t kPlane = int64_t(kTileRows + 1) * kTileStride;
+  static constexpr int64_t kElements = kPlane + 4 * kTileCols + 4 * kTileRows;  // without a wide R's los
+  static __device__ ReverseTile at(T* base, T* lo = nullptr) {
     ReverseTile s;
-    s.rt = base;
-    s.below_up = s.rt + (kTileRows + 1) * kTileStride;
+    s.rt = run_over<V>(base, lo);
+    s.below_up = base + kPlane;
     s.below_diag = s.below_up + kTileCols;
     s.right_left = s.below_diag + kTileCols;
     s.right_diag = s.right_left + kTileRows;
@@ -663,24 +710,32 @@ struct ReverseTile {
     s.first_col = s.first_row + 2 * kTileCols;
     return s;
   }
-  // R (then E) of tile cell (i, j), i, j >= −1.
-  __device__ T& at(int i, int j) const { return rt[(i + 1) * kTileStride + (j + 1)]; }
+  // Tile cell (i, j), i, j >= −1: its R (Ṙ), the run from it, and its E (Ė; the hi of a wide R).
+  __device__ V r_at(int i, int j) const { return load(rt, (i + 1) * kTileStride + (j + 1)); }
+  __device__ Run<V> run_at(int i, int j) const { return rt + ((i + 1) * kTileStride + (j + 1)); }
+  __device__ T& at(int i, int j) const { return hi_values(rt)[(i + 1) * kTileStride + (j + 1)]; }
 };
 
+// As ForwardSmem: R's tile (his) with its messages, Ṙ's (kTangent only), then a region the
+// scratch (the staging of a recomputed tile's costs, then the epilogue's) and a wide R's los
+// share: the sources stage R's borders once the costs are staged, and the epilogue runs after
+// the sweep, the last reader of the los.
 template <typename T, bool kTangent = false>
 struct BackwardSmem {
-  ReverseTile<T> v;  // R, then E
-  ReverseTile<T> d;  // Ṙ, then Ė (kTangent only)
+  ReverseTile<T, RValue<T>> v;  // R, then E
+  ReverseTile<T> d;             // Ṙ, then Ė (kTangent only)
   T* scratch;
+  static constexpr int64_t kPlane = ReverseTile<T>::kPlane;
+  static constexpr int64_t kFixed = (kTangent ? 2 : 1) * ReverseTile<T>::kElements;
   static SOFTDTW_TORCH_HOST_DEVICE int64_t elements(int64_t scratch) {
-    return (kTangent ? 2 : 1) * ReverseTile<T>::kElements + scratch;
+    return kFixed + (kWideR<T> ? (scratch > kPlane ? scratch : kPlane) : scratch);
   }
   static __device__ BackwardSmem carve() {
     T* base = reinterpret_cast<T*>(dynamic_smem());
     BackwardSmem s;
-    s.v = ReverseTile<T>::at(base);
+    s.scratch = base + kFixed;
+    s.v = ReverseTile<T, RValue<T>>::at(base, s.scratch);
     s.d = ReverseTile<T>::at(kTangent ? base + ReverseTile<T>::kElements : base);
-    s.scratch = base + (kTangent ? 2 : 1) * ReverseTile<T>::kElements;
     return s;
   }
   __device__ T& at(int i, int j) const { return v.at(i, j); }
@@ -690,22 +745,22 @@ struct BackwardSmem {
 // the table the forward kept ...
 template <typename T>
 struct RFromTable {
-  const T* table;  // (B, N, M)
+  const RValue<T>* table;  // (B, N, M)
   static constexpr bool kTangent = false;
   static constexpr int64_t scratch_elements() { return 0; }
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
-    const T inf = positive_infinity<T>();
-    const T* R = table + t.b * a.g.n * a.g.m;
+    const RValue<T>* R = table + t.b * a.g.n * a.g.m;
+    const Run<RValue<T>> corner = s.v.run_at(-1, -1);
     for (int idx = threadIdx.x; idx < (kTileRows + 1) * (kTileCols + 1); idx += kThreads) {
       const int i = idx / (kTileCols + 1) - 1, j = idx % (kTileCols + 1) - 1;
       const int64_t gi = t.r0 + i, gj = t.c0 + j;
-      T v = inf;
+      RValue<T> v = r_border<T>();
       if (gi == -1 && gj == -1) {
-        v = T(0);
+        v = r_origin<T>();
       } else if (gi >= 0 && gj >= 0 && gi < t.n && gj < t.m) {
         v = R[gi * a.g.m + gj];
       }
-      s.at(i, j) = v;
+      store(corner, (i + 1) * kTileStride + (j + 1), v);
     }
   }
 };
@@ -716,14 +771,18 @@ struct RFromTable {
 template <typename T, typename Costs>
 struct RFromCheckpoints {
   Costs costs;
-  BorderBuffers<T> checkpoints;
+  BorderBuffers<RValue<T>> checkpoints;
   static constexpr bool kTangent = false;
   static constexpr int64_t scratch_elements() { return Costs::scratch_elements(); }
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
     costs.stage(a.g, t, &s.at(0, 0), s.scratch);  // inputs were validated by the forward
-    stage_borders(a.g, t, checkpoints, &s.at(-1, -1), &s.at(0, -1), kTileStride);
+    if constexpr (kWideR<T>) __syncthreads();      // the scratch is consumed: R's los may overwrite it
+    stage_borders(a.g, t, checkpoints, s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride, r_border<T>(),
+                  r_origin<T>());
     __syncthreads();
-    if (threadIdx.x < kWarpSize) forward_sweep(a.cell, t, &s.at(0, 0), &s.at(-1, -1), &s.at(0, -1), kTileStride);
+    if (threadIdx.x < kWarpSize) {
+      forward_sweep<T>(a.cell, t, s.v.run_at(0, 0), s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride);
+    }
   }
 };
 
@@ -733,7 +792,8 @@ template <typename T, typename Costs, typename Tangents>
 struct RAndTangentFromCheckpoints {
   Costs costs;
   Tangents tangents;
-  BorderBuffers<T> checkpoints, tangent_checkpoints;
+  BorderBuffers<RValue<T>> checkpoints;
+  BorderBuffers<T> tangent_checkpoints;
   static constexpr bool kTangent = true;
   static constexpr int64_t scratch_elements() {
     return Costs::scratch_elements() > Tangents::scratch_elements() ? Costs::scratch_elements()
@@ -741,22 +801,24 @@ struct RAndTangentFromCheckpoints {
   }
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T, true>& s) const {
     costs.stage(a.g, t, &s.v.at(0, 0), s.scratch);  // inputs were validated by the forward
-    stage_borders(a.g, t, checkpoints, &s.v.at(-1, -1), &s.v.at(0, -1), kTileStride);
     __syncthreads();  // the costs' scratch is consumed
     tangents.stage(a.g, t, &s.d.at(0, 0), s.scratch);
+    if constexpr (kWideR<T>) __syncthreads();  // the scratch is consumed: R's los may overwrite it
+    stage_borders(a.g, t, checkpoints, s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride, r_border<T>(),
+                  r_origin<T>());
     stage_borders(a.g, t, tangent_checkpoints, &s.d.at(-1, -1), &s.d.at(0, -1), kTileStride, T(0), T(0));
     __syncthreads();
     if (threadIdx.x < kWarpSize) {
-      forward_sweep(a.cell, t, &s.v.at(0, 0), &s.v.at(-1, -1), &s.v.at(0, -1), kTileStride,
+      forward_sweep<T>(a.cell, t, s.v.run_at(0, 0), s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride,
                     SweepTangent<T>{&s.d.at(0, 0), &s.d.at(-1, -1), &s.d.at(0, -1)});
     }
   }
 };
 
 // The messages the tile below and the tile to the right sent into this one (one channel).
-template <typename T>
+template <typename T, typename V>
 __device__ void stage_incoming_messages(const Geometry& g, const Tile& t, const T* row_msgs, const T* col_msgs,
-                                        const ReverseTile<T>& s) {
+                                        const ReverseTile<T, V>& s) {
   const bool has_below = t.r0 + kTileRows < t.n, has_right = t.c0 + kTileCols < t.m;
   const T* below = row_msgs + (t.b * kBackwardSlots + (t.rb + 1) % kBackwardSlots) * 2 * g.m;
   for (int j = threadIdx.x; j < kTileCols; j += kThreads) {
@@ -779,7 +841,8 @@ struct LaneMessages {
   T from_below_up[kColsPerLane];    // up message from (i + 1, j)
   T from_below_diag[kColsPerLane];  // diagonal message from (i + 1, j + 1)
   T recv_left = T(0), recv_diag = T(0), recv_diag_prev = T(0);  // lane + 1's first column, rows i and i + 1
-  __device__ void load(const ReverseTile<T>& s, int lane) {
+  template <typename V>
+  __device__ void load(const ReverseTile<T, V>& s, int lane) {
 #pragma unroll
     for (int c = 0; c < kColsPerLane; ++c) {
       from_below_up[c] = s.below_up[lane * kColsPerLane + c];
@@ -787,13 +850,15 @@ struct LaneMessages {
     }
   }
   // The left message into the lane's last column at row i, and the diagonal one from row i + 1.
-  __device__ T begin_row(const ReverseTile<T>& s, const Tile& t, int i, bool last_lane) {
+  template <typename V>
+  __device__ T begin_row(const ReverseTile<T, V>& s, const Tile& t, int i, bool last_lane) {
     if (i < t.rows - 1) from_below_diag[kColsPerLane - 1] = last_lane ? s.right_diag[i] : recv_diag_prev;
     return last_lane ? s.right_left[i] : recv_left;
   }
   // After the row: the messages the lane's cells sent up become those the next row receives, and
   // row 0's go to the tile above, column c0's to the tile to the left.
-  __device__ void end_row(const ReverseTile<T>& s, int i, int lane, const T (&new_up)[kColsPerLane],
+  template <typename V>
+  __device__ void end_row(const ReverseTile<T, V>& s, int i, int lane, const T (&new_up)[kColsPerLane],
                           const T (&new_diag)[kColsPerLane], T left_msg) {
 #pragma unroll
     for (int c = 0; c < kColsPerLane; ++c) from_below_up[c] = new_up[c];
@@ -850,11 +915,11 @@ __device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const Ba
       for (int c = kColsPerLane - 1; c >= 0; --c) {
         const int j = lane * kColsPerLane + c;
         T E = m.from_below_up[c] + left_msg + m.from_below_diag[c];
-        const T r = s.v.at(i, j);
+        const RValue<T> r = s.v.r_at(i, j);
         if (end_here && i == end_i && j == end_j) E = T(1);
         if (!is_reachable(r)) E = T(0);
         const PredecessorWeights<T> w =
-            predecessor_weights(s.v.at(i - 1, j - 1), s.v.at(i - 1, j), s.v.at(i, j - 1), a.cell);
+            predecessor_weights(s.v.r_at(i - 1, j - 1), s.v.r_at(i - 1, j), s.v.r_at(i, j - 1), a.cell);
         s.v.at(i, j) = E;
         new_up[c] = w.up * E;
         new_diag[c] = w.diag * E;
@@ -886,9 +951,9 @@ __device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const Ba
 }
 
 // The messages the tile above and the tile to the left will read (one channel).
-template <typename T>
+template <typename T, typename V>
 __device__ void backward_store_messages(const Geometry& g, const Tile& t, T* row_msgs, T* col_msgs,
-                                        const ReverseTile<T>& s) {
+                                        const ReverseTile<T, V>& s) {
   if (t.rb > 0) {
     T* up = row_msgs + (t.b * kBackwardSlots + t.rb % kBackwardSlots) * 2 * g.m + t.c0;
     for (int j = threadIdx.x; j < t.cols; j += kThreads) {
@@ -1047,8 +1112,8 @@ struct AccumulateSequenceGradientTangents {
 };
 
 // A tile outside the band: E = 0, and so are the messages it sends.
-template <typename T>
-__device__ void clear_tile(const ReverseTile<T>& s) {
+template <typename T, typename V>
+__device__ void clear_tile(const ReverseTile<T, V>& s) {
   fill_tile(&s.at(0, 0), T(0));
   for (int k = threadIdx.x; k < 2 * kTileCols; k += kThreads) s.first_row[k] = T(0);
   for (int k = threadIdx.x; k < 2 * kTileRows; k += kThreads) s.first_col[k] = T(0);

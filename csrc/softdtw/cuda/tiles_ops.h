@@ -5,7 +5,8 @@
 //
 // Memory beyond the outputs: the rolling border buffers, O(B·(N+M)); the fused backward adds its
 // float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D; a
-// checkpointed forward keeps B·N·M/32 border values of R instead of the table.
+// checkpointed forward keeps B·N·M/32 border values of R instead of the table. In float32 each R
+// is a pair (hi, lo): the table and the borders of R hold two floats per cell.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -29,16 +30,29 @@ inline Geometry geometry_of(const SoftDTWProblem& p) {
 }
 
 // A tiled forward's outputs: the op's (values, R when kept, invalid-input flags) and the border
-// buffers: rolling (3 and 2 slots per pair) or, for a checkpointed forward, R on the last row of
-// every row block (B, ⌈N/64⌉, M) and the last column of every column block (B, ⌈M/64⌉, N).
+// buffers of R: rolling (3 and 2 slots per pair) or, for a checkpointed forward, R on the last row
+// of every row block (B, ⌈N/64⌉, M) and the last column of every column block (B, ⌈M/64⌉, N),
+// each shaped as r_tensor_sizes says.
 struct TiledForward {
   ForwardOutputs out;
   at::Tensor top_rows, left_cols;
   template <typename T>
-  BorderBuffers<T> borders() const {
-    return {top_rows.data_ptr<T>(), left_cols.data_ptr<T>(), top_rows.size(1), left_cols.size(1)};
+  BorderBuffers<RValue<T>> borders() const {
+    return {r_data<T>(top_rows), r_data<T>(left_cols), top_rows.size(1), left_cols.size(1)};
   }
 };
+
+// Border buffers of R (or, for the tangent channel, of Ṙ: `of_r` false) for `slots` row and column
+// blocks per pair.
+inline at::Tensor new_row_borders(const SoftDTWProblem& p, int64_t slots, const at::TensorOptions& options, bool of_r) {
+  const std::vector<int64_t> cells{p.batch, slots, p.m};
+  return at::empty(of_r ? r_tensor_sizes(cells, options.dtype().toScalarType()) : cells, options);
+}
+inline at::Tensor new_column_borders(const SoftDTWProblem& p, int64_t slots, const at::TensorOptions& options,
+                                     bool of_r) {
+  const std::vector<int64_t> cells{p.batch, slots, p.n};
+  return at::empty(of_r ? r_tensor_sizes(cells, options.dtype().toScalarType()) : cells, options);
+}
 
 // soft_dtw_from_cost's forward (fused = false, costs from in.D) or soft_dtw's (fused = true,
 // squared Euclidean costs of in.x, in.y). checkpoint: keep every tile border instead of the table.
@@ -53,15 +67,15 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
   const Geometry g = geometry_of(p);
   const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
   const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
-  f.top_rows = at::empty({p.batch, top_slots, p.m}, like.options());
-  f.left_cols = at::empty({p.batch, left_slots, p.n}, like.options());
+  f.top_rows = new_row_borders(p, top_slots, like.options(), /*of_r=*/true);
+  f.left_cols = new_column_borders(p, left_slots, like.options(), /*of_r=*/true);
   if (p.batch == 0) return f;
   AT_DISPATCH_FLOATING_TYPES(like.scalar_type(), "soft_dtw_tiled_forward", [&] {
     const ForwardArgs<scalar_t> a{g,
                                   CellFunctions<scalar_t>::for_gamma(p.gamma),
-                                  table ? f.out.R.data_ptr<scalar_t>() : nullptr,
-                                  f.top_rows.data_ptr<scalar_t>(),
-                                  f.left_cols.data_ptr<scalar_t>(),
+                                  table ? r_data<scalar_t>(f.out.R) : nullptr,
+                                  r_data<scalar_t>(f.top_rows),
+                                  r_data<scalar_t>(f.left_cols),
                                   top_slots,
                                   left_slots,
                                   f.out.values.data_ptr<scalar_t>(),
@@ -83,14 +97,15 @@ inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& r
                                    const at::Tensor& column_borders) {
   const Geometry g = geometry_of(in.problem);
   const auto& p = in.problem;
-  TORCH_CHECK(row_borders.sizes() == at::IntArrayRef({p.batch, g.row_blocks(), p.m}) &&
-                  column_borders.sizes() == at::IntArrayRef({p.batch, g.col_blocks(), p.n}) &&
-                  row_borders.scalar_type() == in.x.scalar_type() &&
-                  column_borders.scalar_type() == in.x.scalar_type() && row_borders.device() == in.x.device() &&
-                  column_borders.device() == in.x.device(),
-              kFusedOp, ": expected the checkpointed forward's borders (", p.batch, ", ", g.row_blocks(), ", ", p.m,
-              ") and (", p.batch, ", ", g.col_blocks(), ", ", p.n, ") of ", in.x.scalar_type(), " on ",
-              in.x.device(), ", got ", row_borders.sizes(), " and ", column_borders.sizes());
+  const auto dtype = in.x.scalar_type();
+  const std::vector<int64_t> rows = r_tensor_sizes({p.batch, g.row_blocks(), p.m}, dtype);
+  const std::vector<int64_t> columns = r_tensor_sizes({p.batch, g.col_blocks(), p.n}, dtype);
+  TORCH_CHECK(row_borders.sizes() == at::IntArrayRef(rows) && column_borders.sizes() == at::IntArrayRef(columns) &&
+                  row_borders.scalar_type() == dtype && column_borders.scalar_type() == dtype &&
+                  row_borders.device() == in.x.device() && column_borders.device() == in.x.device(),
+              kFusedOp, ": expected the checkpointed forward's borders ", at::IntArrayRef(rows), " and ",
+              at::IntArrayRef(columns), " of ", dtype, " on ", in.x.device(), ", got ", row_borders.sizes(), " and ",
+              column_borders.sizes());
   TiledForward f;
   f.top_rows = row_borders.contiguous();
   f.left_cols = column_borders.contiguous();
@@ -112,12 +127,13 @@ inline std::pair<at::Tensor, at::Tensor> new_message_buffers(const SoftDTWProble
 template <typename Launch>
 at::Tensor run_from_cost_backward(const Launch& launch, const BackwardInputs& in) {
   const SoftDTWProblem& p = in.problem;
-  at::Tensor grad_D = p.ragged() ? at::zeros_like(in.R) : at::empty_like(in.R);
+  const std::vector<int64_t> shape{p.batch, p.n, p.m};
+  at::Tensor grad_D = p.ragged() ? at::zeros(shape, in.R.options()) : at::empty(shape, in.R.options());
   if (p.batch == 0) return grad_D;
   const auto [row_msgs, col_msgs] = new_message_buffers(p, in.R.options());
   AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_from_cost_tiled_backward", [&] {
     launch_backward(launch, backward_args<scalar_t>(in, row_msgs, col_msgs), TangentBackwardArgs<scalar_t>{},
-                    RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()}, WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
+                    RFromTable<scalar_t>{r_data<scalar_t>(in.R)}, WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
   });
   return grad_D;
 }
@@ -141,7 +157,7 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
                                                            acc_y.data_ptr<double>()};
       const TangentBackwardArgs<scalar_t> none{};
       if (checkpoints == nullptr) {
-        launch_backward(launch, a, none, RFromTable<scalar_t>{in.R.data_ptr<scalar_t>()}, epilogue);
+        launch_backward(launch, a, none, RFromTable<scalar_t>{r_data<scalar_t>(in.R)}, epilogue);
       } else {
         const SquaredEuclideanCosts<scalar_t> costs{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)};
         launch_backward(launch, a, none,
@@ -246,16 +262,16 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
   const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
   TiledTangentForward f;
   f.values.out = new_forward_outputs(p, like.options(), /*keep_table=*/false);
-  f.values.top_rows = at::empty({p.batch, top_slots, p.m}, like.options());
-  f.values.left_cols = at::empty({p.batch, left_slots, p.n}, like.options());
-  f.tangent_top_rows = at::empty_like(f.values.top_rows);
-  f.tangent_left_cols = at::empty_like(f.values.left_cols);
+  f.values.top_rows = new_row_borders(p, top_slots, like.options(), /*of_r=*/true);
+  f.values.left_cols = new_column_borders(p, left_slots, like.options(), /*of_r=*/true);
+  f.tangent_top_rows = new_row_borders(p, top_slots, like.options(), /*of_r=*/false);
+  f.tangent_left_cols = new_column_borders(p, left_slots, like.options(), /*of_r=*/false);
   f.tangents = at::zeros({p.batch}, like.options());
   if (p.batch == 0) return f;
   AT_DISPATCH_FLOATING_TYPES(like.scalar_type(), "soft_dtw_tiled_tangent_forward", [&] {
     using T = scalar_t;
-    const ForwardArgs<T> a{g, CellFunctions<T>::for_gamma(p.gamma), nullptr, f.values.top_rows.data_ptr<T>(),
-                           f.values.left_cols.data_ptr<T>(), top_slots, left_slots, f.values.out.values.data_ptr<T>(),
+    const ForwardArgs<T> a{g, CellFunctions<T>::for_gamma(p.gamma), nullptr, r_data<T>(f.values.top_rows),
+                           r_data<T>(f.values.left_cols), top_slots, left_slots, f.values.out.values.data_ptr<T>(),
                            f.values.out.invalid.data_ptr<bool>()};
     const TangentForwardArgs<T> ta{f.tangent_top_rows.data_ptr<T>(), f.tangent_left_cols.data_ptr<T>(),
                                    f.tangents.data_ptr<T>()};

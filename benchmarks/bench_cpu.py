@@ -332,7 +332,7 @@ def render(results: List[CaseResult], args, skipped: List[str]) -> str:
         + ", ".join(f"{p} {v:.0e}" for p, (v, _) in TOLERANCES.items())
         + "; on gradients: max(floor, 10 eps max|value| / gamma) with floor "
         + ", ".join(f"{p} {g:.0e}" for p, (_, g) in TOLERANCES.items())
-        + " (R stored in float32 carries eps |R| / gamma into every backward weight; per case below).",
+        + " (a peer that stores R in float32 carries eps |R| / gamma into every backward weight; per case below).",
         "- speed-up: time of that row / time of softdtw_torch fused (> 1: softdtw_torch fused is faster).",
     ]
     if skipped:

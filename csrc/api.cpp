@@ -4,6 +4,7 @@
 #include "minirocket/ops.h"
 #include "rocket/ops.h"
 #include "softdtw/ops.h"
+#include "softdtw/table_memory.h"
 
 #ifndef SOFTDTW_TORCH_VERSION
 #error "SOFTDTW_TORCH_VERSION must be defined by the build (setup.py or CMakeLists.txt)"
@@ -104,6 +105,10 @@ at::Tensor minirocket_transform(const at::Tensor& x, const MiniRocketParameters&
 
 std::string version() {
   return SOFTDTW_TORCH_VERSION;
+}
+
+int64_t release_table_memory() {
+  return softdtw::release_table_memory();
 }
 
 bool cuda_compiled() {

@@ -175,8 +175,20 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #include "minirocket/math.h"
 #include "softdtw/constants.h"
 
+#include "softdtw/table_memory.h"
+
+namespace {
+PyObject* release_table_memory(PyObject*, PyObject*) {
+  return PyLong_FromLongLong(softdtw_torch::softdtw::release_table_memory());
+}
+PyMethodDef module_methods[] = {
+    {"release_table_memory", release_table_memory, METH_NOARGS,
+     "Frees the block kept from the last freed CPU DP table; returns its size in bytes."},
+    {nullptr, nullptr, 0, nullptr}};
+}  // namespace
+
 extern "C" PyObject* PyInit__C(void) {
-  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
+  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, module_methods};
   PyObject* module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
   namespace sdtw = softdtw_torch::softdtw;

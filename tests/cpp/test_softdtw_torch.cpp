@@ -191,6 +191,14 @@ void softdtw_values_and_gradients(const References& r) {
   auto [alignment_values, E] = softdtw_torch::soft_dtw_alignment(r["x"], r["y"], 0.7);
   check_close("alignment values vs Python", alignment_values, r["alignment_values"]);
   check_close("alignment E vs Python", E, r["alignment_E"]);
+
+  // A table of 1 MiB or more leaves its block when freed (after the backward); release frees it.
+  softdtw_torch::release_table_memory();
+  torch::Tensor xb = torch::randn({8, 128, 3}).requires_grad_(true), yb = torch::randn({8, 160, 3});
+  softdtw_torch::soft_dtw(xb, yb).sum().backward();
+  const int64_t table_bytes = int64_t(8) * 128 * 160 * 2 * sizeof(float);  // float32: (hi, lo) per cell
+  CHECK(softdtw_torch::release_table_memory() == table_bytes, "release_table_memory: expected the table's block");
+  CHECK(softdtw_torch::release_table_memory() == 0, "release_table_memory: expected nothing kept after a release");
 }
 
 void softdtw_finite_differences(const References& r) {

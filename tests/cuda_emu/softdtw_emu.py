@@ -18,7 +18,8 @@ def load():
     os.makedirs(build_dir, exist_ok=True)
     return cpp_extension.load(
         name="softdtw_cuda_emu",
-        sources=[os.path.join(HERE, "softdtw_emu_ext.cpp"), os.path.join(ROOT, "csrc", "softdtw", "problem.cpp")],
+        sources=[os.path.join(HERE, "softdtw_emu_ext.cpp")]
+        + [os.path.join(ROOT, "csrc", "softdtw", name) for name in ("problem.cpp", "table_memory.cpp")],
         extra_include_paths=[os.path.join(ROOT, "csrc", "softdtw"), HERE],
         extra_cflags=["-O2", "-std=c++20", "-pthread"],
         extra_ldflags=["-pthread"],

@@ -206,6 +206,15 @@ def sharp_rows(shapes, repeats: int) -> Tuple[List[Tuple[str, float, float, str,
     return rows, None
 
 
+def peer_table(title, rows, skipped):
+    """A markdown section comparing softdtw_torch with a peer per shape (or why the peer was skipped)."""
+    lines = [f"## {title}", ""]
+    if skipped:
+        lines += [skipped, ""]
+    lines += ["| shape | softdtw_torch ms | authors' ms | speed-up | agreement |", "|---|---:|---:|---:|---|"]
+    return lines + [f"| {s} | {a:.1f} | {b:.1f} | {r} | {c} |" for s, a, b, r, c in rows]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=available_cores())
@@ -232,20 +241,12 @@ def main(argv=None) -> int:
         lines.append(f"| {name} | {'' if ms != ms else f'{ms:.1f}'} | {ratio} |")
     lines.append("")
     dilate_shapes = [(10, 20)] if quick else [(100, 20), (100, 100), (32, 256)]
-    rows, skipped = dilate_rows(dilate_shapes, args.repeats)
-    lines += ["## DILATE forward + backward, float32, alpha=0.5, gamma=0.01, against the authors' code", ""]
-    if skipped:
-        lines += [skipped, ""]
-    lines += ["| shape | softdtw_torch ms | authors' ms | speed-up | agreement |", "|---|---:|---:|---:|---|"]
-    lines += [f"| {s} | {a:.1f} | {b:.1f} | {r} | {c} |" for s, a, b, r, c in rows]
+    lines += peer_table("DILATE forward + backward, float32, alpha=0.5, gamma=0.01, against the authors' code",
+                        *dilate_rows(dilate_shapes, args.repeats))
     lines.append("")
     sharp_shapes = [(4, 20, 2)] if quick else [(32, 100, 3), (8, 256, 8)]
-    rows, skipped = sharp_rows(sharp_shapes, args.repeats)
-    lines += ["## Sharp soft-DTW divergence, value + gradient, against its authors' code", ""]
-    if skipped:
-        lines += [skipped, ""]
-    lines += ["| shape | softdtw_torch ms | authors' ms | speed-up | agreement |", "|---|---:|---:|---:|---|"]
-    lines += [f"| {s} | {a:.1f} | {b:.1f} | {r} | {c} |" for s, a, b, r, c in rows]
+    lines += peer_table("Sharp soft-DTW divergence, value + gradient, against its authors' code",
+                        *sharp_rows(sharp_shapes, args.repeats))
     report = "\n".join(lines) + "\n"
     print(report)
     if args.markdown:

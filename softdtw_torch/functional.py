@@ -133,11 +133,22 @@ def soft_dtw(
 
 
 def _scaled_from_cost(
-    D: Tensor, scale: Tensor, bandwidth: Optional[int], x_lengths: Optional[Tensor], y_lengths: Optional[Tensor]
+    D: Tensor,
+    scale: Tensor,
+    bandwidth: Optional[int],
+    x_lengths: Optional[Tensor],
+    y_lengths: Optional[Tensor],
+    sharp: bool = False,
 ) -> Tensor:
-    """sdtw_γ(D) = γ·sdtw_1(D/γ) for a checked (1,) or (B,) tensor γ: the γ-gradient comes from autograd."""
+    """sdtw_γ(D) = γ·sdtw_1(D/γ) (or the same for sharp soft-DTW, ``sharp``: E depends on D/γ only)
+    for a checked (1,) or (B,) tensor γ: the γ-gradient comes from autograd."""
     s = scale.to(D.dtype)
-    values = torch.ops.softdtw_torch.soft_dtw_from_cost(D / s.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths)
+    if sharp:
+        values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D / s.reshape(-1, 1, 1), 1.0, bandwidth,
+                                                                  x_lengths, y_lengths)
+    else:
+        values = torch.ops.softdtw_torch.soft_dtw_from_cost(D / s.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths,
+                                                            y_lengths)
     return values * s
 
 
@@ -150,13 +161,15 @@ def _divergence_or_value_from_cost(
     x_lengths: Optional[Tensor],
     y_lengths: Optional[Tensor],
     cost: str,
+    sharp: bool = False,
 ) -> Tensor:
-    """sdtw_γ (or the divergence) of a named cost for a checked (1,) or (B,) tensor γ."""
+    """sdtw_γ (or the divergence; with ``sharp``, the sharp ones) of a named cost for a checked
+    (1,) or (B,) tensor γ."""
     cost_of = torch.ops.softdtw_torch.pairwise_cost
-    value = _scaled_from_cost(cost_of(x, y, cost), scale, bandwidth, x_lengths, y_lengths)
+    value = _scaled_from_cost(cost_of(x, y, cost), scale, bandwidth, x_lengths, y_lengths, sharp)
     if normalize:
-        xx = _scaled_from_cost(cost_of(x, x, cost), scale, bandwidth, x_lengths, x_lengths)
-        yy = _scaled_from_cost(cost_of(y, y, cost), scale, bandwidth, y_lengths, y_lengths)
+        xx = _scaled_from_cost(cost_of(x, x, cost), scale, bandwidth, x_lengths, x_lengths, sharp)
+        yy = _scaled_from_cost(cost_of(y, y, cost), scale, bandwidth, y_lengths, y_lengths, sharp)
         value = value - 0.5 * xx - 0.5 * yy
     return value
 
@@ -288,18 +301,10 @@ def soft_dtw_sharp(
             values = torch.ops.softdtw_torch.soft_dtw_sharp(
                 x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost
             )
+            values = values * scale.to(values.dtype)
         else:
-            cost_of = torch.ops.softdtw_torch.pairwise_cost
-            s = scale.to(x.dtype).reshape(-1, 1, 1)
-            values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(cost_of(x, y, cost) / s, 1.0, bandwidth,
-                                                                      x_lengths, y_lengths)
-            if normalize:
-                xx = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(cost_of(x, x, cost) / s, 1.0, bandwidth,
-                                                                      x_lengths, x_lengths)
-                yy = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(cost_of(y, y, cost) / s, 1.0, bandwidth,
-                                                                      y_lengths, y_lengths)
-                values = values - 0.5 * xx - 0.5 * yy
-        values = values * scale.to(values.dtype)
+            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, normalize, x_lengths, y_lengths, cost,
+                                                    sharp=True)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_sharp(
             x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost
@@ -320,10 +325,8 @@ def soft_dtw_sharp_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0]).to(D.dtype)
-        values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D / scale.reshape(-1, 1, 1), 1.0, bandwidth,
-                                                                  x_lengths, y_lengths)
-        values = values * scale.to(values.dtype)
+        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0])
+        values = _scaled_from_cost(D, scale, bandwidth, x_lengths, y_lengths, sharp=True)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     return values.squeeze(0) if unbatched else values

@@ -41,11 +41,17 @@ void report(const Block* b, int64_t signed_bytes) {
                                    static_cast<size_t>(live + kept_bytes.load()), c10::Device(c10::DeviceType::CPU));
 }
 
+// The kept block, no longer kept (nullptr when none was).
+Block* take_kept_block() {
+  Block* b = kept.exchange(nullptr);
+  if (b != nullptr) kept_bytes.fetch_sub(static_cast<int64_t>(b->bytes));
+  return b;
+}
+
 // The block for a table of `bytes`: the kept one when its size matches, else a new one.
 Block* take_block(size_t bytes) {
-  Block* b = kept.exchange(nullptr);
+  Block* b = take_kept_block();
   if (b != nullptr) {
-    kept_bytes.fetch_sub(static_cast<int64_t>(b->bytes));
     if (b->bytes == bytes) return b;
     free_block(b);
   }
@@ -82,10 +88,9 @@ at::Tensor empty_table(at::IntArrayRef sizes, const at::TensorOptions& options) 
 }
 
 int64_t release_table_memory() {
-  Block* b = kept.exchange(nullptr);
+  Block* b = take_kept_block();
   if (b == nullptr) return 0;
   const auto bytes = static_cast<int64_t>(b->bytes);
-  kept_bytes.fetch_sub(bytes);
   free_block(b);
   return bytes;
 }

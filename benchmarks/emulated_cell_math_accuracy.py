@@ -12,7 +12,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "cuda_emu"))
-import softdtw_emu  # noqa: E402
+import emulated_ops  # noqa: E402
 import softdtw_torch  # noqa: E402,F401  (registers the CPU ops)
 
 OPS = torch.ops.softdtw_torch
@@ -21,7 +21,7 @@ GAMMAS = [1e-4, 1e-2, 1.0, 1e2, 1e3]
 
 
 def main():
-    emu = softdtw_emu.load()
+    emu = emulated_ops.load()
     print("| B×N×M×d | γ | values, rel. (CPU f32 / emulated CUDA f32) | max abs ΔE | max ΔR/(abs R + γ) |")
     print("|---|---|---|---|---|")
     for batch, n, m, d in SHAPES:
@@ -30,7 +30,7 @@ def main():
         y = torch.randn(batch, m, d, generator=g, dtype=torch.float64).float()
         D = OPS.pairwise_cost(x, y, "sqeuclidean")
         for gamma in GAMMAS:
-            cpu, cuda = softdtw_emu.float32_errors(emu, D, gamma)
+            cpu, cuda = emulated_ops.float32_errors(emu, D, gamma)
             cells = " | ".join(f"{a:.1e} / {b:.1e}" for a, b in zip(cpu, cuda))
             print(f"| {batch}×{n}×{m}×{d} | {gamma:g} | {cells} |")
 

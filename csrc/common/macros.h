@@ -9,6 +9,15 @@
 #define SOFTDTW_TORCH_HOST_DEVICE inline
 #endif
 
+// The device code's own paths (the CUDA math library, the _rn intrinsics, one-instruction min/max):
+// under nvcc's device pass, and in the tests' CPU emulation of the CUDA kernels (tests/cuda_emu,
+// which defines SDTW_CUDA_EMULATION), so that the emulation runs the code a GPU runs.
+#if defined(__CUDA_ARCH__) || defined(SDTW_CUDA_EMULATION)
+#define SOFTDTW_TORCH_DEVICE_PATH 1
+#else
+#define SOFTDTW_TORCH_DEVICE_PATH 0
+#endif
+
 // CPU hot loops are compiled once per instruction set and the loader picks the version the
 // machine supports (GCC function multi-versioning; other compilers build the baseline only).
 // Every version computes the same bits: the build disables FMA contraction (-ffp-contract=off)

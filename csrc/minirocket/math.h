@@ -53,10 +53,21 @@ SOFTDTW_TORCH_HOST_DEVICE float alpha_at(const float* x, int64_t T, int64_t t, i
   return s;
 }
 
+// 3·x rounded to float32 on its own, as aeon stores it in C_gamma before any sum: on the GPU an
+// explicit round-to-nearest multiply, which nvcc never contracts with the addition that follows
+// (combine_transform) into an FMA; the CPU build disables contraction (-ffp-contract=off).
+SOFTDTW_TORCH_HOST_DEVICE float times3(float x) {
+#if SOFTDTW_TORCH_DEVICE_PATH
+  return __fmul_rn(3.0f, x);
+#else
+  return 3.0f * x;
+#endif
+}
+
 // C_gamma[g][t] = 3·x[t + (g - 4)·d], 0 outside the series (aeon's zero-initialised arrays).
 SOFTDTW_TORCH_HOST_DEVICE float gamma_at(const float* x, int64_t T, int64_t t, int64_t d, int g) {
   const int64_t u = t + (g - 4) * d;
-  return (u >= 0 && u < T) ? 3.0f * x[u] : 0.0f;
+  return (u >= 0 && u < T) ? times3(x[u]) : 0.0f;
 }
 
 SOFTDTW_TORCH_HOST_DEVICE float combine_transform(float alpha, float ga, float gb, float gc) {

@@ -20,7 +20,7 @@ enum class RocketAccumulate { Float64, Float32Fma, Float32 };
 
 template <typename acc_t, bool kFma>
 SOFTDTW_TORCH_HOST_DEVICE acc_t rocket_step(acc_t s, acc_t w, acc_t x) {
-#if defined(__CUDA_ARCH__)
+#if SOFTDTW_TORCH_DEVICE_PATH
   if constexpr (kFma) {
     return ::fma(w, x, s);  // float and double overloads map to __fmaf_rn / __fma_rn
   } else if constexpr (sizeof(acc_t) == 4) {
@@ -34,6 +34,24 @@ SOFTDTW_TORCH_HOST_DEVICE acc_t rocket_step(acc_t s, acc_t w, acc_t x) {
   } else {
     return s + w * x;  // built with -ffp-contract=off: two roundings
   }
+#endif
+}
+
+// a·b, and acc + a·b with the product rounded on its own: the gradients' arithmetic of the CPU
+// kernels (built without FMA contraction). On the GPU the _rn intrinsics, which nvcc never
+// contracts into an FMA, so that the CUDA gradients keep the CPU's bits.
+SOFTDTW_TORCH_HOST_DEVICE double rounded_product(double a, double b) {
+#if SOFTDTW_TORCH_DEVICE_PATH
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+SOFTDTW_TORCH_HOST_DEVICE double add_product(double acc, double a, double b) {
+#if SOFTDTW_TORCH_DEVICE_PATH
+  return __dadd_rn(acc, __dmul_rn(a, b));
+#else
+  return acc + a * b;
 #endif
 }
 

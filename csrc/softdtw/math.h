@@ -23,7 +23,7 @@ SOFTDTW_TORCH_HOST_DEVICE T positive_infinity() {
 // Cephes approximations below (measured against libm: expf 1.35 ulp, log1pf 2.1 ulp, exp 1.41 ulp,
 // log1p 1.03 ulp), which the compiler vectorizes across the cells of an anti-diagonal; libm calls
 // would keep those loops scalar. Integer/float conversions use bit tricks that need no AVX-512.
-#if !defined(__CUDA_ARCH__)
+#if !SOFTDTW_TORCH_DEVICE_PATH
 namespace cpu_math {
 
 inline float bits_to_float(int32_t bits) {
@@ -157,28 +157,28 @@ inline double log1p(double u) {
 #endif
 
 SOFTDTW_TORCH_HOST_DEVICE float exp_(float x) {
-#if defined(__CUDA_ARCH__)
+#if SOFTDTW_TORCH_DEVICE_PATH
   return expf(x);
 #else
   return cpu_math::expf(x);
 #endif
 }
 SOFTDTW_TORCH_HOST_DEVICE double exp_(double x) {
-#if defined(__CUDA_ARCH__)
+#if SOFTDTW_TORCH_DEVICE_PATH
   return exp(x);
 #else
   return cpu_math::exp(x);
 #endif
 }
 SOFTDTW_TORCH_HOST_DEVICE float log1p_(float x) {
-#if defined(__CUDA_ARCH__)
+#if SOFTDTW_TORCH_DEVICE_PATH
   return log1pf(x);
 #else
   return cpu_math::log1pf(x);
 #endif
 }
 SOFTDTW_TORCH_HOST_DEVICE double log1p_(double x) {
-#if defined(__CUDA_ARCH__)
+#if SOFTDTW_TORCH_DEVICE_PATH
   return log1p(x);
 #else
   return cpu_math::log1p(x);
@@ -204,7 +204,7 @@ struct Sorted3 {
 
 template <typename T>
 SOFTDTW_TORCH_HOST_DEVICE Sorted3<T> sort3(T a, T b, T c) {
-#if defined(__CUDA_ARCH__)
+#if SOFTDTW_TORCH_DEVICE_PATH
   if constexpr (std::is_same_v<T, float>) {
     // fminf/fmaxf are one instruction each on the GPU (min_/max_: a comparison and a select);
     // they differ only for NaN, which R never holds (NaN costs are rejected).

@@ -1,9 +1,10 @@
 // cuda_emu.h: a CPU emulator for the device code of this project's CUDA kernels, for the tests.
 //
-// Why: the SoftDTW CUDA kernels must be checked on machines without a GPU. A test translation unit
-// compiled by g++ (-std=c++20 -pthread) defines SDTW_CUDA_EMULATION, includes this header first and
-// then the unchanged CUDA-style device code; emu::launch() then runs every CUDA thread of the
-// kernel on the CPU, so logic errors (indexing, barriers, shuffles, reductions) show up in results.
+// Why: the CUDA kernels (SoftDTW, ROCKET, MiniRocket) must be checked on machines without a GPU. A
+// test translation unit compiled by g++ (-std=c++20 -pthread) defines SDTW_CUDA_EMULATION,
+// includes this header first and then the unchanged CUDA-style device code; emu::launch() then
+// runs every CUDA thread of the kernel on the CPU, so logic errors (indexing, barriers, shuffles,
+// reductions) show up in results, and the checks below show what results alone would not.
 //
 // How: each warp of a block is one std::thread, so warps run concurrently and are preempted as on
 // a GPU (a warp may spin on a flag another warp sets). The 32 lanes of a warp are fibers on that
@@ -20,43 +21,56 @@
 //     of a warp in different primitives in the same round, a lane in a warp primitive while a
 //     warp-mate waits at a block barrier.
 //   - __syncthreads and the _or/_and/_count variants, with arrive-and-drop for returned threads;
-//     different barrier variants in the same round are an error; a barrier that does not complete
-//     within CUDA_EMU_TIMEOUT_S seconds (default 60) is reported as a deadlock.
+//     a barrier that does not complete within CUDA_EMU_TIMEOUT_S seconds (default 60) is reported
+//     as a deadlock.
+//   - synccheck: every thread of a barrier round must call the same variant from the same call
+//     site (source file, line and column), else "divergent barrier".
+//   - Launch checks (cudaLaunchKernel's invalid configurations): grid x in [1, 2^31 − 1], y and z
+//     in [1, 65535] (emu::LaunchShape checks 64-bit counts before narrowing); at most 1024 threads
+//     a block, z at most 64, whole warps; dynamic shared memory at most 48 KiB unless the kernel
+//     opted in with cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), and never
+//     above the emulated architecture's opt-in limit (CUDA_EMU_ARCH: 75 by default, 64 KiB; 90:
+//     227 KiB). cudaGetDevice, cudaDeviceGetAttribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) and
+//     cudaFuncSetAttribute are emulated for launchers.
 //   - Dynamic shared memory per block, filled with 0xFF bytes (NaN as float/double) at block start,
 //     so reads of uninitialised shared memory show in the results.
 //   - Blocks run in a pseudo-random order (CUDA_EMU_SEED, default 1; 0 runs them in order), one at
 //     a time unless CUDA_EMU_CONCURRENT_BLOCKS=k.
+//   - racecheck, in a build with -fsanitize=thread: the GPU's ordering rules between the threads
+//     of a block, given to ThreadSanitizer (see CUDA_EMU_TSAN below): __syncwarp and the barriers
+//     order memory, shuffles and votes do not. ThreadSanitizer then reports every unordered pair
+//     of accesses to one address, one a write, in shared or global memory, whether or not it
+//     changed a result. Blocks of one launch are ordered one after the other (no inter-block
+//     race is reported), launches are ordered.
+//   - memcheck, in a build with -fsanitize=address,undefined: fiber switches and stack reuse are
+//     annotated for AddressSanitizer, which then sees the device code's out-of-bounds accesses.
 // NOT emulated:
-//   - No memory model or race detection beyond what the rendezvous enforce: warps run concurrently
-//     on the host's memory model, and a data race is only caught if it changes results.
 //   - No implicit warp-synchronous execution: lanes are only in step at explicit primitives, which
 //     exposes a missing __syncwarp (a lane reads shared memory its warp-mates have not written yet).
 //   - No forward progress between lanes of one warp outside primitives: a lane spinning on a value
 //     a warp-mate writes never ends (reported after CUDA_EMU_TIMEOUT_S as a stuck lane).
 //   - Masks other than 0xffffffff (an error), static __shared__ (the including code maps it),
-//     streams, events, timing, occupancy, register/shared-memory limits, floating-point details of
-//     the fast intrinsics (__expf etc. are the accurate host functions; emu::worst_case_* below
-//     give code a documented worst-case error instead, where it asks for them).
+//     streams, events, timing, occupancy, register limits, the memory model between blocks and
+//     between a GPU and its host, floating-point details of the fast intrinsics (__expf etc. are
+//     the accurate host functions; emu::worst_case_* below give code a documented worst-case
+//     error instead, where it asks for them).
 //
-// API besides the CUDA built-ins: emu::launch(grid, block, dynamic_smem_bytes, kernel, args...),
-// emu::dynamic_shared_memory(), emu::dynamic_shared_memory_size(), emu::launches(),
-// emu::reset_launch_count(), emu::EmulationError. Environment, read at each launch:
-// CUDA_EMU_TIMEOUT_S, CUDA_EMU_SEED, CUDA_EMU_CONCURRENT_BLOCKS, CUDA_EMU_ON_ERROR=abort|throw,
-// CUDA_EMU_STACK_KB.
+// API besides the CUDA built-ins: emu::launch(grid, block, dynamic_smem_bytes, kernel, args...)
+// (grid a dim3 or an emu::LaunchShape), emu::dynamic_shared_memory(),
+// emu::dynamic_shared_memory_size(), emu::launches(), emu::reset_launch_count(),
+// emu::EmulationError. Environment, read at each launch: CUDA_EMU_TIMEOUT_S, CUDA_EMU_SEED,
+// CUDA_EMU_CONCURRENT_BLOCKS, CUDA_EMU_ON_ERROR=abort|throw, CUDA_EMU_STACK_KB, CUDA_EMU_ARCH.
 //
 // Errors found by the emulator print "cuda_emu: <what>" to stderr and std::abort(), or, with
 // CUDA_EMU_ON_ERROR=throw, make emu::launch() throw emu::EmulationError (a stuck lane always
 // aborts). An exception a kernel throws is rethrown by emu::launch() once its block has unwound.
 // Each lane has a 256 KiB stack (CUDA_EMU_STACK_KB) with a guard page. Linux/POSIX only; x86-64
 // switches fibers with a few instructions, other targets (or -DCUDA_EMU_USE_UCONTEXT) use
-// swapcontext. Works under AddressSanitizer (fiber switches are annotated), not ThreadSanitizer.
+// swapcontext.
 #pragma once
 
 #ifdef __CUDACC__
 #error "cuda_emu.h emulates CUDA for a host compiler; do not include it in code compiled by nvcc"
-#endif
-#if defined(__SANITIZE_THREAD__)
-#error "cuda_emu.h does not work under ThreadSanitizer: the lanes of a warp are fibers it cannot follow"
 #endif
 
 // Every standard header the emulator needs comes before the qualifier macros below.
@@ -80,6 +94,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -104,6 +119,37 @@
 #ifdef CUDA_EMU_ASAN
 extern "C" void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
 extern "C" void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, std::size_t* size_old);
+extern "C" void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size);
+#endif
+
+// Racecheck: built with -fsanitize=thread, every lane is a ThreadSanitizer fiber of its own and the
+// emulator tells ThreadSanitizer exactly which operations order memory between lanes: __syncwarp
+// (within a warp), the block barriers (within a block), a lane's return (towards the host, once the
+// launch ends) and the launch itself (host → lanes). Warp shuffles, votes and the switches between
+// lanes order nothing, as on a GPU; the emulator's own bookkeeping is hidden from the race detector.
+// Any two accesses to one address by two threads of a launch, one a write, that no barrier or
+// __syncwarp separates are then reported by ThreadSanitizer as a data race, in shared or global
+// memory, whether or not it changed a result.
+#if defined(__SANITIZE_THREAD__)
+#define CUDA_EMU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CUDA_EMU_TSAN 1
+#endif
+#endif
+#ifdef CUDA_EMU_TSAN
+extern "C" {
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+void __tsan_acquire(void* addr);
+void __tsan_release(void* addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+void AnnotateIgnoreSyncBegin(const char* file, int line);
+void AnnotateIgnoreSyncEnd(const char* file, int line);
+}
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -220,7 +266,42 @@ struct FiberContext {
   const void* stack_bottom = nullptr;  // for AddressSanitizer
   std::size_t stack_size = 0;
   void* asan_fake_stack = nullptr;
+  void* tsan_fiber = nullptr;  // for ThreadSanitizer
 };
+
+// The emulator's own work inside a lane or a warp's scheduler (round and barrier bookkeeping, the
+// values of a shuffle): invisible to ThreadSanitizer, accesses and synchronisation alike (so that
+// the block mutex orders nothing between lanes). Nests.
+struct Internal {
+#ifdef CUDA_EMU_TSAN
+  Internal() {
+    __tsan_ignore_thread_begin();
+    AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+  }
+  ~Internal() {
+    AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+    __tsan_ignore_thread_end();
+  }
+#endif
+};
+
+// Happens-before edges of the emulated memory model: a lane releases at a barrier (or __syncwarp)
+// it arrives at and acquires once it completes. Called inside Internal scopes, so synchronisation
+// is switched back on around them.
+inline void order_release([[maybe_unused]] void* sync_object) {
+#ifdef CUDA_EMU_TSAN
+  AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+  __tsan_release(sync_object);
+  AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+#endif
+}
+inline void order_acquire([[maybe_unused]] void* sync_object) {
+#ifdef CUDA_EMU_TSAN
+  AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+  __tsan_acquire(sync_object);
+  AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+#endif
+}
 
 #ifndef CUDA_EMU_USE_UCONTEXT
 // Saves the callee-saved registers (and SSE/x87 control words) on the current stack, stores the
@@ -259,6 +340,9 @@ __attribute__((naked, noinline)) inline void fiber_trampoline() {
 }
 
 inline void fiber_prepare(FiberContext& fiber, unsigned char* stack, std::size_t size, void (*entry)(void*), void* arg) {
+#ifdef CUDA_EMU_ASAN
+  __asan_unpoison_memory_region(stack, size);  // a reused stack keeps the redzones of its last fiber's frames
+#endif
   // Frame that switch_stack pops: control words, r15, r14, r13 = entry, r12 = arg, rbx, rbp, then
   // the return address (the trampoline). Above it a zero return address ends stack unwinding.
   const std::uintptr_t top = (reinterpret_cast<std::uintptr_t>(stack + size) & ~std::uintptr_t{15}) - 16;
@@ -296,6 +380,11 @@ inline void fiber_prepare(FiberContext& fiber, unsigned char* stack, std::size_t
 
 // `finishing`: `from` never runs again (AddressSanitizer then frees its fake stack).
 inline void fiber_switch(FiberContext& from, FiberContext& to, bool finishing = false) {
+#ifdef CUDA_EMU_TSAN
+  // Only a lane's last switch (its return) orders its accesses before the scheduler's, and so
+  // before the host's once the launch ends.
+  __tsan_switch_to_fiber(to.tsan_fiber, finishing ? 0 : 1 /* __tsan_switch_to_fiber_no_sync */);
+#endif
 #ifdef CUDA_EMU_ASAN
   __sanitizer_start_switch_fiber(finishing ? nullptr : &from.asan_fake_stack, to.stack_bottom, to.stack_size);
 #else
@@ -369,7 +458,9 @@ struct BlockState {
   unsigned barrier_true = 0;
   Primitive barrier_primitive = Primitive::syncthreads;
   uint3 barrier_first_thread{0, 0, 0};
+  std::source_location barrier_site;  // where the round's first thread called the barrier
   std::uint64_t completed_barriers = 0;
+  char barrier_order[2] = {};  // racecheck's sync objects of barriers, by generation parity
   unsigned result_true = 0;  // of the last completed barrier
   unsigned result_arrived = 0;
 
@@ -423,6 +514,7 @@ struct WarpRunner {
   // already write round r+1 into the other slot; round r+2 needs every lane to have left round r.
   std::uint64_t values[2][32] = {};
   std::uint64_t barrier_generation = 0;  // the block barrier the at_barrier lanes wait for
+  char syncwarp_order[2] = {};            // racecheck's sync objects of __syncwarp, by round parity
 
   // Read by the watchdog thread.
   std::atomic<std::uint64_t> switches{0};
@@ -452,6 +544,7 @@ inline void yield_to_scheduler(Lane& lane) {
 // One warp round: every lane passes a value (as raw bits); returns the round's 32 values, valid
 // until this lane enters its next warp primitive.
 inline const std::uint64_t* warp_round(Primitive primitive, unsigned mask, std::uint64_t value, unsigned value_size) {
+  const Internal internal;
   Lane& lane = current_lane(primitive_name(primitive));
   if (mask != kFullMask) {
     fail(printf_string("%s called with mask 0x%08x at %s: the emulator supports only the full mask 0xffffffff",
@@ -480,8 +573,12 @@ inline const std::uint64_t* warp_round(Primitive primitive, unsigned mask, std::
                        warp.round_first_lane, warp.round_value_size));
   }
   const unsigned bit = 1u << lane.index;
-  std::uint64_t* slot = warp.values[warp.completed_rounds & 1];
+  const unsigned parity = warp.completed_rounds & 1;
+  std::uint64_t* slot = warp.values[parity];
   slot[lane.index] = value;
+  // Only __syncwarp orders memory between the lanes of a warp: shuffles and votes exchange values.
+  const bool orders_memory = primitive == Primitive::syncwarp;
+  if (orders_memory) order_release(&warp.syncwarp_order[parity]);
   warp.in_round |= bit;
   warp.runnable &= ~bit;
   if (warp.in_round == kFullMask) {  // the last lane: release the round
@@ -491,6 +588,7 @@ inline const std::uint64_t* warp_round(Primitive primitive, unsigned mask, std::
     warp.descending = !warp.descending;
   }
   yield_to_scheduler(lane);
+  if (orders_memory) order_acquire(&warp.syncwarp_order[parity]);
   return slot;
 }
 
@@ -507,7 +605,14 @@ inline void complete_barrier_locked(BlockState& block) {
   ++block.completed_barriers;
 }
 
-inline BarrierResult block_barrier(Primitive primitive, bool predicate) {
+inline std::string site_name(const std::source_location& site) {
+  return printf_string("%s:%u", site.file_name(), static_cast<unsigned>(site.line()));
+}
+
+// synccheck: every thread of a barrier round must call the same barrier, from the same call site
+// (compute-sanitizer's synccheck flags threads of a block waiting at different barriers).
+inline BarrierResult block_barrier(Primitive primitive, bool predicate, const std::source_location& site) {
+  const Internal internal;
   Lane& lane = current_lane(primitive_name(primitive));
   WarpRunner& warp = *lane.warp;
   BlockState& block = *warp.block;
@@ -518,15 +623,20 @@ inline BarrierResult block_barrier(Primitive primitive, bool predicate) {
     if (block.barrier_arrived == 0) {
       block.barrier_primitive = primitive;
       block.barrier_first_thread = lane.thread_index;
-    } else if (block.barrier_primitive != primitive) {
+      block.barrier_site = site;
+    } else if (block.barrier_primitive != primitive || block.barrier_site.line() != site.line() ||
+               block.barrier_site.column() != site.column() ||
+               std::strcmp(block.barrier_site.file_name(), site.file_name()) != 0) {
       const uint3 f = block.barrier_first_thread;
-      fail(printf_string("divergent barrier: %s called %s while thread (%u,%u,%u) called %s in the same round",
-                         where(lane).c_str(), primitive_name(primitive), f.x, f.y, f.z,
-                         primitive_name(block.barrier_primitive)));
+      fail(printf_string("divergent barrier: %s called %s at %s while thread (%u,%u,%u) called %s at %s in the same "
+                         "round",
+                         where(lane).c_str(), primitive_name(primitive), site_name(site).c_str(), f.x, f.y, f.z,
+                         primitive_name(block.barrier_primitive), site_name(block.barrier_site).c_str()));
     }
     ++block.barrier_arrived;
     block.barrier_true += predicate ? 1 : 0;
     warp.barrier_generation = block.completed_barriers;
+    order_release(&block.barrier_order[warp.barrier_generation & 1]);
     if (block.barrier_arrived == block.live_threads) {
       complete_barrier_locked(block);
       completed = true;
@@ -536,7 +646,9 @@ inline BarrierResult block_barrier(Primitive primitive, bool predicate) {
   const unsigned bit = 1u << lane.index;
   warp.at_barrier |= bit;
   warp.runnable &= ~bit;
+  const std::uint64_t generation = warp.barrier_generation;
   yield_to_scheduler(lane);  // the scheduler resumes the warp's lanes once the barrier completed
+  order_acquire(&block.barrier_order[generation & 1]);
   std::lock_guard<std::mutex> lock(block.mutex);
   // The next barrier cannot complete without this lane: the results are still this round's.
   return BarrierResult{block.result_true, block.result_arrived};
@@ -544,6 +656,7 @@ inline BarrierResult block_barrier(Primitive primitive, bool predicate) {
 
 // A lane returned from the kernel. Returns an error message, empty if none.
 inline std::string lane_returned(Lane& lane) {
+  const Internal internal;
   WarpRunner& warp = *lane.warp;
   BlockState& block = *warp.block;
   std::string error;
@@ -660,6 +773,14 @@ inline void schedule_step(WarpRunner& warp) {
 }
 
 inline void run_warp(WarpRunner& warp) {
+#ifdef CUDA_EMU_TSAN
+  // Every lane's fiber exists before any lane runs: each starts from the launch's state alone. The
+  // scheduler's accesses are hidden, but not its synchronisation: it acquires each lane's
+  // accesses at the lane's return, and the host acquires them all when it joins this thread.
+  warp.scheduler.tsan_fiber = __tsan_get_current_fiber();
+  for (Lane& lane : warp.lanes) lane.fiber.tsan_fiber = __tsan_create_fiber(0);
+  __tsan_ignore_thread_begin();
+#endif
   while (warp.exited != kFullMask) {
     try {
       schedule_step(warp);
@@ -667,6 +788,10 @@ inline void run_warp(WarpRunner& warp) {
       warp.block->poison(std::current_exception());
     }
   }
+#ifdef CUDA_EMU_TSAN
+  __tsan_ignore_thread_end();
+  for (Lane& lane : warp.lanes) __tsan_destroy_fiber(lane.fiber.tsan_fiber);
+#endif
   warp.finished.store(true);
 }
 
@@ -814,7 +939,34 @@ inline std::vector<std::uint64_t> block_order(std::uint64_t block_count, std::ui
 
 inline std::mutex g_launch_mutex;
 
-inline void run_launch(dim3 grid, dim3 block, std::size_t dynamic_smem_bytes, const std::function<void()>& body) {
+// Shared memory limits per block of the emulated architecture (CUDA_EMU_ARCH, e.g. 75 or 90; the
+// CUDA C++ Programming Guide's table of compute capabilities): 48 KiB without opting in, and the
+// most a kernel may opt in to with cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize).
+constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
+inline std::size_t opt_in_shared_bytes(long arch) {
+  if (arch < 70) fail(printf_string("CUDA_EMU_ARCH=%ld: the emulator knows sm_70 and later", arch));
+  if (arch == 70 || arch == 72) return 96 * 1024;
+  if (arch == 75) return 64 * 1024;
+  if (arch == 80 || arch == 87) return 163 * 1024;
+  if (arch == 86 || arch == 89) return 99 * 1024;
+  if (arch == 90 || arch >= 100) return 227 * 1024;
+  fail(printf_string("CUDA_EMU_ARCH=%ld: unknown architecture", arch));
+}
+inline long emulated_arch() { return env_integer("CUDA_EMU_ARCH", 75); }
+
+// cudaFuncAttributeMaxDynamicSharedMemorySize per kernel, as cudaFuncSetAttribute set it.
+inline std::mutex g_attribute_mutex;
+inline std::vector<std::pair<const void*, std::size_t>> g_max_dynamic_shared;
+inline std::size_t max_dynamic_shared(const void* kernel) {
+  std::lock_guard<std::mutex> lock(g_attribute_mutex);
+  for (const auto& [k, bytes] : g_max_dynamic_shared) {
+    if (k == kernel) return bytes;
+  }
+  return kDefaultSharedBytes;
+}
+
+inline void run_launch(const void* kernel, dim3 grid, dim3 block, std::size_t dynamic_smem_bytes,
+                       const std::function<void()>& body) {
   if (t_lane) fail("emu::launch called from inside a kernel (dynamic parallelism is not emulated)");
   std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
 
@@ -847,6 +999,20 @@ inline void run_launch(dim3 grid, dim3 block, std::size_t dynamic_smem_bytes, co
   if (threads_per_block % 32 != 0) {
     fail(printf_string("block (%u,%u,%u) has %llu threads: the emulator needs a multiple of 32 (whole warps)", block.x,
                        block.y, block.z, static_cast<unsigned long long>(threads_per_block)));
+  }
+
+  // Dynamic shared memory: at most 48 KiB unless the kernel opted in to more, never more than
+  // the architecture allows (cudaErrorInvalidValue on a GPU).
+  const long arch = emulated_arch();
+  if (dynamic_smem_bytes > opt_in_shared_bytes(arch)) {
+    fail(printf_string("launch with %zu bytes of dynamic shared memory per block: sm_%ld allows at most %zu",
+                       dynamic_smem_bytes, arch, opt_in_shared_bytes(arch)));
+  }
+  if (dynamic_smem_bytes > max_dynamic_shared(kernel)) {
+    fail(printf_string("launch with %zu bytes of dynamic shared memory per block, above the kernel's limit of %zu: "
+                       "beyond 48 KiB a kernel must opt in with cudaFuncSetAttribute("
+                       "cudaFuncAttributeMaxDynamicSharedMemorySize)",
+                       dynamic_smem_bytes, max_dynamic_shared(kernel)));
   }
 
   ::blockDim = block;
@@ -916,6 +1082,7 @@ inline unsigned checked_width(const char* primitive, int width) {
 // Source lane of each shuffle mode, as PTX shfl.sync computes it; the own lane when out of range.
 template <class T>
 T shuffle(Primitive mode, unsigned mask, T value, int operand, int width) {
+  const Internal internal;
   const unsigned w = checked_width(primitive_name(mode), width);
   const std::uint64_t* values = warp_round(mode, mask, to_bits(value), sizeof(T));
   const unsigned lane = t_lane->index;
@@ -951,7 +1118,24 @@ T shuffle(Primitive mode, unsigned mask, T value, int operand, int width) {
 template <class Kernel, class... Args>
 void launch(dim3 grid, dim3 block, std::size_t dynamic_smem_bytes, Kernel kernel, Args... args) {
   const std::function<void()> body = [&] { kernel(args...); };
-  detail::run_launch(grid, block, dynamic_smem_bytes, body);
+  const void* identity = nullptr;
+  if constexpr (std::is_pointer_v<Kernel>) identity = reinterpret_cast<const void*>(kernel);
+  detail::run_launch(identity, grid, block, dynamic_smem_bytes, body);
+}
+
+// A grid given in 64-bit counts (as op code computes it), checked against CUDA's limits before it
+// is narrowed to dim3's unsigned fields.
+struct LaunchShape {
+  long long x = 1, y = 1, z = 1;
+};
+template <class Kernel, class... Args>
+void launch(LaunchShape grid, dim3 block, std::size_t dynamic_smem_bytes, Kernel kernel, Args... args) {
+  if (grid.x < 1 || grid.y < 1 || grid.z < 1 || grid.x > 0x7fffffffLL || grid.y > 65535 || grid.z > 65535) {
+    detail::fail(detail::printf_string("invalid grid (%lld,%lld,%lld): x in [1, 2^31 - 1], y and z in [1, 65535]",
+                                       grid.x, grid.y, grid.z));
+  }
+  launch(dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y), static_cast<unsigned>(grid.z)), block,
+         dynamic_smem_bytes, kernel, args...);
 }
 
 // The current block's dynamic shared memory (aligned to 128 bytes, filled with 0xFF at block start).
@@ -1007,18 +1191,56 @@ inline float worst_case_log2f_intrinsic(float x) {
 }  // namespace emu
 
 // ---------------------------------------------------------------------------------------------
-// Block barriers.
-inline void __syncthreads() { emu::detail::block_barrier(emu::detail::Primitive::syncthreads, false); }
-inline int __syncthreads_or(int predicate) {
-  return emu::detail::block_barrier(emu::detail::Primitive::syncthreads_or, predicate != 0).predicate_true != 0;
+// The few runtime calls a launcher makes before a launch, on the emulated device (CUDA_EMU_ARCH).
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
 }
-inline int __syncthreads_and(int predicate) {
-  const auto r = emu::detail::block_barrier(emu::detail::Primitive::syncthreads_and, predicate != 0);
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int /*device*/) {
+  if (attribute != cudaDevAttrMaxSharedMemoryPerBlockOptin) return cudaErrorInvalidValue;
+  *value = static_cast<int>(emu::detail::opt_in_shared_bytes(emu::detail::emulated_arch()));
+  return cudaSuccess;
+}
+// Above the architecture's opt-in maximum: cudaErrorInvalidValue, as on a GPU.
+template <class Kernel>
+cudaError_t cudaFuncSetAttribute(Kernel kernel, cudaFuncAttribute attribute, int value) {
+  namespace d = emu::detail;
+  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      static_cast<std::size_t>(value) > d::opt_in_shared_bytes(d::emulated_arch())) {
+    return cudaErrorInvalidValue;
+  }
+  const void* identity = reinterpret_cast<const void*>(kernel);
+  std::lock_guard<std::mutex> lock(d::g_attribute_mutex);
+  for (auto& [k, bytes] : d::g_max_dynamic_shared) {
+    if (k == identity) {
+      bytes = static_cast<std::size_t>(value);
+      return cudaSuccess;
+    }
+  }
+  d::g_max_dynamic_shared.emplace_back(identity, static_cast<std::size_t>(value));
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block barriers.
+// Each takes its call site as a defaulted argument, for synccheck.
+using emu_site = std::source_location;
+inline void __syncthreads(emu_site site = emu_site::current()) {
+  emu::detail::block_barrier(emu::detail::Primitive::syncthreads, false, site);
+}
+inline int __syncthreads_or(int predicate, emu_site site = emu_site::current()) {
+  return emu::detail::block_barrier(emu::detail::Primitive::syncthreads_or, predicate != 0, site).predicate_true != 0;
+}
+inline int __syncthreads_and(int predicate, emu_site site = emu_site::current()) {
+  const auto r = emu::detail::block_barrier(emu::detail::Primitive::syncthreads_and, predicate != 0, site);
   return r.predicate_true == r.arrived;
 }
-inline int __syncthreads_count(int predicate) {
+inline int __syncthreads_count(int predicate, emu_site site = emu_site::current()) {
   return static_cast<int>(
-      emu::detail::block_barrier(emu::detail::Primitive::syncthreads_count, predicate != 0).predicate_true);
+      emu::detail::block_barrier(emu::detail::Primitive::syncthreads_count, predicate != 0, site).predicate_true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1045,16 +1267,19 @@ T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize) {
 }
 
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  const emu::detail::Internal internal;
   const std::uint64_t* values = emu::detail::warp_round(emu::detail::Primitive::ballot, mask, predicate != 0, 4);
   unsigned ballot = 0;
   for (unsigned lane = 0; lane < 32; ++lane) ballot |= values[lane] ? 1u << lane : 0u;
   return ballot;
 }
 inline int __any_sync(unsigned mask, int predicate) {
+  const emu::detail::Internal internal;
   const std::uint64_t* values = emu::detail::warp_round(emu::detail::Primitive::any, mask, predicate != 0, 4);
   return std::any_of(values, values + 32, [](std::uint64_t v) { return v != 0; });
 }
 inline int __all_sync(unsigned mask, int predicate) {
+  const emu::detail::Internal internal;
   const std::uint64_t* values = emu::detail::warp_round(emu::detail::Primitive::all, mask, predicate != 0, 4);
   return std::all_of(values, values + 32, [](std::uint64_t v) { return v != 0; });
 }
@@ -1198,11 +1423,38 @@ inline float __fdividef(float x, float y) { return x / y; }
 inline float __frcp_rn(float x) { return 1.0f / x; }
 inline double __drcp_rn(double x) { return 1.0 / x; }
 inline float __fsqrt_rn(float x) { return std::sqrt(x); }
-inline float __fadd_rn(float x, float y) { return x + y; }
-inline float __fmul_rn(float x, float y) { return x * y; }
+// The _rn intrinsics round each operation on its own, and nvcc never contracts them into an FMA;
+// their operands and results pass through emu::detail::opaque so that a build with FMA
+// contraction (-ffp-contract=fast -mfma, the emulation of nvcc's default) cannot either.
+namespace emu::detail {
+template <class T>
+inline T opaque(T v) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  asm("" : "+x"(v));  // the value must exist, rounded, in a register here
+#else
+  volatile T kept = v;
+  v = kept;
+#endif
+  return v;
+}
+}  // namespace emu::detail
+inline float __fadd_rn(float x, float y) {
+  using emu::detail::opaque;
+  return opaque(opaque(x) + opaque(y));
+}
+inline float __fmul_rn(float x, float y) {
+  using emu::detail::opaque;
+  return opaque(opaque(x) * opaque(y));
+}
 inline float __fmaf_rn(float x, float y, float z) { return std::fma(x, y, z); }
-inline double __dadd_rn(double x, double y) { return x + y; }
-inline double __dmul_rn(double x, double y) { return x * y; }
+inline double __dadd_rn(double x, double y) {
+  using emu::detail::opaque;
+  return opaque(opaque(x) + opaque(y));
+}
+inline double __dmul_rn(double x, double y) {
+  using emu::detail::opaque;
+  return opaque(opaque(x) * opaque(y));
+}
 inline double __fma_rn(double x, double y, double z) { return std::fma(x, y, z); }
 inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }  // NaN -> 0
 

@@ -608,6 +608,42 @@ __global__ void stuck_lane_kernel(float* out) {
   }
 }
 
+// Two halves of the block wait at two different __syncthreads: synccheck's case.
+__global__ void barrier_call_sites_kernel(float* out) {
+  if (threadIdx.x < 32) {
+    __syncthreads();
+  } else {
+    __syncthreads();
+  }
+  out[threadIdx.x] = 1.0f;
+}
+
+__global__ void shared_memory_kernel(float* out) { out[threadIdx.x] = 1.0f; }
+
+// Launch limits: cudaFuncSetAttribute refuses more than the architecture allows, and a launch
+// above 48 KiB without opting in, or above the opt-in, is refused.
+void test_launch_limits() {
+  setenv("CUDA_EMU_ARCH", "75", 1);
+  check(cudaFuncSetAttribute(shared_memory_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 65 * 1024) ==
+            cudaErrorInvalidValue,
+        "cudaFuncSetAttribute above sm_75's 64 KiB is refused");
+  int limit = 0;
+  check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) == cudaSuccess &&
+            limit == 64 * 1024,
+        "sm_75's opt-in limit is 64 KiB");
+  setenv("CUDA_EMU_ARCH", "90", 1);
+  check(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) == cudaSuccess &&
+            limit == 227 * 1024,
+        "sm_90's opt-in limit is 227 KiB");
+  unsetenv("CUDA_EMU_ARCH");
+  std::vector<float> out(64);
+  check(cudaFuncSetAttribute(shared_memory_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 60 * 1024) ==
+            cudaSuccess,
+        "cudaFuncSetAttribute within sm_75's limit");
+  emu::launch(dim3(1), dim3(32), 60 * 1024, shared_memory_kernel, out.data());
+  check(out[0] == 1.0f, "a launch with 60 KiB of shared memory after opting in runs");
+}
+
 int run_abort_case(const std::string& name) {
   std::vector<float> out(64);
   if (name == "wrong_mask") emu::launch(dim3(1), dim3(32), 0, wrong_mask_kernel, out.data());
@@ -617,6 +653,17 @@ int run_abort_case(const std::string& name) {
   if (name == "deadlock") emu::launch(dim3(1), dim3(64), sizeof(int), deadlock_kernel, out.data());
   if (name == "stuck_lane") emu::launch(dim3(1), dim3(32), 0, stuck_lane_kernel, out.data());
   if (name == "block_not_whole_warps") emu::launch(dim3(1), dim3(48), 0, wrong_mask_kernel, out.data());
+  if (name == "barrier_call_sites") emu::launch(dim3(1), dim3(64), 0, barrier_call_sites_kernel, out.data());
+  if (name == "shared_memory_without_opt_in") {
+    emu::launch(dim3(1), dim3(32), 49 * 1024, wrong_mask_kernel, out.data());
+  }
+  if (name == "shared_memory_above_architecture") {
+    emu::launch(dim3(1), dim3(32), 65 * 1024, wrong_mask_kernel, out.data());
+  }
+  if (name == "grid_beyond_limits") {
+    emu::launch(emu::LaunchShape{1, 65536, 1}, dim3(32), 0, wrong_mask_kernel, out.data());
+  }
+  if (name == "block_beyond_limits") emu::launch(dim3(1), dim3(1056), 0, wrong_mask_kernel, out.data());
   std::fprintf(stderr, "abort case %s did not abort\n", name.c_str());
   return 3;
 }
@@ -668,7 +715,8 @@ void expect_abort(const std::string& case_name, const std::string& expected_mess
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--abort-case") return run_abort_case(argv[2]);
   // The tests set these themselves: start from the defaults whatever the caller's environment.
-  for (const char* name : {"CUDA_EMU_SEED", "CUDA_EMU_CONCURRENT_BLOCKS", "CUDA_EMU_ON_ERROR", "CUDA_EMU_TIMEOUT_S"}) {
+  for (const char* name :
+       {"CUDA_EMU_SEED", "CUDA_EMU_CONCURRENT_BLOCKS", "CUDA_EMU_ON_ERROR", "CUDA_EMU_TIMEOUT_S", "CUDA_EMU_ARCH"}) {
     unsetenv(name);
   }
   const auto start = std::chrono::steady_clock::now();
@@ -690,6 +738,7 @@ int main(int argc, char** argv) {
   test_inter_warp_spin_wait();
   test_large_block_and_lambda();
   test_errors_in_process();
+  test_launch_limits();
 
   expect_abort("wrong_mask", "cuda_emu: __shfl_sync called with mask 0x0000ffff");
   expect_abort("early_return", "returned from the kernel");
@@ -697,6 +746,11 @@ int main(int argc, char** argv) {
   expect_abort("barrier_in_divergent_warp", "cuda_emu: deadlock in __s");
   expect_abort("block_not_whole_warps", "multiple of 32");
   expect_abort("deadlock", "cuda_emu: deadlock in __syncthreads, block (0,0,0) thread (", "2", 15.0);
+  expect_abort("barrier_call_sites", "cuda_emu: divergent barrier: block (0,0,0) thread (");
+  expect_abort("shared_memory_without_opt_in", "must opt in with cudaFuncSetAttribute");
+  expect_abort("shared_memory_above_architecture", "sm_75 allows at most 65536");
+  expect_abort("grid_beyond_limits", "invalid grid (1,65536,1)");
+  expect_abort("block_beyond_limits", "invalid block (1056,1,1)");
   expect_abort("stuck_lane", "cuda_emu: stuck lane: block (0,0,0) thread (0,0,0)", "2", 15.0);
 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -22,7 +22,7 @@ from conftest import AEON_DATASETS, needs_aeon_data
 from softdtw_torch.datasets import load_ts
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cuda_emu"))
-import softdtw_emu  # noqa: E402
+import emulated_ops  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
 TILE = 64  # kTileRows = kTileCols in csrc/softdtw/cuda/tiles.cuh
@@ -30,7 +30,7 @@ TILE = 64  # kTileRows = kTileCols in csrc/softdtw/cuda/tiles.cuh
 
 @pytest.fixture(scope="module")
 def emu():
-    return softdtw_emu.load()
+    return emulated_ops.load()
 
 
 def make_pair_batch(batch, n, m, d, dtype, ragged, seed):
@@ -53,8 +53,8 @@ def assert_tables_match(got_table, want_table, dtype, gamma, x_lengths=None, y_l
     # The emulated CUDA table is row by row, the CPU's by anti-diagonal: both compared by cell, in
     # float64 (a float32 table holds each R as hi + lo).
     assert got_table.shape == want_table.shape and got_table.dtype == want_table.dtype
-    got = softdtw_emu.table_values(got_table)
-    want = softdtw_emu.cpu_table_by_rows(want_table, x_lengths, y_lengths)
+    got = emulated_ops.table_values(got_table)
+    want = emulated_ops.cpu_table_by_rows(want_table, x_lengths, y_lengths)
     if x_lengths is not None or y_lengths is not None:  # the padding of ragged pairs is not compared
         got = torch.where(torch.isinf(want), want, got)
     assert torch.equal(torch.isinf(got), torch.isinf(want)), "+inf cells differ"
@@ -97,6 +97,17 @@ def test_band_and_ragged_match_cpu(emu, shape, bandwidth, ragged, fused):
     compare_with_cpu(emu, x, y, xl, yl, gamma=1.0, bandwidth=bandwidth, fused=fused)
 
 
+@pytest.mark.parametrize("seed,concurrent_blocks", [(0, 1), (7, 4), (12345, 3)])
+def test_block_orders_and_concurrent_blocks(emu, monkeypatch, seed, concurrent_blocks):
+    # Tiles of one anti-diagonal in natural, scrambled and other orders, and several at once (each
+    # warp an OS thread): the rolling border buffers must not depend on which tile runs first.
+    monkeypatch.setenv("CUDA_EMU_SEED", str(seed))
+    monkeypatch.setenv("CUDA_EMU_CONCURRENT_BLOCKS", str(concurrent_blocks))
+    x, y, xl, yl = make_pair_batch(3, 330, 290, 2, torch.float64, ragged=True, seed=seed)
+    for fused in (True, False):
+        compare_with_cpu(emu, x, y, xl, yl, gamma=1.0, bandwidth=None, fused=fused)
+
+
 @pytest.mark.parametrize("gamma", [1e-3, 1.0, 100.0])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 def test_gamma_range_and_float32(emu, gamma, dtype):
@@ -114,7 +125,7 @@ def test_float32_cell_math_accuracy_at_worst_case_intrinsic_error(emu, gamma):
     g = torch.Generator().manual_seed(1)
     x = torch.randn(2, 150, 3, generator=g, dtype=torch.float64).float()
     y = torch.randn(2, 140, 3, generator=g, dtype=torch.float64).float()
-    cpu, emulated = softdtw_emu.float32_errors(emu, OPS.pairwise_cost(x, y, "sqeuclidean"), gamma)
+    cpu, emulated = emulated_ops.float32_errors(emu, OPS.pairwise_cost(x, y, "sqeuclidean"), gamma)
     assert cpu.alignment <= 1e-4 and emulated.alignment <= 1e-4
     assert cpu.value <= 1e-6 and emulated.value <= 1e-6
 
@@ -128,7 +139,7 @@ def test_float32_fidelity_on_unnormalised_real_data(emu, gamma):
     X, _ = load_ts(os.path.join(AEON_DATASETS, "BasicMotions", "BasicMotions_TRAIN.ts"))
     X = torch.from_numpy(np.asarray(X, dtype=np.float64)).transpose(1, 2).float()
     D = OPS.pairwise_cost(X[:4], X[4:8], "sqeuclidean")
-    cpu, emulated = softdtw_emu.float32_errors(emu, D, gamma)
+    cpu, emulated = emulated_ops.float32_errors(emu, D, gamma)
     assert cpu.alignment <= 1e-4 and emulated.alignment <= 1e-4
     assert cpu.value <= 1e-6 and emulated.value <= 1e-6
 
@@ -241,8 +252,8 @@ def test_checkpointed_backward_matches_cpu(emu, shape, dtype, bandwidth):
         torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
     # The checkpoints are the table's rows 63, 127, ... and columns 63, 127, ... (where defined).
     if xl is None and n > TILE:
-        got_rows = softdtw_emu.table_values(rows)[:, 0, :]
-        want_rows = softdtw_emu.cpu_table_by_rows(want_R)[:, TILE - 1, :]
+        got_rows = emulated_ops.table_values(rows)[:, 0, :]
+        want_rows = emulated_ops.cpu_table_by_rows(want_R)[:, TILE - 1, :]
         torch.testing.assert_close(got_rows, want_rows, **tolerances(dtype))
 
 
@@ -345,3 +356,24 @@ def test_shared_memory_fits_the_architectures(emu):
             tangent = "tangent" in kernel
             limit = 99 * 1024 if float64 and tangent else 64 * 1024
             assert smem <= limit, (kernel, float64, smem)
+
+
+def test_launches_on_sm75_opt_in_or_refuse(emu, monkeypatch):
+    # The emulated device is sm_90 in these tests (emulated_ops.load); as sm_75, the emulator
+    # checks each launch's shared memory against its 64 KiB and the kernel's opt-in: the float32
+    # second-order kernels (50-54 KiB) opt in and run, the float64 ones (74-92 KiB) are refused
+    # with the launcher's message before any launch.
+    monkeypatch.setenv("CUDA_EMU_ARCH", "75")
+    for dtype in (torch.float32, torch.float64):
+        x, y, _, _ = make_pair_batch(2, 70, 65, 3, dtype, ragged=False, seed=3)
+        u, v = torch.randn_like(x), torch.randn_like(y)
+        grad = torch.ones(2, dtype=dtype)
+        args = (grad, None, x, y, u, v, 1.0, None, None, None, True)
+        if dtype == torch.float32:
+            got = emu.fused_hvp(*args)
+            monkeypatch.setenv("CUDA_EMU_ARCH", "90")
+            assert all(torch.equal(a, b) for a, b in zip(got, emu.fused_hvp(*args)))
+            monkeypatch.setenv("CUDA_EMU_ARCH", "75")
+        else:
+            with pytest.raises(RuntimeError, match="shared memory per block and the emulated GPU allows 65536"):
+                emu.fused_hvp(*args)

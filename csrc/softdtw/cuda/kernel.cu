@@ -1,7 +1,7 @@
 // CUDA kernels of the SoftDTW ops: the tiled wavefront kernels of tiles.cuh, launched on
 // the current stream of the inputs' device. The ops' bodies (validation and error messages as on
 // CPU, allocation, launch sequences) are tiles_ops.h, shared with the CPU emulation tests;
-// this file adds the device guard, the stream and the launch checks, and registers each body
+// this file adds the device guard and the launcher (../../common/cuda_launch.h), and registers each body
 // under its op's signature (../ops.h).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -9,41 +9,14 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include <climits>
 #include <type_traits>
 
+#include "../../common/cuda_launch.h"
 #include "../ops.h"
 #include "tiles_ops.h"
 
 namespace softdtw_torch {
 namespace {
-
-constexpr int64_t kDefaultSmemBytes = 48 * 1024;  // beyond this a kernel must opt in
-
-// One kernel launch on the current stream, checked. Kernels wanting more than 48 KiB of dynamic
-// shared memory (the float64 tiles, the second-order tiles) opt in first. Every supported GPU
-// (sm_75+) allows 64 KiB, which every kernel fits except the float64 forward-mode and second-order
-// ones (up to 94 KiB): GPUs with less than they need get a clear error instead of a failed launch.
-struct CudaLaunch {
-  cudaStream_t stream;
-  template <typename... Params, typename... Args>
-  void operator()(void (*kernel)(Params...), int64_t blocks, int threads, int64_t smem_bytes, Args... args) const {
-    TORCH_CHECK(blocks <= INT_MAX, "softdtw_torch: too many SoftDTW tiles for one launch (", blocks, ")");
-    if (smem_bytes > kDefaultSmemBytes) {
-      int device = 0, limit = 0;
-      C10_CUDA_CHECK(cudaGetDevice(&device));
-      C10_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-      TORCH_CHECK(smem_bytes <= limit, "soft_dtw: this SoftDTW kernel needs ", smem_bytes / 1024,
-                  " KiB of shared memory per block and this GPU allows ", limit / 1024,
-                  " KiB; float64 forward-mode and second-order derivatives need more than the 64 KiB of sm_75 "
-                  "GPUs: use float32 (or the CPU) there");
-      C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem_bytes)));
-    }
-    kernel<<<static_cast<unsigned>(blocks), threads, static_cast<size_t>(smem_bytes), stream>>>(args...);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-};
 
 // The first CUDA tensor among an op's arguments: the dispatcher picked the CUDA kernel, so
 // there is one; the op body checks that all tensors are on its device.
@@ -67,7 +40,7 @@ template <typename Ret, typename... Args, auto body>
 struct OnCurrentStream<Ret(Args...), body> {
   static Ret run(Args... args) {
     const c10::cuda::CUDAGuard guard(cuda_device_of(args...));
-    return body(CudaLaunch{at::cuda::getCurrentCUDAStream()}, args...);
+    return body(CudaLaunch{}, args...);
   }
 };
 

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../../common/device.cuh"
 #include "../constants.h"
 #include "../math.h"
 
@@ -68,16 +69,13 @@ constexpr int kChunkDims = static_cast<int>(128 / sizeof(T));
 template <typename T>
 constexpr int kTangentChunkDims = static_cast<int>(64 / sizeof(T));
 
-// Dynamic shared memory, and the float32 special functions of the cell math (below) with their
+// The float32 special functions of the cell math (below) with their
 // worst-case errors from the CUDA C++ Programming Guide: exp2f ≤ 2 ulp; __log2f ≤ 2^-22 absolute
 // on [0.5, 2], ≤ 2 ulp elsewhere. The emulator applies those errors too.
 #if defined(SDTW_CUDA_EMULATION)
-SOFTDTW_TORCH_HOST_DEVICE unsigned char* dynamic_smem() { return emu::dynamic_shared_memory(); }
 SOFTDTW_TORCH_HOST_DEVICE float device_exp2(float x) { return emu::worst_case_exp2f(x); }
 SOFTDTW_TORCH_HOST_DEVICE float device_fast_log2(float x) { return emu::worst_case_log2f_intrinsic(x); }
 #else
-extern __shared__ __align__(16) unsigned char sdtw_tiles_smem[];
-__device__ __forceinline__ unsigned char* dynamic_smem() { return sdtw_tiles_smem; }
 __device__ __forceinline__ float device_exp2(float x) { return exp2f(x); }
 __device__ __forceinline__ float device_fast_log2(float x) { return __log2f(x); }
 #endif
@@ -416,7 +414,7 @@ struct ForwardSmem {
     return kFixed + (kWideR<T> ? (scratch > kPlane ? scratch : kPlane) : scratch);
   }
   static __device__ ForwardSmem carve() {
-    T* base = reinterpret_cast<T*>(dynamic_smem());
+    T* base = reinterpret_cast<T*>(dynamic_shared_memory());
     ForwardSmem s;
     s.scratch = base + kFixed;
     s.r = ForwardTile<RValue<T>>::at(base, s.scratch);
@@ -731,7 +729,7 @@ struct BackwardSmem {
     return kFixed + (kWideR<T> ? (scratch > kPlane ? scratch : kPlane) : scratch);
   }
   static __device__ BackwardSmem carve() {
-    T* base = reinterpret_cast<T*>(dynamic_smem());
+    T* base = reinterpret_cast<T*>(dynamic_shared_memory());
     BackwardSmem s;
     s.scratch = base + kFixed;
     s.v = ReverseTile<T, RValue<T>>::at(base, s.scratch);
@@ -1163,7 +1161,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // ---------------------------------------------------------------------------------------------
 // Launch sequences, shared by the CUDA ops and the CPU emulation tests. `launch(kernel, blocks,
-// threads, smem_bytes, args...)` runs one kernel launch on the caller's stream.
+// threads, smem_bytes, args...)` runs one kernel launch on the caller's stream (../../common/device.cuh).
 
 constexpr int64_t max_of(int64_t a, int64_t b) { return a > b ? a : b; }
 

@@ -1,6 +1,7 @@
-"""Builds and loads the CUDA SoftDTW kernels compiled for the CPU under the CUDA emulator
-(softdtw_emu_ext.cpp with cuda_emu.h), once per checkout, into build/cuda-emu (about a minute);
-and measures their float32 accuracy next to the CPU's float32 kernels."""
+"""Builds and loads the CUDA ops' bodies of every family (SoftDTW tiles, ROCKET, MiniRocket)
+compiled for the CPU under the CUDA emulator (emulated_ops.cpp with cuda_emu.h), once per checkout,
+into build/cuda-emu (about two minutes); and helpers to compare the emulated SoftDTW kernels with
+the CPU kernels."""
 import os
 from typing import NamedTuple
 
@@ -9,18 +10,37 @@ from torch.utils import cpp_extension
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+CSRC = os.path.join(ROOT, "csrc")
+
+
+# Host code the op bodies call (validation, the table's memory), compiled as it is for the
+# library: in translation units of their own, without the emulator.
+HOST_SOURCES = [("softdtw", "problem.cpp"), ("softdtw", "table_memory.cpp"), ("rocket", "problem.cpp"),
+                ("minirocket", "problem.cpp")]
 
 
 def load():
     # An emulation error (divergent shuffle, deadlock) raises in the caller instead of aborting it.
     os.environ.setdefault("CUDA_EMU_ON_ERROR", "throw")
+    # The emulated device: sm_90, the architecture the kernels are tuned for (launch limits,
+    # shared memory); tests that need sm_75's limits set CUDA_EMU_ARCH=75 themselves.
+    os.environ.setdefault("CUDA_EMU_ARCH", "90")
     build_dir = os.path.join(ROOT, "build", "cuda-emu")
     os.makedirs(build_dir, exist_ok=True)
+    # torch's loader names objects after the sources' file names, and several families have a
+    # problem.cpp: each host source is compiled through a one-line file named after its family.
+    sources = [os.path.join(HERE, "emulated_ops.cpp")]
+    for family, name in HOST_SOURCES:
+        wrapper = os.path.join(build_dir, f"{family}_{name}")
+        text = f'#include "{family}/{name}"\n'
+        if not os.path.exists(wrapper) or open(wrapper).read() != text:
+            with open(wrapper, "w") as f:
+                f.write(text)
+        sources.append(wrapper)
     return cpp_extension.load(
-        name="softdtw_cuda_emu",
-        sources=[os.path.join(HERE, "softdtw_emu_ext.cpp")]
-        + [os.path.join(ROOT, "csrc", "softdtw", name) for name in ("problem.cpp", "table_memory.cpp")],
-        extra_include_paths=[os.path.join(ROOT, "csrc", "softdtw"), HERE],
+        name="cuda_emulated_ops",
+        sources=sources,
+        extra_include_paths=[CSRC, os.path.join(CSRC, "softdtw"), HERE],
         extra_cflags=["-O2", "-std=c++20", "-pthread"],
         extra_ldflags=["-pthread"],
         build_directory=build_dir,

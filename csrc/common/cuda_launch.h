@@ -1,0 +1,45 @@
+// How the CUDA ops launch a kernel: on the current stream, checked, with the shared-memory opt-in.
+// Op bodies are templated on the launcher (softdtw/cuda/tiles_ops.h, rocket/cuda/convolve_ops.h,
+// minirocket/cuda/transform_ops.h), so the emulation tests run the same bodies with the emulator's.
+#pragma once
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include "device.cuh"
+
+namespace softdtw_torch {
+
+struct CudaLaunch {
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+
+  // kernel<<<grid, threads, smem_bytes, stream>>>(args...). Kernels wanting more than 48 KiB of
+  // dynamic shared memory (the float64 SoftDTW tiles, the second-order tiles) opt in first. Every
+  // supported GPU (sm_75+) allows 64 KiB, which every kernel fits except the float64 SoftDTW
+  // forward-mode and second-order ones (up to 94 KiB): GPUs with less than they need get a clear
+  // error instead of a failed launch.
+  template <typename... Params, typename... Args>
+  void operator()(void (*kernel)(Params...), Grid grid, int threads, int64_t smem_bytes, Args... args) const {
+    TORCH_CHECK(grid.x >= 1 && grid.x <= kMaxGridX && grid.y >= 1 && grid.y <= kMaxGridY,
+                "softdtw_torch: a CUDA launch needs a grid of (", grid.x, ", ", grid.y,
+                ") blocks, beyond CUDA's limits (2^31 - 1, 65535)");
+    const SharedMemoryOptIn opt_in = opt_in_shared_memory(kernel, smem_bytes);
+    C10_CUDA_CHECK(opt_in.error);
+    TORCH_CHECK(opt_in.fits, "softdtw_torch: this CUDA kernel needs ", smem_bytes / 1024,
+                " KiB of shared memory per block and this GPU allows ", opt_in.device_limit / 1024,
+                " KiB; float64 SoftDTW forward-mode and second-order derivatives need more than the 64 KiB of "
+                "sm_75 GPUs: use float32 (or the CPU) there");
+    const dim3 blocks(static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y));
+    kernel<<<blocks, threads, static_cast<size_t>(smem_bytes), stream>>>(args...);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+
+  // The blocks a grid-stride kernel launches along an axis whose hardware limit is `limit`: all of
+  // them (the emulation tests lower this to reach the grid-stride loops with small inputs).
+  int64_t grid_cap(int64_t limit) const { return limit; }
+
+  // Streaming multiprocessors of the current device: grid-stride kernels size their grid by it.
+  int64_t multiprocessors() const { return at::cuda::getCurrentDeviceProperties()->multiProcessorCount; }
+};
+
+}  // namespace softdtw_torch

@@ -1,0 +1,164 @@
+// The CUDA ops' bodies of every family (csrc/softdtw/cuda/tiles_ops.h, csrc/rocket/cuda/convolve_ops.h,
+// csrc/minirocket/cuda/transform_ops.h, with their device code) run on the CPU under the CUDA
+// emulator, as a torch extension the tests load (emulated_ops.py): same validation, same launch
+// sequences, same kernels, with CPU tensors standing in for device memory. Only the CUDA glue of
+// the kernel.cu files (device guard, stream, csrc/common/cuda_launch.h) is not exercised here.
+#include <torch/extension.h>
+
+#include <map>
+#include <string>
+
+#define SDTW_CUDA_EMULATION
+#include "cuda_emu.h"
+#include "minirocket/cuda/transform_ops.h"
+#include "rocket/cuda/convolve_ops.h"
+#include "softdtw/cuda/tiles_ops.h"
+
+// rocket/problem.h includes the public header, whose link anchor the library defines; this module
+// is not the library and defines it itself.
+namespace softdtw_torch::detail {
+bool link_anchor() { return true; }
+}  // namespace softdtw_torch::detail
+
+namespace {
+
+// Streaming multiprocessors the emulated device claims, and the most blocks a grid-stride kernel
+// launches along one axis: small, so that the tests reach the grid-stride loops with small inputs.
+int64_t g_multiprocessors = 1;
+int64_t g_grid_cap = 3;
+
+// The emulator's launch in place of csrc/common/cuda_launch.h's CudaLaunch: the same shared-memory
+// opt-in, then the grid goes to the emulator unchecked (it enforces CUDA's launch limits itself).
+struct EmulatedLaunch {
+  template <typename... Params, typename... Args>
+  void operator()(void (*kernel)(Params...), softdtw_torch::Grid grid, int threads, int64_t smem_bytes,
+                  Args... args) const {
+    const softdtw_torch::SharedMemoryOptIn opt_in = softdtw_torch::opt_in_shared_memory(kernel, smem_bytes);
+    TORCH_CHECK(opt_in.error == cudaSuccess && opt_in.fits, "softdtw_torch: this CUDA kernel needs ", smem_bytes,
+                " bytes of shared memory per block and the emulated GPU allows ", opt_in.device_limit);
+    emu::launch(emu::LaunchShape{grid.x, grid.y, 1}, dim3(static_cast<unsigned>(threads)),
+                static_cast<size_t>(smem_bytes), kernel, args...);
+  }
+  int64_t grid_cap(int64_t limit) const { return std::min(limit, g_grid_cap); }
+  int64_t multiprocessors() const { return g_multiprocessors; }
+};
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  using Tensor = at::Tensor;
+  using OptTensor = std::optional<at::Tensor>;
+  using OptInt = std::optional<int64_t>;
+  namespace tiles = softdtw_torch::tiles;
+  const EmulatedLaunch launch{};
+  m.def("from_cost_forward", [=](const Tensor& D, double g, OptInt bw, const OptTensor& xl, const OptTensor& yl,
+                                 bool keep) { return tiles::from_cost_forward_op(launch, D, g, bw, xl, yl, keep); });
+  m.def("from_cost_backward", [=](const Tensor& grad, const Tensor& D, const Tensor& R, double g, OptInt bw,
+                                  const OptTensor& xl, const OptTensor& yl) {
+    return tiles::from_cost_backward_op(launch, grad, D, R, g, bw, xl, yl);
+  });
+  m.def("fused_forward", [=](const Tensor& x, const Tensor& y, double g, OptInt bw, const OptTensor& xl,
+                             const OptTensor& yl, bool keep) { return tiles::fused_forward_op(launch, x, y, g, bw, xl, yl, keep); });
+  m.def("fused_backward", [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double g, OptInt bw,
+                              const OptTensor& xl, const OptTensor& yl) {
+    return tiles::fused_backward_op(launch, grad, x, y, R, g, bw, xl, yl);
+  });
+  m.def("fused_forward_checkpointed", [=](const Tensor& x, const Tensor& y, double g, OptInt bw, const OptTensor& xl,
+                                          const OptTensor& yl) {
+    return tiles::fused_forward_checkpointed_op(launch, x, y, g, bw, xl, yl);
+  });
+  m.def("fused_backward_checkpointed", [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& rows,
+                                           const Tensor& cols, double g, OptInt bw, const OptTensor& xl,
+                                           const OptTensor& yl) {
+    return tiles::fused_backward_checkpointed_op(launch, grad, x, y, rows, cols, g, bw, xl, yl);
+  });
+  m.def("from_cost_jvp", [=](const Tensor& D, const Tensor& t, double g, OptInt bw, const OptTensor& xl,
+                             const OptTensor& yl) { return tiles::from_cost_jvp_op(launch, D, t, g, bw, xl, yl); });
+  m.def("fused_jvp", [=](const Tensor& x, const Tensor& y, const OptTensor& u, const OptTensor& v, double g, OptInt bw,
+                         const OptTensor& xl, const OptTensor& yl) {
+    return tiles::fused_jvp_op(launch, x, y, u, v, g, bw, xl, yl);
+  });
+  m.def("from_cost_hvp", [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& D, const OptTensor& t,
+                             double g, OptInt bw, const OptTensor& xl, const OptTensor& yl, bool with_grad) {
+    return tiles::from_cost_hvp_op(launch, grad, grad_tangent, D, t, g, bw, xl, yl, with_grad);
+  });
+  m.def("fused_hvp", [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& x, const Tensor& y,
+                         const OptTensor& u, const OptTensor& v, double g, OptInt bw, const OptTensor& xl,
+                         const OptTensor& yl, bool with_grad) {
+    return tiles::fused_hvp_op(launch, grad, grad_tangent, x, y, u, v, g, bw, xl, yl, with_grad);
+  });
+  // Dynamic shared memory per block of every kernel the ops launch, in bytes.
+  m.def("shared_memory_bytes", [](bool float64) {
+    auto of = [](auto zero) {
+      using T = decltype(zero);
+      using Sq = tiles::SquaredEuclideanCosts<T>;
+      using Cost = tiles::CostsFromTensor<T>;
+      using SqTangents = tiles::SquaredEuclideanTangents<T>;
+      using CostTangents = tiles::TangentsFromTensor<T>;
+      return std::map<std::string, int64_t>{
+          {"forward from cost", tiles::forward_smem_bytes<T, Cost>()},
+          {"forward fused", tiles::forward_smem_bytes<T, Sq>()},
+          {"backward from cost", tiles::backward_smem_bytes<T, tiles::RFromTable<T>, tiles::WriteCostGradient<T>>()},
+          {"backward fused",
+           tiles::backward_smem_bytes<T, tiles::RFromTable<T>, tiles::AccumulateSequenceGradients<T>>()},
+          {"backward fused checkpointed",
+           tiles::backward_smem_bytes<T, tiles::RFromCheckpoints<T, Sq>, tiles::AccumulateSequenceGradients<T>>()},
+          {"tangent forward from cost", tiles::forward_smem_bytes<T, Cost, CostTangents>()},
+          {"tangent forward fused", tiles::forward_smem_bytes<T, Sq, SqTangents>()},
+          {"tangent backward from cost",
+           tiles::backward_smem_bytes<T, tiles::RAndTangentFromCheckpoints<T, Cost, CostTangents>,
+                                      tiles::WriteCostGradientTangent<T>>()},
+          {"tangent backward fused",
+           tiles::backward_smem_bytes<T, tiles::RAndTangentFromCheckpoints<T, Sq, SqTangents>,
+                                      tiles::AccumulateSequenceGradientTangents<T>>()},
+      };
+    };
+    return float64 ? of(0.0) : of(0.0f);
+  });
+  m.def("rocket_convolve_forward",
+        [=](const Tensor& x, const Tensor& weights, const Tensor& lengths, const Tensor& biases, const Tensor& dilations,
+            const Tensor& paddings, const Tensor& num_channel_indices, const Tensor& channel_indices,
+            const std::string& accumulate, const OptTensor& x_lengths, std::optional<double> temperature) {
+          return softdtw_torch::rocket_cuda::convolve_forward_op(launch, x, weights, lengths, biases, dilations,
+                                                                 paddings, num_channel_indices, channel_indices,
+                                                                 accumulate, x_lengths, temperature);
+        });
+  m.def("rocket_convolve_backward",
+        [=](const Tensor& grad, const Tensor& x, const Tensor& weights, const Tensor& lengths, const Tensor& biases,
+            const Tensor& dilations, const Tensor& paddings, const Tensor& num_channel_indices,
+            const Tensor& channel_indices, const Tensor& argmax, const std::string& accumulate,
+            const OptTensor& x_lengths, std::optional<double> temperature) {
+          return softdtw_torch::rocket_cuda::convolve_backward_op(launch, grad, x, weights, lengths, biases, dilations,
+                                                                  paddings, num_channel_indices, channel_indices,
+                                                                  argmax, accumulate, x_lengths, temperature);
+        });
+  m.def("rocket_normalise", [=](const Tensor& x, const OptTensor& x_lengths) {
+    return softdtw_torch::rocket_cuda::normalise_op(launch, x, x_lengths);
+  });
+  m.def("minirocket_transform",
+        [=](const Tensor& x, const Tensor& num_channels_per_combination, const Tensor& channel_indices,
+            const Tensor& dilations, const Tensor& num_features_per_dilation, const Tensor& biases,
+            const OptTensor& x_lengths) {
+          return softdtw_torch::minirocket::transform_op(launch, x, num_channels_per_combination, channel_indices,
+                                                         dilations, num_features_per_dilation, biases, x_lengths);
+        });
+  // The combination layout minirocket_transform uploads (csrc/minirocket/problem.h), for the
+  // torch-free harness: (combinations (n, 7) int64, channel indices int32, biases float32).
+  m.def("minirocket_layout", [](const Tensor& x, const Tensor& num_channels_per_combination,
+                                const Tensor& channel_indices, const Tensor& dilations,
+                                const Tensor& num_features_per_dilation, const Tensor& biases) {
+    const auto p = softdtw_torch::minirocket::prepare_transform(x, num_channels_per_combination, channel_indices,
+                                                                dilations, num_features_per_dilation, biases,
+                                                                std::nullopt);
+    const int64_t n = static_cast<int64_t>(p.combinations.size());
+    return std::make_tuple(
+        at::from_blob(const_cast<softdtw_torch::minirocket::Combination*>(p.combinations.data()), {n, 7}, at::kLong)
+            .clone(),
+        at::tensor(at::ArrayRef<int32_t>(p.channel_indices), at::kInt),
+        at::tensor(at::ArrayRef<float>(p.biases), at::kFloat));
+  });
+  m.def("set_multiprocessors", [](int64_t n) { g_multiprocessors = n; });
+  m.def("set_grid_cap", [](int64_t n) { g_grid_cap = n; });
+  m.def("launches", [] { return static_cast<int64_t>(emu::launches()); });
+  m.def("reset_launch_count", [] { emu::reset_launch_count(); });
+}

@@ -1,0 +1,144 @@
+"""Building and running the torch-free kernel harness (harness.cpp), and its input cases: shared by
+test_harness.py (results against the emulated and CPU ops) and mutants.py (planted bugs)."""
+import os
+import shlex
+import shutil
+import subprocess
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CSRC = os.path.join(ROOT, "csrc")
+
+# How each build checks the device code, besides running it under the CUDA emulator.
+FLAVOURS = {
+    "plain": ["-O2"],
+    # memcheck: out-of-bounds accesses, use after free, undefined behaviour stop the run.
+    "memcheck": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+                 "-fno-sanitize-recover=undefined"],
+    # racecheck: the emulator tells ThreadSanitizer what orders memory between CUDA threads.
+    "racecheck": ["-O1", "-g", "-fsanitize=thread"],
+    # nvcc's default floating point: a multiply feeding an add may become one FMA (the host
+    # compiler's choices stand in for nvcc's); the _rn intrinsics stay uncontracted.
+    "fma_contraction": ["-O2", "-mfma", "-ffp-contract=fast"],
+}
+# The flavours whose results must be the plain build's bits whatever the kernel.
+CHECKING_FLAVOURS = ("plain", "memcheck", "racecheck")
+
+
+def cpu_has_fma():
+    with open("/proc/cpuinfo") as f:
+        return " fma " in f.read().replace("\n", " ")
+SANITIZER_REPORT = ("ERROR: AddressSanitizer", "runtime error:", "WARNING: ThreadSanitizer", "cuda_emu:")
+
+
+class HarnessError(AssertionError):
+    """A harness run that failed: an exit code, a sanitizer's or the emulator's report."""
+
+
+def compiler():
+    command = shlex.split(os.environ.get("CXX", "g++"))
+    if not command or shutil.which(command[0]) is None:
+        raise HarnessError(f"no C++ compiler: {command[0] if command else '$CXX is empty'} not found")
+    return command
+
+
+def build(flavour, exe, csrc=CSRC):
+    """Compiles harness.cpp (with the device code under `csrc`) as `flavour` into `exe`."""
+    result = subprocess.run(
+        [*compiler(), "-std=c++20", "-pthread", *FLAVOURS[flavour], f"-I{csrc}", f"-I{os.path.join(csrc, 'softdtw')}",
+         f"-I{HERE}", os.path.join(HERE, "harness.cpp"), "-o", str(exe)],
+        capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        raise HarnessError(f"building the {flavour} harness failed:\n{result.stderr[-4000:]}")
+
+
+def run(exe, case, work_dir, timeout=900):
+    """Runs one case (family, arrays, meta, arch) in `work_dir`; returns {result name: raw bytes}."""
+    family, arrays, meta, arch = case
+    in_dir, out_dir = os.path.join(work_dir, "in"), os.path.join(work_dir, "out")
+    os.makedirs(in_dir)
+    os.makedirs(out_dir)
+    with open(os.path.join(in_dir, "meta.txt"), "w") as f:
+        f.write("".join(f"{k} {v}\n" for k, v in meta.items()))
+    for name, array in arrays.items():
+        np.ascontiguousarray(array).tofile(os.path.join(in_dir, f"{name}.bin"))
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", TSAN_OPTIONS="halt_on_error=1:exitcode=66",
+               UBSAN_OPTIONS="print_stacktrace=1", CUDA_EMU_ARCH=str(arch), CUDA_EMU_TIMEOUT_S="60")
+    try:
+        result = subprocess.run([str(exe), family, in_dir, out_dir], capture_output=True, text=True, timeout=timeout,
+                                env=env)
+    except subprocess.TimeoutExpired as error:
+        raise HarnessError(f"{exe} {family}: no result within {timeout} s") from error
+    report = f"{os.path.basename(str(exe))} {family}: exit {result.returncode}\n{result.stderr[-6000:]}"
+    if result.returncode != 0 or any(marker in result.stderr for marker in SANITIZER_REPORT):
+        raise HarnessError(report)
+    out = {}
+    for name in os.listdir(out_dir):
+        with open(os.path.join(out_dir, name), "rb") as f:
+            out[name[:-4]] = f.read()
+    return out
+
+
+def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0):
+    """SoftDTW's inputs as tensors (x, y, u, v, D, D_tangent, grad, grad_tangent, x_lengths,
+    y_lengths; lengths None unless ragged) and the harness case. The float64 forward-mode and
+    second-order tiles need more than sm_75's 64 KiB of shared memory: float64 runs on an emulated
+    sm_90, float32 on sm_75 (the oldest built)."""
+    g = torch.Generator().manual_seed(seed + N + M)
+    x, u = (torch.randn(B, N, d, generator=g, dtype=torch.float64).to(dtype) for _ in range(2))
+    y, v = (torch.randn(B, M, d, generator=g, dtype=torch.float64).to(dtype) for _ in range(2))
+    D = torch.ops.softdtw_torch.pairwise_cost(x, y, "sqeuclidean")
+    D_tangent = torch.randn(B, N, M, generator=g, dtype=torch.float64).to(dtype)
+    grad, grad_tangent = torch.linspace(0.5, 1.5, B, dtype=dtype), torch.linspace(-1.0, 0.3, B, dtype=dtype)
+    xl = yl = None
+    if ragged:
+        xl, yl = torch.randint(1, N + 1, (B,), generator=g), torch.randint(1, M + 1, (B,), generator=g)
+        xl[0], yl[-1] = N, M
+    tensors = dict(x=x, y=y, u=u, v=v, D=D, D_tangent=D_tangent, grad=grad, grad_tangent=grad_tangent,
+                   x_lengths=xl, y_lengths=yl)
+    arrays = {k: t.numpy() for k, t in tensors.items() if t is not None}
+    meta = dict(B=B, N=N, M=M, d=d, gamma=0.5, radius=radius, ragged=int(ragged), grid_cap=3)
+    family = "softdtw_float64" if dtype == torch.float64 else "softdtw_float32"
+    return tensors, (family, arrays, meta, 90 if dtype == torch.float64 else 75)
+
+
+def rocket_case(n, C, T, K, temperature, seed=3):
+    """ROCKET's inputs (x, lengths, the kernels tuple, grad; ragged lengths) and the harness case."""
+    from aeon.transformations.collection.convolution_based import _rocket as aeon_rocket
+    from softdtw_torch.rocket import kernels_from_aeon
+
+    rng = np.random.default_rng(seed)
+    x = torch.from_numpy(rng.standard_normal((n, C, T)))
+    lengths = torch.from_numpy(rng.integers(1, T + 1, n))
+    lengths[0] = T
+    kernels = list(kernels_from_aeon(aeon_rocket._generate_kernels(T, K, C, seed + 2)))
+    weights, klengths, biases, dilations, paddings, num_channels, channels = kernels
+    per_kernel = (num_channels * klengths).long()
+    grad = torch.from_numpy(rng.standard_normal((n, 2 * K)).astype(np.float32))
+    arrays = dict(x=x.numpy(), lengths=lengths.numpy(), weights=weights.numpy(), biases=biases.numpy(),
+                  kernel_lengths=klengths.numpy(), dilations=dilations.numpy(), paddings=paddings.numpy(),
+                  num_channels=num_channels.numpy(), channels=channels.numpy(),
+                  weight_offsets=(torch.cumsum(per_kernel, 0) - per_kernel).numpy(),
+                  channel_offsets=(torch.cumsum(num_channels.long(), 0) - num_channels.long()).numpy(),
+                  grad=grad.numpy())
+    meta = dict(n=n, C=C, T=T, K=K, temperature=-1.0 if temperature is None else temperature, ragged=1,
+                n_weights=weights.numel(), n_channel_indices=channels.numel(), grid_cap=3)
+    return dict(x=x, lengths=lengths, kernels=kernels, grad=grad), ("rocket", arrays, meta, 75)
+
+
+def minirocket_case(emu, n, C, T, n_features, seed=4):
+    """MiniRocket's inputs (x float32, ragged lengths, the fitted parameters) and the harness case;
+    `emu` (emulated_ops.load()) gives the combination layout the op uploads."""
+    rng = np.random.default_rng(seed)
+    x = torch.from_numpy(rng.standard_normal((n, C, T)).astype(np.float32))
+    lengths = torch.from_numpy(rng.integers(9, T + 1, n))
+    params = torch.ops.softdtw_torch.minirocket_fit(x, n_features, 32, seed + 3)
+    combinations, channels, biases = emu.minirocket_layout(x, *params)
+    arrays = dict(x=x.numpy(), lengths=lengths.numpy(), combinations=combinations.numpy(),
+                  channels=channels.numpy(), biases=biases.numpy())
+    meta = dict(n=n, C=C, T=T, n_combinations=combinations.shape[0], n_channel_indices=channels.numel(),
+                n_features=biases.numel(), ragged=1, grid_cap=3)
+    return dict(x=x, lengths=lengths, params=params), ("minirocket", arrays, meta, 75)

@@ -1,0 +1,163 @@
+"""Plants known bugs in the CUDA device code, one at a time, and shows which CPU-side check catches
+each: the emulated values (against the unmutated kernels, themselves tested against the CPU
+kernels), memcheck, racecheck or the emulator's own checks (harness_cases.py).
+
+    python tests/cuda_emu/mutants.py [--markdown FILE] [--only SUBSTRING]
+
+Each mutant is one textual change to a copy of csrc/; the harness is built from the copy in its
+three flavours and run on the mutant's family of cases. A mutant counts as caught when a run fails
+(sanitizer or emulator report, crash, timeout) or its results differ from the unmutated kernels'.
+Takes about a minute per mutant on 2 cores. docs/design/cuda_kernels.md records the last run.
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import NamedTuple
+
+import torch  # noqa: F401  (registers the ops the cases use)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import softdtw_torch  # noqa: E402,F401
+import emulated_ops  # noqa: E402
+import harness_cases  # noqa: E402
+
+
+class Mutant(NamedTuple):
+    family: str  # softdtw | rocket | minirocket
+    name: str
+    path: str  # under csrc/
+    before: str  # occurs exactly once in the file
+    after: str
+
+
+MUTANTS = [
+    Mutant("softdtw", "__syncwarp deleted in the backward sweep", "softdtw/cuda/tiles.cuh",
+           "    __syncwarp();  // this step's E stores", "    // this step's E stores"),
+    Mutant("softdtw", "2 rolling slots for the forward's bottom rows instead of 3", "softdtw/cuda/tiles.cuh",
+           "constexpr int kForwardSlots = 3;", "constexpr int kForwardSlots = 2;"),
+    Mutant("softdtw", "wrong shuffle offset in the forward wavefront (2 lanes instead of 1)", "softdtw/cuda/tiles.cuh",
+           "  return __shfl_up_sync(kFullMask, value, 1);", "  return __shfl_up_sync(kFullMask, value, 2);"),
+    Mutant("softdtw", "wrong shuffle offset for the backward's diagonal message", "softdtw/cuda/tiles.cuh",
+           "    recv_diag = __shfl_down_sync(kFullMask, out_diag, 1);",
+           "    recv_diag = __shfl_down_sync(kFullMask, out_diag, 2);"),
+    Mutant("softdtw", "off-by-one in the band test", "softdtw/math.h",
+           "  return lo <= j && j <= hi;", "  return lo <= j && j < hi;"),
+    Mutant("softdtw", "missing barrier after the backward's tile is staged", "softdtw/cuda/tiles.cuh",
+           "    if constexpr (kWideR<T>) __syncthreads();      // the scratch is consumed: R's los may overwrite it\n"
+           "    stage_borders(",
+           "    stage_borders("),
+    Mutant("rocket", "__syncwarp deleted in the weight gradient (MAX then soft PPV)", "rocket/cuda/convolve.cuh",
+           "      __syncwarp();\n    }\n    const double g_ppv", "    }\n    const double g_ppv"),
+    Mutant("rocket", "missing barrier before restaging the next case's series", "rocket/cuda/convolve.cuh",
+           "      __syncthreads();  // the previous case's readers are done\n", ""),
+    Mutant("rocket", "off-by-one: taps at the case's last valid position skipped", "rocket/cuda/convolve.cuh",
+           "    if (u < 0 || u >= length) continue;", "    if (u < 0 || u >= length - 1) continue;"),
+    Mutant("rocket", "wrong shuffle offset in the first-maximum reduction", "rocket/cuda/convolve.cuh",
+           "      const int64_t other_at = __shfl_down_sync(kFullMask, best_at, offset);",
+           "      const int64_t other_at = __shfl_down_sync(kFullMask, best_at, offset / 2);"),
+    Mutant("minirocket", "missing barrier before the counters are reset for the next chunk",
+           "minirocket/cuda/transform.cuh",
+           "      __syncthreads();  // the counters and biases are reset for the next chunk or block\n", ""),
+    Mutant("minirocket", "missing barrier between staging the biases and counting", "minirocket/cuda/transform.cuh",
+           "      for (int j = threadIdx.x; j < nb; j += kThreads) bias_chunk[j] = biases[cb.feature_start + j0 + j];\n"
+           "      __syncthreads();\n",
+           "      for (int j = threadIdx.x; j < nb; j += kThreads) bias_chunk[j] = biases[cb.feature_start + j0 + j];\n"),
+    Mutant("minirocket", "off-by-one: one bias too many summed per chunk", "minirocket/cuda/transform.cuh",
+           "      for (int j = threadIdx.x; j < nb; j += kThreads) {\n        int64_t count = 0;",
+           "      for (int j = threadIdx.x; j <= nb; j += kThreads) {\n        int64_t count = 0;"),
+]
+
+
+def cases(emu):
+    import torch
+    return {
+        "softdtw": [harness_cases.softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]
+                    for dtype in (torch.float32, torch.float64)]
+        + [harness_cases.softdtw_case(2, 140, 150, 2, -1, False, torch.float32)[1]],
+        "rocket": [harness_cases.rocket_case(5, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)],
+        # 5 cases × 2 combinations' worth of features over 3 blocks: every block loops, and 200
+        # features per combination are 4 chunks of 64 counters.
+        "minirocket": [harness_cases.minirocket_case(emu, 5, 2, 60, 840)[1],
+                       harness_cases.minirocket_case(emu, 3, 1, 30, 84 * 200)[1]],
+    }
+
+
+def outcome(executables, family_cases, reference, work):
+    """What catches the build: a list of findings, empty when nothing does."""
+    findings = []
+    for flavour, exe in executables.items():
+        for i, case in enumerate(family_cases):
+            try:
+                out = harness_cases.run(exe, case, os.path.join(work, f"{flavour}-{i}"), timeout=300)
+            except harness_cases.HarnessError as error:
+                text = str(error)
+                kind = ("racecheck: data race" if "ThreadSanitizer" in text else
+                        "memcheck: " + text.split("ERROR: AddressSanitizer: ")[1].split()[0]
+                        if "AddressSanitizer" in text else
+                        "memcheck: undefined behaviour" if "runtime error:" in text else
+                        "emulator: " + text.split("cuda_emu: ")[1].split(":")[0] if "cuda_emu: " in text else
+                        "crash or timeout")
+                findings.append(f"{kind} ({flavour})")
+                break
+            differing = sorted(k for k in reference[i] if out.get(k) != reference[i][k])
+            if differing:
+                findings.append(f"values differ ({flavour}: {', '.join(differing[:3])}"
+                                f"{' …' if len(differing) > 3 else ''})")
+                break
+    return findings
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", help="write the results as a markdown table to this file")
+    parser.add_argument("--only", default="", help="run the mutants whose name contains this")
+    args = parser.parse_args()
+    emu = emulated_ops.load()
+    all_cases = cases(emu)
+    with tempfile.TemporaryDirectory() as tmp:
+        original = {flavour: os.path.join(tmp, f"harness-{flavour}") for flavour in harness_cases.CHECKING_FLAVOURS}
+        for flavour, exe in original.items():
+            harness_cases.build(flavour, exe)
+        reference = {}
+        for family, family_cases in all_cases.items():
+            if outcome(original, family_cases, {i: {} for i in range(len(family_cases))}, os.path.join(tmp, family)):
+                sys.exit(f"the unmutated kernels do not run clean on the {family} cases")
+            reference[family] = [harness_cases.run(original["plain"], c, os.path.join(tmp, f"{family}-ref{i}"))
+                                 for i, c in enumerate(family_cases)]
+        rows = []
+        for number, mutant in enumerate(m for m in MUTANTS if args.only in m.name):
+            start = time.time()
+            csrc = os.path.join(tmp, f"csrc{number}")
+            shutil.copytree(harness_cases.CSRC, csrc)
+            path = os.path.join(csrc, mutant.path)
+            with open(path) as f:
+                text = f.read()
+            if text.count(mutant.before) != 1:
+                sys.exit(f"mutant '{mutant.name}': its text occurs {text.count(mutant.before)} times in {mutant.path}")
+            with open(path, "w") as f:
+                f.write(text.replace(mutant.before, mutant.after))
+            executables = {}
+            for flavour in harness_cases.CHECKING_FLAVOURS:
+                executables[flavour] = os.path.join(tmp, f"mutant{number}-{flavour}")
+                harness_cases.build(flavour, executables[flavour], csrc=csrc)
+            findings = outcome(executables, all_cases[mutant.family], reference[mutant.family],
+                               os.path.join(tmp, f"mutant{number}"))
+            rows.append((mutant, findings))
+            print(f"{'CAUGHT' if findings else 'MISSED'}  {mutant.family}: {mutant.name}: "
+                  f"{'; '.join(findings) or 'nothing noticed'} ({time.time() - start:.0f} s)", flush=True)
+    table = ["| family | planted bug | caught by |", "|---|---|---|"]
+    table += [f"| {m.family} | {m.name} | {'; '.join(f) or '**missed**'} |" for m, f in rows]
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(table) + "\n")
+    missed = sum(1 for _, f in rows if not f)
+    print(f"{len(rows) - missed} of {len(rows)} mutants caught")
+    sys.exit(1 if missed else 0)
+
+
+if __name__ == "__main__":
+    main()

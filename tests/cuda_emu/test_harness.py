@@ -1,0 +1,212 @@
+"""Every CUDA kernel through the torch-free harness (tests/cuda_emu/harness.cpp), built three ways
+with the host compiler and run under the CUDA emulator (harness_cases.py):
+
+- plain: results compared with the emulated ops (same device code through the ops' bodies, which
+  tests/softdtw/test_cuda_emulation.py compares with the CPU kernels) and with the CPU ops, bit for
+  bit;
+- memcheck: AddressSanitizer and UndefinedBehaviorSanitizer, which stop the run at the first
+  out-of-bounds access, use after free or undefined behaviour in the device code;
+- racecheck: ThreadSanitizer, told by the emulator which operations order memory between CUDA
+  threads (barriers, __syncwarp, launches; not shuffles or votes), which reports any two accesses
+  by different threads, one a write, that nothing orders: races in shared and global memory that
+  did not change a result included.
+The sanitized builds must report nothing and give the plain build's bits. A fourth build,
+fma_contraction, lets the host compiler contract multiplies and adds into FMAs as nvcc does by
+default: ROCKET and MiniRocket must keep the CPU's bits (their device code rounds with the _rn
+intrinsics where aeon's arithmetic does not fuse), SoftDTW stays within float rounding of the plain
+build. Building the four takes about two minutes.
+"""
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import emulated_ops  # noqa: E402
+import harness_cases  # noqa: E402
+from harness_cases import CHECKING_FLAVOURS, minirocket_case, rocket_case, softdtw_case  # noqa: E402
+
+OPS = torch.ops.softdtw_torch
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory):
+    """Builds each flavour; returns run(case) -> the plain build's results, after checking that every
+    flavour ran clean and gave the same bytes."""
+    build = tmp_path_factory.mktemp("harness")
+    executables = {}
+    for flavour in CHECKING_FLAVOURS:
+        executables[flavour] = build / f"harness-{flavour}"
+        harness_cases.build(flavour, executables[flavour])
+    counter = iter(range(10**6))
+
+    def run(case):
+        results = {flavour: harness_cases.run(exe, case, build / f"case{next(counter)}")
+                   for flavour, exe in executables.items()}
+        plain = results["plain"]
+        for flavour, out in results.items():
+            assert out.keys() == plain.keys() and all(out[k] == plain[k] for k in plain), flavour
+        return plain
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def contracted(tmp_path_factory):
+    """The fma_contraction build: run(case) -> its results."""
+    if not harness_cases.cpu_has_fma():
+        pytest.skip("this CPU has no FMA instructions to emulate nvcc's contraction with")
+    build = tmp_path_factory.mktemp("harness-fma")
+    exe = build / "harness-fma_contraction"
+    harness_cases.build("fma_contraction", exe)
+    counter = iter(range(10**6))
+    return lambda case: harness_cases.run(exe, case, build / f"case{next(counter)}")
+
+
+@pytest.fixture(scope="module")
+def emu():
+    return emulated_ops.load()
+
+
+def as_tensor(raw, dtype, shape):
+    return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
+
+
+def same_bits(got, want):
+    want = want.contiguous()
+    return got.shape == want.shape and got.dtype == want.dtype and torch.equal(
+        got.view(torch.uint8) if got.is_floating_point() else got,
+        want.view(torch.uint8) if want.is_floating_point() else want)
+
+
+# (B, N, M, d, radius, ragged): several tiles per pair with ragged lengths and a band that leaves
+# whole tiles outside it, and one tile.
+SOFTDTW_CASES = [(3, 130, 70, 3, 40, True), (2, 20, 33, 2, -1, False)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", SOFTDTW_CASES, ids=lambda c: "x".join(map(str, c)))
+def test_softdtw_kernels(harness, emu, case, dtype):
+    B, N, M, d, radius, ragged = case
+    t, harness_case = softdtw_case(B, N, M, d, radius, ragged, dtype)
+    out = harness(harness_case)
+    x, y, u, v, D, D_tangent = (t[k] for k in ("x", "y", "u", "v", "D", "D_tangent"))
+    grad, grad_tangent, xl, yl = (t[k] for k in ("grad", "grad_tangent", "x_lengths", "y_lengths"))
+    gamma = harness_case[2]["gamma"]
+    got = lambda name, shape, kind=dtype: as_tensor(out[name], kind, shape)  # noqa: E731
+    band = None if radius < 0 else radius
+    L = (band, xl, yl)
+
+    def check(name, want, shape=None, scale=None):
+        # The harness against the emulated op. The same device code, but float64 cells call libm's
+        # exp and log1p in two processes, which were seen to differ in the last place (one cell in
+        # 27,300 by 2.8e-14): float64 within 1e-13 of each output's largest value, float32 bits.
+        value = got(name, want.shape if shape is None else shape, torch.float64 if scale is not None else dtype)
+        if scale is not None:  # a fused backward's float64 sums: the op returns 2·grad·Σ in x's dtype
+            value = (value * scale).to(dtype)
+        if dtype == torch.float32:
+            assert same_bits(value, want), name
+            return
+        assert torch.equal(torch.isinf(value), torch.isinf(want)), name
+        finite = torch.isfinite(want)
+        if finite.any():
+            error = (value[finite] - want[finite]).abs().max() / want[finite].abs().max().clamp(min=1e-300)
+            assert error <= 1e-13, f"{name}: {error.item():.1e}"
+
+    values, R = emu.from_cost_forward(D, gamma, *L, True)
+    check("from_cost_values", values)
+    check("from_cost_R", R)
+    check("grad_D", emu.from_cost_backward(grad, D, R, gamma, *L))
+
+    scale = (2.0 * grad.double()).view(B, 1, 1)
+    values, R = emu.fused_forward(x, y, gamma, *L, True)
+    gx, gy = emu.fused_backward(grad, x, y, R, gamma, *L)
+    check("fused_values", values)
+    check("fused_acc_x", gx, (B, N, d), scale)
+    check("fused_acc_y", gy, (B, M, d), scale)
+    values, rows, cols = emu.fused_forward_checkpointed(x, y, gamma, *L)
+    gx, gy = emu.fused_backward_checkpointed(grad, x, y, rows, cols, gamma, *L)
+    check("checkpointed_values", values)
+    check("checkpointed_acc_x", gx, (B, N, d), scale)
+    check("checkpointed_acc_y", gy, (B, M, d), scale)
+
+    values, tangents = emu.fused_jvp(x, y, u, v, gamma, *L)
+    check("jvp_values", values)
+    check("jvp_tangents", tangents)
+    _, grad_D, grad_D_tangent = emu.from_cost_hvp(grad, grad_tangent, D, D_tangent, gamma, *L, True)
+    check("hvp_from_cost_grad_D", grad_D)
+    check("hvp_from_cost_grad_D_tangent", grad_D_tangent)
+    # The fused HVP's results from the kernels' sums as the op forms them: grad = 2·g·Σ, its
+    # tangent 2·(ġ·Σ + g·Σ_hess).
+    _, gx, gy, hx, hy = emu.fused_hvp(grad, grad_tangent, x, y, u, v, gamma, *L, True)
+    tangent_scale = (2.0 * grad_tangent.double()).view(B, 1, 1)
+    sums = {k: got(f"hvp_fused_{k}", (B, N if k.endswith("x") else M, d), torch.float64)
+            for k in ("acc_x", "acc_y", "hess_x", "hess_y")}
+    one = torch.ones(B, 1, 1, dtype=torch.float64)
+    out.update({f"hvp_fused_{k}": ((sums[f"acc_{k}"] * tangent_scale + sums[f"hess_{k}"] * scale) / 1.0).numpy()
+                .tobytes() for k in ("x", "y")})
+    check("hvp_fused_acc_x", gx, (B, N, d), scale)
+    check("hvp_fused_acc_y", gy, (B, M, d), scale)
+    check("hvp_fused_x", hx, (B, N, d), one)
+    check("hvp_fused_y", hy, (B, M, d), one)
+
+
+@pytest.mark.parametrize("temperature", [None, 0.7], ids=["hard_ppv", "soft_ppv"])
+def test_rocket_kernels(harness, temperature):
+    t, case = rocket_case(4, 3, 50, 12, temperature)
+    out = harness(case)
+    x, lengths, kernels, grad = t["x"], t["lengths"], t["kernels"], t["grad"]
+    n, C, T = x.shape
+    K = kernels[2].numel()
+    for mode in ("float64", "float32_fma", "float32"):
+        features, argmax = OPS._rocket_convolve_forward(x, *kernels, mode, lengths, temperature)
+        assert same_bits(as_tensor(out[f"{mode}_features"], torch.float32, (n, 2 * K)), features), mode
+        assert same_bits(as_tensor(out[f"{mode}_argmax"], torch.int64, (n, K)), argmax), mode
+        gx, gw, gb = OPS._rocket_convolve_backward(grad, x, *kernels, argmax, mode, lengths, temperature)
+        assert same_bits(as_tensor(out[f"{mode}_x_grad"], torch.float64, (n, C, T)), gx), mode
+        assert same_bits(as_tensor(out[f"{mode}_w_grad"], torch.float64, gw.shape).float(), gw), mode
+        assert same_bits(as_tensor(out[f"{mode}_b_grad"], torch.float64, (K,)).float(), gb), mode
+    for dtype in (torch.float64, torch.float32):
+        want = OPS.rocket_normalise(x.to(dtype), lengths)
+        assert same_bits(as_tensor(out[f"normalised_{str(dtype).split('.')[-1]}"], dtype, (n, C, T)), want)
+
+
+def test_minirocket_kernel(harness, emu):
+    t, case = minirocket_case(emu, 5, 2, 60, 840)
+    out = harness(case)
+    want = OPS.minirocket_transform(t["x"], *t["params"], t["lengths"])
+    assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
+
+
+def test_rocket_and_minirocket_keep_their_bits_under_fma_contraction(harness, contracted, emu):
+    # nvcc contracts a multiply feeding an add into one FMA unless the code rounds explicitly
+    # (_rn intrinsics): aeon's arithmetic, which the CPU kernels reproduce, never fuses where it
+    # does not say so, so neither may the CUDA kernels.
+    cases = [rocket_case(4, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)]
+    cases.append(minirocket_case(emu, 5, 2, 60, 840)[1])
+    for case in cases:
+        got, want = contracted(case), harness(case)
+        differing = sorted(k for k in want if got[k] != want[k])
+        assert not differing, f"{case[0]}: {differing} differ under FMA contraction"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+def test_softdtw_within_rounding_under_fma_contraction(harness, contracted, dtype):
+    # SoftDTW promises no bits across devices: under contraction its results move by float rounding.
+    case = softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]
+    got, want = contracted(case), harness(case)
+    tolerance = 1e-12 if dtype == torch.float64 else 2e-6
+    for name in want:
+        if name.endswith("_invalid"):
+            assert got[name] == want[name]
+            continue
+        kind = torch.float64 if "acc" in name or "hess" in name or dtype == torch.float64 else torch.float32
+        a = torch.frombuffer(bytearray(got[name]), dtype=kind).double()
+        b = torch.frombuffer(bytearray(want[name]), dtype=kind).double()
+        if name.endswith("_R") and dtype == torch.float32:  # (hi, lo) pairs
+            a, b = a.view(-1, 2).sum(1), b.view(-1, 2).sum(1)
+        assert torch.equal(torch.isinf(a), torch.isinf(b)), name
+        finite = torch.isfinite(b)
+        error = ((a[finite] - b[finite]).abs() / (b[finite].abs().max() + 1e-300)).max().item() if finite.any() else 0
+        assert error <= tolerance, f"{name}: max error {error:.2e} relative to its largest value"

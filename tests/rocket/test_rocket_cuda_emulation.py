@@ -1,0 +1,133 @@
+"""The CUDA ROCKET and MiniRocket kernels run on the CPU, under the CUDA emulator of tests/cuda_emu,
+against the CPU ops, bit for bit: the convolution's features and argmax in every accumulation mode,
+its backward, numpy's normalisation, and MiniRocket's transform (csrc/rocket/cuda/convolve_ops.h and
+csrc/minirocket/cuda/transform_ops.h with their device code, unchanged).
+
+The emulated device caps grid-stride grids at 3 blocks per axis and claims one multiprocessor, so
+the loops a GPU only reaches past 65,535 cases (ROCKET) or 32 blocks per multiprocessor
+(MiniRocket) run here on small inputs. The emulated extension is compiled once per checkout into
+build/cuda-emu (tests/cuda_emu/emulated_ops.py).
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+from conftest import AEON_DATASETS, needs_aeon_data
+
+from softdtw_torch.datasets import load_ts
+from softdtw_torch.rocket import kernels_from_aeon
+
+from aeon.transformations.collection.convolution_based import _rocket as aeon_rocket
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cuda_emu"))
+import emulated_ops  # noqa: E402
+
+OPS = torch.ops.softdtw_torch
+MODES = ["float64", "float32_fma", "float32"]
+
+
+@pytest.fixture(scope="module")
+def emu():
+    return emulated_ops.load()
+
+
+def same_bits(a, b):
+    """Equal as bit patterns (so -0.0 != 0.0 and NaN == NaN): the CUDA kernels promise the CPU's bits."""
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
+    if a.is_floating_point():
+        a, b = a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8)
+    return torch.equal(a, b)
+
+
+def aeon_kernels(C, T, K, seed):
+    return list(kernels_from_aeon(aeon_rocket._generate_kernels(T, K, C, seed)))
+
+
+def ragged_lengths(n_cases, T, seed):
+    lengths = torch.from_numpy(np.random.default_rng(seed).integers(1, T + 1, n_cases))
+    lengths[0] = T
+    return lengths
+
+
+def basic_motions(n_cases):
+    X, _ = load_ts(os.path.join(AEON_DATASETS, "BasicMotions", "BasicMotions_TEST.ts"))
+    return torch.from_numpy(np.ascontiguousarray(X[:n_cases]))
+
+
+def check_convolve(emu, x, kernels, x_lengths=None, temperatures=(None, 0.7), modes=MODES):
+    for accumulate in modes:
+        for temperature in temperatures:
+            want = OPS._rocket_convolve_forward(x, *kernels, accumulate, x_lengths, temperature)
+            got = emu.rocket_convolve_forward(x, *kernels, accumulate, x_lengths, temperature)
+            assert same_bits(got[0], want[0]) and same_bits(got[1], want[1]), (accumulate, temperature)
+            grad = torch.randn(want[0].shape, generator=torch.Generator().manual_seed(5))
+            want_grads = OPS._rocket_convolve_backward(grad, x, *kernels, want[1], accumulate, x_lengths, temperature)
+            got_grads = emu.rocket_convolve_backward(grad, x, *kernels, got[1], accumulate, x_lengths, temperature)
+            for g, w in zip(got_grads, want_grads):
+                assert same_bits(g, w), (accumulate, temperature)
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_rocket_random_univariate_and_multivariate(emu, ragged):
+    rng = np.random.default_rng(0)
+    for C, T, K in [(1, 37, 19), (3, 50, 12)]:
+        x = torch.from_numpy(rng.standard_normal((4, C, T)))
+        kernels = aeon_kernels(C, T, K, seed=C)
+        check_convolve(emu, x, kernels, ragged_lengths(4, T, seed=C) if ragged else None)
+
+
+@needs_aeon_data
+def test_rocket_on_basic_motions(emu):
+    x = OPS.rocket_normalise(basic_motions(4), None)
+    check_convolve(emu, x, aeon_kernels(6, 100, 20, seed=7), ragged_lengths(4, 100, seed=1), temperatures=(None,))
+
+
+@pytest.mark.parametrize("seed,concurrent_blocks", [(0, 1), (7, 4), (12345, 3)])
+def test_block_orders_and_concurrent_blocks(emu, monkeypatch, seed, concurrent_blocks):
+    # Blocks in natural, scrambled and other orders, and several at once (each warp an OS thread).
+    monkeypatch.setenv("CUDA_EMU_SEED", str(seed))
+    monkeypatch.setenv("CUDA_EMU_CONCURRENT_BLOCKS", str(concurrent_blocks))
+    x = torch.from_numpy(np.random.default_rng(seed).standard_normal((5, 2, 60)))
+    check_convolve(emu, x, aeon_kernels(2, 60, 30, seed=1), ragged_lengths(5, 60, seed=2), modes=["float32_fma"])
+    minirocket_check(emu, x.float(), 336, ragged_lengths(5, 60, seed=3).clamp(min=9))
+
+
+def test_rocket_long_series_are_read_from_global_memory(emu):
+    # 6,400 float64 values are 50 KiB, above the 48 KiB the forward stages in shared memory.
+    x = torch.from_numpy(np.random.default_rng(2).standard_normal((2, 1, 6400)))
+    check_convolve(emu, x, aeon_kernels(1, 6400, 8, seed=3), temperatures=(None,), modes=["float64", "float32"])
+
+
+def test_rocket_normalise(emu):
+    rng = np.random.default_rng(3)
+    for dtype in (torch.float64, torch.float32):
+        x = torch.from_numpy(rng.standard_normal((5, 3, 200)) * 3 + 1).to(dtype)
+        x[1, 2] = 4.0  # a constant row: std 0 -> 1
+        for lengths in (None, ragged_lengths(5, 200, seed=4)):
+            assert same_bits(emu.rocket_normalise(x, lengths), OPS.rocket_normalise(x, lengths))
+
+
+def minirocket_check(emu, x, n_features, lengths=None):
+    params = OPS.minirocket_fit(x, n_features, 32, 11)
+    want = OPS.minirocket_transform(x, *params, lengths)
+    got = emu.minirocket_transform(x, *params, lengths)
+    assert same_bits(got, want)
+
+
+def test_minirocket_random_univariate_and_ragged(emu):
+    x = torch.from_numpy(np.random.default_rng(5).standard_normal((3, 1, 40))).float()
+    minirocket_check(emu, x, 168)
+    minirocket_check(emu, x, 168, ragged_lengths(3, 40, seed=6).clamp(min=9))
+
+
+def test_minirocket_more_biases_than_a_chunk(emu):
+    # One dilation (T = 9) and 100 features per combination: two passes of 64 shared counters.
+    x = torch.from_numpy(np.random.default_rng(7).standard_normal((2, 1, 9))).float()
+    minirocket_check(emu, x, 84 * 100)
+
+
+@needs_aeon_data
+def test_minirocket_on_basic_motions(emu):
+    minirocket_check(emu, basic_motions(3).float(), 840)

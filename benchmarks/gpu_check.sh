@@ -83,6 +83,22 @@ for tool in memcheck racecheck synccheck initcheck; do
   echo "$tool exit code $code"; tail -3 "$out/sanitizer_$tool.log"
   [ "$code" -eq 0 ] || status=1
 done
+# The torch-free harness (tests/cuda_emu/harness.cpp) built by nvcc, on the cases CI runs under the
+# emulator with its own memcheck and racecheck (tests/cuda_emu/test_harness.py).
+echo "== compute-sanitizer on the torch-free harness"
+nvcc -x cu -std=c++20 -O3 -arch=native -Icsrc -Icsrc/softdtw tests/cuda_emu/harness.cpp -o "$out/harness" \
+  > "$out/harness_build.log" 2>&1 || { tail -20 "$out/harness_build.log"; status=1; }
+python3 tests/cuda_emu/harness_cases.py "$out/harness_cases" > "$out/harness_cases.txt" 2>&1 || status=1
+while read -r name family; do
+  for tool in memcheck racecheck synccheck initcheck; do
+    mkdir -p "$out/harness_cases/$name/out_$tool"
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$out/harness" "$family" "$out/harness_cases/$name/in" \
+      "$out/harness_cases/$name/out_$tool" > "$out/harness_${name}_$tool.log" 2>&1
+    code=$?
+    echo "harness $name $tool exit code $code"
+    [ "$code" -eq 0 ] || { tail -5 "$out/harness_${name}_$tool.log"; status=1; }
+  done
+done < <(grep -E '^[a-z_0-9]+ [a-z_0-9]+$' "$out/harness_cases.txt")
 fi
 
 if want bench; then

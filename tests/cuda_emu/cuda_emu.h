@@ -37,11 +37,11 @@
 //   - Blocks run in a pseudo-random order (CUDA_EMU_SEED, default 1; 0 runs them in order), one at
 //     a time unless CUDA_EMU_CONCURRENT_BLOCKS=k.
 //   - racecheck, in a build with -fsanitize=thread: the GPU's ordering rules between the threads
-//     of a block, given to ThreadSanitizer (see CUDA_EMU_TSAN below): __syncwarp and the barriers
-//     order memory, shuffles and votes do not. ThreadSanitizer then reports every unordered pair
-//     of accesses to one address, one a write, in shared or global memory, whether or not it
-//     changed a result. Blocks of one launch are ordered one after the other (no inter-block
-//     race is reported), launches are ordered.
+//     of a launch, given to ThreadSanitizer (see CUDA_EMU_TSAN below): __syncwarp and the barriers
+//     order memory within a warp and a block, shuffles and votes do not, blocks of one launch are
+//     not ordered with each other (though they run one after another here), launches are.
+//     ThreadSanitizer then reports every unordered pair of accesses to one address, one a write,
+//     in shared or global memory, whether or not it changed a result.
 //   - memcheck, in a build with -fsanitize=address,undefined: fiber switches and stack reuse are
 //     annotated for AddressSanitizer, which then sees the device code's out-of-bounds accesses.
 // NOT emulated:
@@ -94,6 +94,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -125,11 +126,11 @@ extern "C" void __asan_unpoison_memory_region(void const volatile* addr, std::si
 // Racecheck: built with -fsanitize=thread, every lane is a ThreadSanitizer fiber of its own and the
 // emulator tells ThreadSanitizer exactly which operations order memory between lanes: __syncwarp
 // (within a warp), the block barriers (within a block), a lane's return (towards the host, once the
-// launch ends) and the launch itself (host → lanes). Warp shuffles, votes and the switches between
-// lanes order nothing, as on a GPU; the emulator's own bookkeeping is hidden from the race detector.
-// Any two accesses to one address by two threads of a launch, one a write, that no barrier or
-// __syncwarp separates are then reported by ThreadSanitizer as a data race, in shared or global
-// memory, whether or not it changed a result.
+// launch ends) and the launch itself (host → lanes). Warp shuffles, votes, the switches between
+// lanes and the order in which blocks run order nothing, as on a GPU; the emulator's own
+// bookkeeping is hidden from the race detector. Any two accesses to one address by two threads of
+// a launch, one a write, that nothing orders are then reported by ThreadSanitizer as a data race,
+// in shared or global memory, within a block or between blocks, whether or not it changed a result.
 #if defined(__SANITIZE_THREAD__)
 #define CUDA_EMU_TSAN 1
 #elif defined(__has_feature)
@@ -303,6 +304,29 @@ inline void order_acquire([[maybe_unused]] void* sync_object) {
 #endif
 }
 
+// Blocks of one launch are not ordered with each other (they run one after another here, on
+// threads the host starts and joins, which ThreadSanitizer would take as ordering them): the host
+// releases the launch's start into g_launch_start, each warp acquires it as it starts, and the
+// host starts the warps' threads and sets a block up without creating any other edge. The host
+// joins them normally: everything a launch did is ordered before what the host does next.
+inline char g_launch_start;
+// Lane fibers are destroyed when their launch ends, not with their block: ThreadSanitizer reuses a
+// destroyed fiber's thread id, and takes a later fiber with that id as ordered after it.
+inline std::mutex g_retired_mutex;
+inline std::vector<void*> g_retired_fibers;
+struct HostUnordered {  // the host's block setup: neither its accesses nor its thread starts order
+#ifdef CUDA_EMU_TSAN
+  HostUnordered() {
+    __tsan_ignore_thread_begin();
+    AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
+  }
+  ~HostUnordered() {
+    AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
+    __tsan_ignore_thread_end();
+  }
+#endif
+};
+
 #ifndef CUDA_EMU_USE_UCONTEXT
 // Saves the callee-saved registers (and SSE/x87 control words) on the current stack, stores the
 // stack pointer in *save_sp, switches to load_sp and restores what was saved there.
@@ -429,8 +453,15 @@ class StackPool {
   }
 
   void release(unsigned char* stack, std::size_t size) {
+#ifdef CUDA_EMU_TSAN
+    // Unmapped, so that ThreadSanitizer forgets its accesses: a later block's lanes, unordered
+    // with this block's, would otherwise race with them on a reused stack.
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    munmap(stack - page, size + page);
+#else
     std::lock_guard<std::mutex> lock(mutex_);
     free_.emplace_back(stack, size);
+#endif
   }
 
  private:
@@ -684,9 +715,14 @@ inline std::string lane_returned(Lane& lane) {
 // Runs the kernel in a lane; its locals are gone before the lane's last switch.
 inline void run_lane(Lane& lane) {
   BlockState& block = *lane.warp->block;
+  const std::function<void()>* body = nullptr;
+  {
+    const Internal internal;
+    body = block.body;
+  }
   try {
     try {
-      if (!block.poisoned.load()) (*block.body)();
+      if (!block.poisoned.load()) (*body)();
     } catch (const BlockPoisoned&) {
       // unwound because another lane of the block failed
     } catch (...) {
@@ -777,9 +813,10 @@ inline void run_warp(WarpRunner& warp) {
   // Every lane's fiber exists before any lane runs: each starts from the launch's state alone. The
   // scheduler's accesses are hidden, but not its synchronisation: it acquires each lane's
   // accesses at the lane's return, and the host acquires them all when it joins this thread.
+  __tsan_ignore_thread_begin();
+  __tsan_acquire(&g_launch_start);
   warp.scheduler.tsan_fiber = __tsan_get_current_fiber();
   for (Lane& lane : warp.lanes) lane.fiber.tsan_fiber = __tsan_create_fiber(0);
-  __tsan_ignore_thread_begin();
 #endif
   while (warp.exited != kFullMask) {
     try {
@@ -789,8 +826,11 @@ inline void run_warp(WarpRunner& warp) {
     }
   }
 #ifdef CUDA_EMU_TSAN
+  {
+    std::lock_guard<std::mutex> lock(g_retired_mutex);
+    for (Lane& lane : warp.lanes) g_retired_fibers.push_back(lane.fiber.tsan_fiber);
+  }
   __tsan_ignore_thread_end();
-  for (Lane& lane : warp.lanes) __tsan_destroy_fiber(lane.fiber.tsan_fiber);
 #endif
   warp.finished.store(true);
 }
@@ -854,6 +894,8 @@ class Watchdog {
 // Runs one block: one OS thread per warp. Returns the block's first error, if any.
 inline std::exception_ptr run_block(std::uint64_t linear_block, std::size_t dynamic_smem_bytes,
                                     const std::function<void()>& body, Watchdog& watchdog) {
+  // The block's setup and its warps' starts: no access the lanes could race with, no ordering.
+  std::optional<HostUnordered> unordered(std::in_place);
   BlockState block;
   block.index = uint3{static_cast<unsigned>(linear_block % gridDim.x),
                       static_cast<unsigned>((linear_block / gridDim.x) % gridDim.y),
@@ -900,6 +942,7 @@ inline std::exception_ptr run_block(std::uint64_t linear_block, std::size_t dyna
       break;
     }
   }
+  unordered.reset();  // the joins order the block's work before whatever the host does next
   for (unsigned w = 0; w < threads.size(); ++w) {
     threads[w].join();
     watchdog.remove(warps[w].get());
@@ -1018,6 +1061,9 @@ inline void run_launch(const void* kernel, dim3 grid, dim3 block, std::size_t dy
   ::blockDim = block;
   ::gridDim = grid;
   g_launch_count.fetch_add(1);
+#ifdef CUDA_EMU_TSAN
+  __tsan_release(&g_launch_start);
+#endif
   const std::uint64_t block_count = static_cast<std::uint64_t>(grid.x) * grid.y * grid.z;
   const std::vector<std::uint64_t> order = block_order(block_count, static_cast<std::uint64_t>(seed));
 
@@ -1054,6 +1100,13 @@ inline void run_launch(const void* kernel, dim3 grid, dim3 block, std::size_t dy
     for (std::uint64_t r = 0; r < runner_count; ++r) runners.emplace_back(runner);
     for (std::thread& r : runners) r.join();
   }
+#ifdef CUDA_EMU_TSAN
+  {
+    std::lock_guard<std::mutex> lock(g_retired_mutex);
+    for (void* fiber : g_retired_fibers) __tsan_destroy_fiber(fiber);
+    g_retired_fibers.clear();
+  }
+#endif
   if (launch_error) std::rethrow_exception(launch_error);
 }
 
@@ -1140,6 +1193,7 @@ void launch(LaunchShape grid, dim3 block, std::size_t dynamic_smem_bytes, Kernel
 
 // The current block's dynamic shared memory (aligned to 128 bytes, filled with 0xFF at block start).
 inline unsigned char* dynamic_shared_memory() {
+  const detail::Internal internal;
   return detail::current_lane("emu::dynamic_shared_memory").warp->block->shared;
 }
 

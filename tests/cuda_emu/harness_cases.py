@@ -55,16 +55,38 @@ def build(flavour, exe, csrc=CSRC):
         raise HarnessError(f"building the {flavour} harness failed:\n{result.stderr[-4000:]}")
 
 
+def nvcc():
+    """The CUDA toolkit's nvcc (torch's CUDA_HOME, then PATH), or None."""
+    from torch.utils import cpp_extension
+    candidates = [os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")] if cpp_extension.CUDA_HOME else []
+    candidates.append(shutil.which("nvcc"))
+    return next((c for c in candidates if c and os.path.isfile(c)), None)
+
+
+def build_with_nvcc(exe, architectures=("7.5",), csrc=CSRC):
+    """Compiles harness.cpp with nvcc for real GPUs of the given compute capabilities."""
+    compiler = nvcc()
+    if compiler is None:
+        raise HarnessError("nvcc not found")
+    targets = []
+    for arch in architectures:
+        number = arch.replace("+PTX", "").replace(".", "")
+        code = f"[sm_{number},compute_{number}]" if arch.endswith("+PTX") else f"sm_{number}"
+        targets += ["-gencode", f"arch=compute_{number},code={code}"]
+    result = subprocess.run(
+        [compiler, "-x", "cu", "-std=c++20", "-O3", *targets, f"-I{csrc}", f"-I{os.path.join(csrc, 'softdtw')}",
+         os.path.join(HERE, "harness.cpp"), "-o", str(exe)],
+        capture_output=True, text=True, timeout=1800)
+    if result.returncode != 0:
+        raise HarnessError(f"building the harness with nvcc failed:\n{result.stderr[-4000:]}")
+
+
 def run(exe, case, work_dir, timeout=900):
     """Runs one case (family, arrays, meta, arch) in `work_dir`; returns {result name: raw bytes}."""
-    family, arrays, meta, arch = case
+    family, _, _, arch = case
     in_dir, out_dir = os.path.join(work_dir, "in"), os.path.join(work_dir, "out")
-    os.makedirs(in_dir)
+    write_case(case, in_dir)
     os.makedirs(out_dir)
-    with open(os.path.join(in_dir, "meta.txt"), "w") as f:
-        f.write("".join(f"{k} {v}\n" for k, v in meta.items()))
-    for name, array in arrays.items():
-        np.ascontiguousarray(array).tofile(os.path.join(in_dir, f"{name}.bin"))
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", TSAN_OPTIONS="halt_on_error=1:exitcode=66",
                UBSAN_OPTIONS="print_stacktrace=1", CUDA_EMU_ARCH=str(arch), CUDA_EMU_TIMEOUT_S="60")
     try:
@@ -142,3 +164,39 @@ def minirocket_case(emu, n, C, T, n_features, seed=4):
     meta = dict(n=n, C=C, T=T, n_combinations=combinations.shape[0], n_channel_indices=channels.numel(),
                 n_features=biases.numel(), ragged=1, grid_cap=3)
     return dict(x=x, lengths=lengths, params=params), ("minirocket", arrays, meta, 75)
+
+
+def standard_cases(emu):
+    """The cases test_harness.py runs, by name: every kernel family, several tiles, bands, ragged
+    lengths, grid-stride loops."""
+    return {
+        "softdtw_float32": softdtw_case(3, 130, 70, 3, 40, True, torch.float32)[1],
+        "softdtw_float64": softdtw_case(3, 130, 70, 3, 40, True, torch.float64)[1],
+        "rocket_hard_ppv": rocket_case(4, 3, 50, 12, None)[1],
+        "rocket_soft_ppv": rocket_case(4, 3, 50, 12, 0.7)[1],
+        "minirocket": minirocket_case(emu, 5, 2, 60, 840)[1],
+    }
+
+
+def write_case(case, directory):
+    """Writes a case's inputs as harness.cpp reads them (IN_DIR); returns its family."""
+    family, arrays, meta, _ = case
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "meta.txt"), "w") as f:
+        f.write("".join(f"{k} {v}\n" for k, v in meta.items()))
+    for name, array in arrays.items():
+        np.ascontiguousarray(array).tofile(os.path.join(directory, f"{name}.bin"))
+    return family
+
+
+if __name__ == "__main__":
+    # python tests/cuda_emu/harness_cases.py DIR: writes DIR/<case>/in and prints "<case> <family>"
+    # lines, for running the harness elsewhere (benchmarks/gpu_check.sh, a GPU simulator).
+    import sys
+
+    sys.path.insert(0, HERE)
+    import softdtw_torch  # noqa: F401
+    import emulated_ops
+
+    for name, case in standard_cases(emulated_ops.load()).items():
+        print(name, write_case(case, os.path.join(sys.argv[1], name, "in")))

@@ -28,11 +28,16 @@ __global__ void neighbour_kernel(float* out) {
   float extra = 0.0f;
   if (kOrder == 1) __syncwarp();
   if (kOrder == 2) extra = __shfl_sync(0xffffffffu, 1.0f, 0);
-  out[lane] = s[(lane + 1) % 32] + extra;
+  out[32 * blockIdx.x + lane] = s[(lane + 1) % 32] + extra;
 }
 
 // Every thread of the block writes one global word: write/write race.
 __global__ void same_global_word_kernel(float* out) { out[0] = static_cast<float>(threadIdx.x); }
+
+// Two blocks of one launch write the same global word: a race between blocks.
+__global__ void blocks_same_word_kernel(float* out) {
+  if (threadIdx.x == 0) out[0] = static_cast<float>(blockIdx.x);
+}
 
 // Distinct words, read back by the next launch: no race (launches are ordered).
 __global__ void distinct_words_kernel(float* out) { out[threadIdx.x] = static_cast<float>(threadIdx.x); }
@@ -53,6 +58,7 @@ int main(int argc, char** argv) {
   else if (name == "neighbour_racy") emu::launch(dim3(2), dim3(32), smem, neighbour_kernel<0>, a.data());
   else if (name == "neighbour_syncwarp") emu::launch(dim3(2), dim3(32), smem, neighbour_kernel<1>, a.data());
   else if (name == "neighbour_shuffle") emu::launch(dim3(2), dim3(32), smem, neighbour_kernel<2>, a.data());
+  else if (name == "blocks_same_word") emu::launch(dim3(2), dim3(32), 0, blocks_same_word_kernel, a.data());
   else if (name == "same_global_word") emu::launch(dim3(1), dim3(64), 0, same_global_word_kernel, a.data());
   else if (name == "launches_in_order") {
     emu::launch(dim3(1), dim3(64), 0, distinct_words_kernel, a.data());

@@ -44,6 +44,7 @@ RACE_CASES = {
     "neighbour_syncwarp": False,  # the same with __syncwarp between
     "neighbour_shuffle": True,  # a shuffle between: it exchanges a value, orders no memory
     "same_global_word": True,  # every thread writes one global word
+    "blocks_same_word": True,  # two blocks of one launch write one global word
     "launches_in_order": False,  # one launch writes, the next reads
 }
 

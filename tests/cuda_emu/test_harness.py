@@ -22,6 +22,8 @@ import sys
 import pytest
 import torch
 
+import softdtw_torch
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_ops  # noqa: E402
 import harness_cases  # noqa: E402
@@ -210,3 +212,47 @@ def test_softdtw_within_rounding_under_fma_contraction(harness, contracted, dtyp
         finite = torch.isfinite(b)
         error = ((a[finite] - b[finite]).abs() / (b[finite].abs().max() + 1e-300)).max().item() if finite.any() else 0
         assert error <= tolerance, f"{name}: max error {error:.2e} relative to its largest value"
+
+
+def build_architectures():
+    """The build's TORCH_CUDA_ARCH_LIST entries ("7.5", "9.0+PTX"), or sm_75 and sm_90 for a CPU build."""
+    arch_list = softdtw_torch.info().get("cuda_arch_list") or "7.5;9.0+PTX"
+    return [a for a in arch_list.replace(" ", ";").split(";") if a]
+
+
+def test_harness_builds_with_nvcc(tmp_path):
+    # The same source, compiled by nvcc for the architectures the library is built for, makes the
+    # program a GPU (or a GPU simulator) runs: what the CPU builds above run, launch for launch.
+    if harness_cases.nvcc() is None:
+        pytest.skip("nvcc not found (CI compiles the CUDA kernels and has it)")
+    exe = tmp_path / "harness-nvcc"
+    harness_cases.build_with_nvcc(exe, build_architectures())
+    assert exe.stat().st_size > 0
+
+
+@pytest.mark.needs_cuda
+def test_gpu_runs_what_ci_runs(harness, emu, tmp_path):
+    # On a GPU: the nvcc build of the harness on the cases above, against the emulated plain build.
+    # ROCKET and MiniRocket must give the CPU's bits; SoftDTW agrees to float rounding.
+    exe = tmp_path / "harness-gpu"
+    major, minor = torch.cuda.get_device_capability()
+    harness_cases.build_with_nvcc(exe, [f"{major}.{minor}"])
+    counter = iter(range(100))
+    gpu = lambda case: harness_cases.run(exe, case, tmp_path / f"case{next(counter)}")  # noqa: E731
+    for case in (rocket_case(4, 3, 50, 12, None)[1], rocket_case(4, 3, 50, 12, 0.7)[1],
+                 minirocket_case(emu, 5, 2, 60, 840)[1]):
+        got, want = gpu(case), harness(case)
+        assert not [k for k in want if got[k] != want[k]], case[0]
+    for dtype in (torch.float32, torch.float64):
+        case = softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]
+        got, want = gpu(case), harness(case)
+        for name in want:
+            kind = torch.float64 if "acc" in name or "hess" in name or dtype == torch.float64 else torch.float32
+            if name.endswith("_invalid"):
+                assert got[name] == want[name], name
+                continue
+            a, b = (torch.frombuffer(bytearray(r[name]), dtype=kind).double() for r in (got, want))
+            finite = torch.isfinite(b)
+            assert torch.equal(torch.isinf(a), torch.isinf(b)), name
+            scale = b[finite].abs().max().clamp(min=1e-300) if finite.any() else 1.0
+            assert ((a[finite] - b[finite]).abs().max() / scale).item() <= (1e-10 if dtype == torch.float64 else 1e-4)

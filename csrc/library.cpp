@@ -9,15 +9,20 @@
 //                            kernels read, shared by every device
 //   <family>/math.h          arithmetic shared by the CPU and CUDA kernels (no ATen)
 //   <family>/cpu/kernel.cpp  the CPU kernels (TORCH_LIBRARY_IMPL ..., CPU)
-//   <family>/cuda/kernel.cu  the CUDA kernels (..., CUDA)
+//   <family>/cuda/kernel.cu  the CUDA kernels (..., CUDA): the bodies of <engine>_ops.h run with
+//                            the CUDA launcher (common/cuda_launch.h); <engine>.cuh holds the
+//                            device code and launch sequences, without ATen, which the tests also
+//                            run under the CUDA emulator (tests/cuda_emu)
 //   <family>/autograd.cpp    the Autograd kernels (..., Autograd)
 //   <family>/composite.cpp   the device-agnostic kernels (..., CompositeImplicitAutograd and
 //                            CompositeExplicitAutograd)
 //   softdtw_torch/_fake/<family>.py   the fake (meta) kernels, in Python
 // A family may add files named for their subject (softdtw/constants.h, softdtw/cpu/tiles.h,
-// softdtw/cuda/tiles.cuh, rocket/random.h); what several families share is in csrc/common/
-// (macros.h: the one host-device and the one CPU multi-versioning macro; op.h: typed op handles;
-// autograd.h: the autograd kernels' helpers).
+// rocket/random.h; the CUDA engines softdtw/cuda/tiles, rocket/cuda/convolve,
+// minirocket/cuda/transform); what several families share is in csrc/common/ (macros.h: the
+// host-device, device-path and CPU multi-versioning macros; op.h: typed op handles; autograd.h:
+// the autograd kernels' helpers; device.cuh and cuda_launch.h: grids, dynamic shared memory and
+// its opt-in, the launcher).
 // A new family is a copy of an existing folder. CONTRIBUTING.md says the same at more length.
 #include <torch/library.h>
 

@@ -270,9 +270,10 @@ struct FiberContext {
   void* tsan_fiber = nullptr;  // for ThreadSanitizer
 };
 
-// The emulator's own work inside a lane or a warp's scheduler (round and barrier bookkeeping, the
-// values of a shuffle): invisible to ThreadSanitizer, accesses and synchronisation alike (so that
-// the block mutex orders nothing between lanes). Nests.
+// The emulator's own work (round and barrier bookkeeping and the values of a shuffle in a lane,
+// the host's setup of a block and its warps' thread starts): invisible to ThreadSanitizer,
+// accesses and synchronisation alike, so that neither races with the kernel's accesses nor orders
+// them (the block mutex, a thread start). Nests.
 struct Internal {
 #ifdef CUDA_EMU_TSAN
   Internal() {
@@ -314,18 +315,7 @@ inline char g_launch_start;
 // destroyed fiber's thread id, and takes a later fiber with that id as ordered after it.
 inline std::mutex g_retired_mutex;
 inline std::vector<void*> g_retired_fibers;
-struct HostUnordered {  // the host's block setup: neither its accesses nor its thread starts order
-#ifdef CUDA_EMU_TSAN
-  HostUnordered() {
-    __tsan_ignore_thread_begin();
-    AnnotateIgnoreSyncBegin(__FILE__, __LINE__);
-  }
-  ~HostUnordered() {
-    AnnotateIgnoreSyncEnd(__FILE__, __LINE__);
-    __tsan_ignore_thread_end();
-  }
-#endif
-};
+
 
 #ifndef CUDA_EMU_USE_UCONTEXT
 // Saves the callee-saved registers (and SSE/x87 control words) on the current stack, stores the
@@ -895,7 +885,7 @@ class Watchdog {
 inline std::exception_ptr run_block(std::uint64_t linear_block, std::size_t dynamic_smem_bytes,
                                     const std::function<void()>& body, Watchdog& watchdog) {
   // The block's setup and its warps' starts: no access the lanes could race with, no ordering.
-  std::optional<HostUnordered> unordered(std::in_place);
+  std::optional<Internal> unordered(std::in_place);
   BlockState block;
   block.index = uint3{static_cast<unsigned>(linear_block % gridDim.x),
                       static_cast<unsigned>((linear_block / gridDim.x) % gridDim.y),

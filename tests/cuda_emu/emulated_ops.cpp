@@ -10,6 +10,7 @@
 
 #define SDTW_CUDA_EMULATION
 #include "cuda_emu.h"
+#include "emulated_launch.h"
 #include "minirocket/cuda/transform_ops.h"
 #include "rocket/cuda/convolve_ops.h"
 #include "softdtw/cuda/tiles_ops.h"
@@ -19,31 +20,6 @@
 namespace softdtw_torch::detail {
 bool link_anchor() { return true; }
 }  // namespace softdtw_torch::detail
-
-namespace {
-
-// Streaming multiprocessors the emulated device claims, and the most blocks a grid-stride kernel
-// launches along one axis: small, so that the tests reach the grid-stride loops with small inputs.
-int64_t g_multiprocessors = 1;
-int64_t g_grid_cap = 3;
-
-// The emulator's launch in place of csrc/common/cuda_launch.h's CudaLaunch: the same shared-memory
-// opt-in, then the grid goes to the emulator unchecked (it enforces CUDA's launch limits itself).
-struct EmulatedLaunch {
-  template <typename... Params, typename... Args>
-  void operator()(void (*kernel)(Params...), softdtw_torch::Grid grid, int threads, int64_t smem_bytes,
-                  Args... args) const {
-    const softdtw_torch::SharedMemoryOptIn opt_in = softdtw_torch::opt_in_shared_memory(kernel, smem_bytes);
-    TORCH_CHECK(opt_in.error == cudaSuccess && opt_in.fits, "softdtw_torch: this CUDA kernel needs ", smem_bytes,
-                " bytes of shared memory per block and the emulated GPU allows ", opt_in.device_limit);
-    emu::launch(emu::LaunchShape{grid.x, grid.y, 1}, dim3(static_cast<unsigned>(threads)),
-                static_cast<size_t>(smem_bytes), kernel, args...);
-  }
-  int64_t grid_cap(int64_t limit) const { return std::min(limit, g_grid_cap); }
-  int64_t multiprocessors() const { return g_multiprocessors; }
-};
-
-}  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   using Tensor = at::Tensor;
@@ -157,8 +133,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         at::tensor(at::ArrayRef<int32_t>(p.channel_indices), at::kInt),
         at::tensor(at::ArrayRef<float>(p.biases), at::kFloat));
   });
-  m.def("set_multiprocessors", [](int64_t n) { g_multiprocessors = n; });
-  m.def("set_grid_cap", [](int64_t n) { g_grid_cap = n; });
   m.def("launches", [] { return static_cast<int64_t>(emu::launches()); });
   m.def("reset_launch_count", [] { emu::reset_launch_count(); });
 }

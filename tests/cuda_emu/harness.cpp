@@ -18,6 +18,7 @@
 #else
 #define SDTW_CUDA_EMULATION 1
 #include "cuda_emu.h"
+#include "emulated_launch.h"
 #endif
 
 #include <algorithm>
@@ -98,11 +99,12 @@ class DeviceArray {
 #endif
 };
 
-// The launcher: the shared-memory opt-in as the library's (csrc/common/device.cuh), then the
-// emulator's launch or a real one. Grid-stride axes are capped at 3 blocks (meta "grid_cap"), and
-// the device claims one multiprocessor, so the grid-stride loops run on small inputs.
+// The launcher: under the emulator its launcher (emulated_launch.h: grid-stride axes capped at 3
+// blocks, meta "grid_cap", and one multiprocessor, so that the grid-stride loops run on small
+// inputs); with nvcc the same opt-in and a real launch.
+#if defined(__CUDACC__)
 struct HarnessLaunch {
-  int64_t cap = 3;
+  int64_t grid_limit = 3;
   template <typename... Params, typename... Args>
   void operator()(void (*kernel)(Params...), softdtw_torch::Grid grid, int threads, int64_t smem_bytes,
                   Args... args) const {
@@ -111,19 +113,17 @@ struct HarnessLaunch {
       die("a kernel needs " + std::to_string(smem_bytes) + " bytes of shared memory, the device allows " +
           std::to_string(opt_in.device_limit));
     }
-#if defined(__CUDACC__)
     kernel<<<dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y)), threads,
              static_cast<size_t>(smem_bytes)>>>(args...);
     check_cuda(cudaGetLastError(), "launch");
     check_cuda(cudaDeviceSynchronize(), "kernel");
-#else
-    emu::launch(emu::LaunchShape{grid.x, grid.y, 1}, dim3(static_cast<unsigned>(threads)),
-                static_cast<size_t>(smem_bytes), kernel, args...);
-#endif
   }
-  int64_t grid_cap(int64_t limit) const { return std::min(limit, cap); }
+  int64_t grid_cap(int64_t limit) const { return std::min(limit, grid_limit); }
   int64_t multiprocessors() const { return 1; }
 };
+#else
+using HarnessLaunch = EmulatedLaunch;
+#endif
 
 // Inputs and outputs.
 class Files {
@@ -404,17 +404,21 @@ int main(int argc, char** argv) {
   const std::string family = argv[1];
   const Files io(argv[2], argv[3]);
   HarnessLaunch launch;
-  if (io.has("grid_cap")) launch.cap = io.integer("grid_cap");
-  if (family == "softdtw_float32") {
-    run_softdtw<float>(io, launch);
-  } else if (family == "softdtw_float64") {
-    run_softdtw<double>(io, launch);
-  } else if (family == "rocket") {
-    run_rocket(io, launch);
-  } else if (family == "minirocket") {
-    run_minirocket(io, launch);
-  } else {
-    die("unknown family " + family);
+  if (io.has("grid_cap")) launch.grid_limit = io.integer("grid_cap");
+  try {
+    if (family == "softdtw_float32") {
+      run_softdtw<float>(io, launch);
+    } else if (family == "softdtw_float64") {
+      run_softdtw<double>(io, launch);
+    } else if (family == "rocket") {
+      run_rocket(io, launch);
+    } else if (family == "minirocket") {
+      run_minirocket(io, launch);
+    } else {
+      die("unknown family " + family);
+    }
+  } catch (const std::exception& error) {  // a refused launch, or an emulation error in throw mode
+    die(error.what());
   }
   std::printf("harness: %s done\n", family.c_str());
   return 0;

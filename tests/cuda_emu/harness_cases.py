@@ -94,7 +94,8 @@ def run(exe, case, work_dir, timeout=900):
                                 env=env)
     except subprocess.TimeoutExpired as error:
         raise HarnessError(f"{exe} {family}: no result within {timeout} s") from error
-    report = f"{os.path.basename(str(exe))} {family}: exit {result.returncode}\n{result.stderr[-6000:]}"
+    stderr = result.stderr if len(result.stderr) <= 8000 else result.stderr[:3000] + "\n[...]\n" + result.stderr[-5000:]
+    report = f"{os.path.basename(str(exe))} {family}: exit {result.returncode}\n{stderr}"
     if result.returncode != 0 or any(marker in result.stderr for marker in SANITIZER_REPORT):
         raise HarnessError(report)
     out = {}

@@ -8,9 +8,12 @@ Each mutant is one textual change to a copy of csrc/; the harness is built from 
 three flavours and run on the mutant's family of cases. A mutant counts as caught when a run fails
 (sanitizer or emulator report, crash, timeout) or its results differ from the unmutated kernels'.
 Takes about a minute per mutant on 2 cores. docs/design/cuda_kernels.md records the last run.
+(One slot for the column borders and messages, kColumnSlots = 1, is not a bug: it is safe by the
+slot argument of docs/design/cuda_kernels.md and every check agrees, so it is not listed.)
 """
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -39,6 +42,10 @@ MUTANTS = [
            "    __syncwarp();  // this step's E stores", "    // this step's E stores"),
     Mutant("softdtw", "2 rolling slots for the forward's bottom rows instead of 3", "softdtw/cuda/tiles.cuh",
            "constexpr int kForwardSlots = 3;", "constexpr int kForwardSlots = 2;"),
+    Mutant("softdtw", "2 rolling slots for the backward's row messages instead of 3", "softdtw/cuda/tiles.cuh",
+           "constexpr int kBackwardSlots = 3;", "constexpr int kBackwardSlots = 2;"),
+    Mutant("softdtw", "off-by-one: ∂D written one row past the tile", "softdtw/cuda/tiles.cuh",
+           "      if (i < t.rows && j < t.cols) grad_D[", "      if (i <= t.rows && j < t.cols) grad_D["),
     Mutant("softdtw", "wrong shuffle offset in the forward wavefront (2 lanes instead of 1)", "softdtw/cuda/tiles.cuh",
            "  return __shfl_up_sync(kFullMask, value, 1);", "  return __shfl_up_sync(kFullMask, value, 2);"),
     Mutant("softdtw", "wrong shuffle offset for the backward's diagonal message", "softdtw/cuda/tiles.cuh",
@@ -75,15 +82,31 @@ MUTANTS = [
 def cases(emu):
     import torch
     return {
+        # 5 × 3 tiles: a rolling border slot is reused within a launch from the fourth row block on.
         "softdtw": [harness_cases.softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]
                     for dtype in (torch.float32, torch.float64)]
-        + [harness_cases.softdtw_case(2, 140, 150, 2, -1, False, torch.float32)[1]],
+        + [harness_cases.softdtw_case(1, 260, 130, 2, -1, False, torch.float32)[1]],
         "rocket": [harness_cases.rocket_case(5, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)],
         # 5 cases × 2 combinations' worth of features over 3 blocks: every block loops, and 200
         # features per combination are 4 chunks of 64 counters.
         "minirocket": [harness_cases.minirocket_case(emu, 5, 2, 60, 840)[1],
                        harness_cases.minirocket_case(emu, 3, 1, 30, 84 * 200)[1]],
     }
+
+
+def kind_of(report):
+    """What a failed run's report says, in a few words."""
+    asan = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", report)
+    emulator = re.search(r"cuda_emu: ([^:(]+)", report)
+    if "WARNING: ThreadSanitizer: data race" in report:
+        return "racecheck: data race"
+    if asan:
+        return f"memcheck: {asan.group(1)}"
+    if "runtime error:" in report:
+        return "memcheck: undefined behaviour"
+    if emulator:
+        return f"emulator: {emulator.group(1).strip()}"
+    return "crash or timeout"
 
 
 def outcome(executables, family_cases, reference, work):
@@ -94,14 +117,7 @@ def outcome(executables, family_cases, reference, work):
             try:
                 out = harness_cases.run(exe, case, os.path.join(work, f"{flavour}-{i}"), timeout=300)
             except harness_cases.HarnessError as error:
-                text = str(error)
-                kind = ("racecheck: data race" if "ThreadSanitizer" in text else
-                        "memcheck: " + text.split("ERROR: AddressSanitizer: ")[1].split()[0]
-                        if "AddressSanitizer" in text else
-                        "memcheck: undefined behaviour" if "runtime error:" in text else
-                        "emulator: " + text.split("cuda_emu: ")[1].split(":")[0] if "cuda_emu: " in text else
-                        "crash or timeout")
-                findings.append(f"{kind} ({flavour})")
+                findings.append(f"{kind_of(str(error))} ({flavour})")
                 break
             differing = sorted(k for k in reference[i] if out.get(k) != reference[i][k])
             if differing:

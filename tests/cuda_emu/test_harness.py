@@ -83,8 +83,9 @@ def same_bits(got, want):
 
 
 # (B, N, M, d, radius, ragged): several tiles per pair with ragged lengths and a band that leaves
-# whole tiles outside it, and one tile.
-SOFTDTW_CASES = [(3, 130, 70, 3, 40, True), (2, 20, 33, 2, -1, False)]
+# whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused within a launch
+# (from the fourth row block on); one tile.
+SOFTDTW_CASES = [(3, 130, 70, 3, 40, True), (1, 260, 130, 2, -1, False), (2, 20, 33, 2, -1, False)]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])

@@ -1,7 +1,7 @@
 // The SoftDTW ops' work on validated inputs with the tiled kernels of tiles.cuh: output
 // and workspace allocation, dtype dispatch and the launch sequences. Templated on how a kernel
 // is launched, so the CUDA ops (kernel.cu) and the CPU emulation tests
-// (tests/cuda_emu/softdtw_emu_ext.cpp) run the same code.
+// (tests/cuda_emu/emulated_ops.cpp) run the same code.
 //
 // Memory beyond the outputs: the rolling border buffers, O(B·(N+M)); the fused backward adds its
 // float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D; a

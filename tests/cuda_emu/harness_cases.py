@@ -28,10 +28,13 @@ FLAVOURS = {
 CHECKING_FLAVOURS = ("plain", "memcheck", "racecheck")
 
 
+SANITIZER_REPORT = ("ERROR: AddressSanitizer", "runtime error:", "WARNING: ThreadSanitizer", "cuda_emu:")
+
+
 def cpu_has_fma():
+    """Whether this x86-64 CPU has FMA instructions (the fma_contraction build runs them)."""
     with open("/proc/cpuinfo") as f:
         return " fma " in f.read().replace("\n", " ")
-SANITIZER_REPORT = ("ERROR: AddressSanitizer", "runtime error:", "WARNING: ThreadSanitizer", "cuda_emu:")
 
 
 class HarnessError(AssertionError):

@@ -20,7 +20,7 @@ import tempfile
 import time
 from typing import NamedTuple
 
-import torch  # noqa: F401  (registers the ops the cases use)
+import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -80,7 +80,6 @@ MUTANTS = [
 
 
 def cases(emu):
-    import torch
     return {
         # 5 × 3 tiles: a rolling border slot is reused within a launch from the fourth row block on.
         "softdtw": [harness_cases.softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]

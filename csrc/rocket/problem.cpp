@@ -126,14 +126,25 @@ ConvolveInputs prepare_convolve(const at::Tensor& x, const RocketKernels& kernel
   return in;
 }
 
-void check_convolve_backward_inputs(const ConvolveInputs& in, const at::Tensor& grad, const at::Tensor& argmax) {
-  const int64_t n_cases = in.x.size(0), K = in.plan.n_kernels;
+ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Tensor& x, const RocketKernels& kernels,
+                                           const at::Tensor& argmax, c10::string_view accumulate,
+                                           const std::optional<at::Tensor>& x_lengths,
+                                           std::optional<double> ppv_temperature) {
+  ConvolveBackward b{prepare_convolve(x, kernels, accumulate, x_lengths, ppv_temperature), {}, {}, {}, {}, {}};
+  const int64_t n_cases = b.in.x.size(0), K = b.in.plan.n_kernels;
   TORCH_CHECK(grad.dim() == 2 && grad.size(0) == n_cases && grad.size(1) == 2 * K, kRocketConvolveOp,
               ": expected grad of shape (", n_cases, ", ", 2 * K, "), got ", grad.sizes());
   TORCH_CHECK(argmax.dim() == 2 && argmax.size(0) == n_cases && argmax.size(1) == K &&
-                  argmax.scalar_type() == at::kLong && argmax.device() == in.x.device(),
+                  argmax.scalar_type() == at::kLong && argmax.device() == b.in.x.device(),
               kRocketConvolveOp, ": expected the forward's argmax of shape (", n_cases, ", ", K,
-              "), dtype int64 on ", in.x.device());
+              "), dtype int64 on ", b.in.x.device());
+  b.grad = grad.to(at::kFloat).contiguous();
+  b.argmax = argmax.contiguous();
+  const auto acc64 = x.options().dtype(at::kDouble);
+  b.x_grad = at::zeros(x.sizes(), acc64);
+  b.w_grad = at::zeros(kernels.weights.sizes(), acc64);
+  b.b_grad = at::zeros(kernels.biases.sizes(), acc64);
+  return b;
 }
 
 }  // namespace softdtw_torch

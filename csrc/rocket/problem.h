@@ -75,7 +75,21 @@ ConvolveInputs prepare_convolve(const at::Tensor& x, const RocketKernels& kernel
                                 const std::optional<at::Tensor>& x_lengths,
                                 const std::optional<double>& ppv_temperature);
 
-// The backward's upstream gradient (n_cases, 2K) and saved argmax (n_cases, K) int64.
-void check_convolve_backward_inputs(const ConvolveInputs& in, const at::Tensor& grad, const at::Tensor& argmax);
+// _rocket_convolve_backward's validated inputs, for every device: the convolution's inputs, the
+// upstream gradient (n_cases, 2K) as contiguous float32, the forward's argmax (n_cases, K) int64,
+// and the zeroed float64 sums the kernels add into (x's, the weights', the biases' shapes).
+struct ConvolveBackward {
+  ConvolveInputs in;
+  at::Tensor grad, argmax;
+  at::Tensor x_grad, w_grad, b_grad;
+  // The op's results: the sums in x's dtype and float32.
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> results(at::ScalarType x_dtype) const {
+    return {x_grad.to(x_dtype), w_grad.to(at::kFloat), b_grad.to(at::kFloat)};
+  }
+};
+ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Tensor& x, const RocketKernels& kernels,
+                                           const at::Tensor& argmax, c10::string_view accumulate,
+                                           const std::optional<at::Tensor>& x_lengths,
+                                           std::optional<double> ppv_temperature);
 
 }  // namespace softdtw_torch

@@ -41,7 +41,7 @@ def short_name(demangled):
 
 
 def resources(library):
-    """{kernel: {arch: {"registers", "stack", "shared"}}} of the device code in `library`."""
+    """{kernel: {arch: {"registers", "stack", "static_smem"}}} of the device code in `library`."""
     cuobjdump = find_cuobjdump()
     if cuobjdump is None:
         raise RuntimeError("cuobjdump not found (CUDA toolkit, PATH, or triton's bundled copy)")
@@ -60,7 +60,7 @@ def resources(library):
                                check=True).stdout.splitlines()
     table = {}
     for (arch, _, registers, stack, shared), name in zip(rows, demangled):
-        table.setdefault(short_name(name), {})[arch] = {"registers": registers, "stack": stack, "shared": shared}
+        table.setdefault(short_name(name), {})[arch] = {"registers": registers, "stack": stack, "static_smem": shared}
     return table
 
 

@@ -46,7 +46,7 @@ def test_every_kernel_within_its_recorded_resources():
             if got is None or budget is None:
                 problems.append(f"{kernel} @ {arch}: {'not built' if got is None else 'no recorded budget'}")
                 continue
-            for what in ("registers", "stack", "shared"):
+            for what in ("registers", "stack", "static_smem"):
                 if got[what] > budget[what]:
                     problems.append(f"{kernel} @ {arch}: {got[what]} {what}, budget {budget[what]}")
             if got["stack"] > 0 and f"{kernel} @ {arch}" not in accepted:

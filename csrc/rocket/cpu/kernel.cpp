@@ -270,20 +270,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_cpu(
     const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
     const at::Tensor& num_channel_indices, const at::Tensor& channel_indices, const at::Tensor& argmax,
     c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
-  const ConvolveInputs in = prepare_convolve(
-      x, {weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices}, accumulate, x_lengths,
-      ppv_temperature);
-  check_convolve_backward_inputs(in, grad, argmax);
-  const at::Tensor g = grad.to(at::kFloat).contiguous();
-  const at::Tensor arg = argmax.contiguous();
-  const auto acc64 = x.options().dtype(at::kDouble);
-  at::Tensor x_grad = at::zeros(x.sizes(), acc64), w_grad = at::zeros(weights.sizes(), acc64);
-  at::Tensor b_grad = at::zeros(biases.sizes(), acc64);
-  dispatch_rocket_accumulate(in.mode, [&](auto mode) {
+  ConvolveBackward b = prepare_convolve_backward(
+      grad, x, {weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices}, argmax,
+      accumulate, x_lengths, ppv_temperature);
+  dispatch_rocket_accumulate(b.in.mode, [&](auto mode) {
     using M = decltype(mode);
-    convolve_backward_impl<typename M::acc, M::fma>(in, g, arg, ppv_temperature, x_grad, w_grad, b_grad);
+    convolve_backward_impl<typename M::acc, M::fma>(b.in, b.grad, b.argmax, ppv_temperature, b.x_grad, b.w_grad,
+                                                    b.b_grad);
   });
-  return {x_grad.to(x.scalar_type()), w_grad.to(at::kFloat), b_grad.to(at::kFloat)};
+  return b.results(x.scalar_type());
 }
 
 // aeon's Normalizer: per (case, channel), over the case's first length values, x' = (x - mean) / std

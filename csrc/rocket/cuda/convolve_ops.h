@@ -61,27 +61,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_op(
     const at::Tensor& lengths, const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
     const at::Tensor& num_channel_indices, const at::Tensor& channel_indices, const at::Tensor& argmax,
     c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
-  const ConvolveInputs in = prepare_convolve(
-      x, {weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices}, accumulate, x_lengths,
-      ppv_temperature);
-  check_convolve_backward_inputs(in, grad, argmax);
+  ConvolveBackward b = prepare_convolve_backward(
+      grad, x, {weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices}, argmax,
+      accumulate, x_lengths, ppv_temperature);
+  const ConvolveInputs& in = b.in;
   const int64_t n_cases = in.x.size(0), C = in.x.size(1), T = in.x.size(2), K = in.plan.n_kernels;
-  const at::Tensor g = grad.to(at::kFloat).contiguous(), arg = argmax.contiguous();
-  const auto acc64 = x.options().dtype(at::kDouble);
-  at::Tensor x_grad = at::zeros(x.sizes(), acc64), w_grad = at::zeros(weights.sizes(), acc64);
-  at::Tensor b_grad = at::zeros(biases.sizes(), acc64);
   if (n_cases > 0 && K > 0) {
     const double temperature = ppv_temperature.value_or(-1.0);
     dispatch_rocket_accumulate(in.mode, [&](auto mode) {
       using M = decltype(mode);
       using acc_t = typename M::acc;
       launch_backward<acc_t, M::fma>(launch, in.x.data_ptr<acc_t>(), n_cases, C, T, lengths_ptr(in),
-                                     device_kernels(in.plan), K, g.data_ptr<float>(), arg.data_ptr<int64_t>(),
-                                     temperature, x_grad.data_ptr<double>(), w_grad.data_ptr<double>(),
-                                     b_grad.data_ptr<double>());
+                                     device_kernels(in.plan), K, b.grad.data_ptr<float>(),
+                                     b.argmax.data_ptr<int64_t>(), temperature, b.x_grad.data_ptr<double>(),
+                                     b.w_grad.data_ptr<double>(), b.b_grad.data_ptr<double>());
     });
   }
-  return {x_grad.to(x.scalar_type()), w_grad.to(at::kFloat), b_grad.to(at::kFloat)};
+  return b.results(x.scalar_type());
 }
 
 template <typename Launch>

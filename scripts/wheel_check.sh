@@ -87,8 +87,9 @@ print(f"  linked {len(entries)} entries of {len({k[0] for k in seen})} distribut
 PY
 fresh_pip=(python -m pip --python "$work/venv/bin/python")
 
-step "installing the wheel (--no-deps) and numpy into the fresh environment"
-"${fresh_pip[@]}" install --quiet "numpy==$(python -c 'import numpy; print(numpy.__version__)')" || fail "installing numpy failed"
+step "installing the wheel (--no-deps), numpy and scikit-learn into the fresh environment"
+"${fresh_pip[@]}" install --quiet "numpy==$(python -c 'import numpy; print(numpy.__version__)')" \
+  "scikit-learn==$(python -c 'import sklearn; print(sklearn.__version__)')" || fail "installing numpy and scikit-learn failed"
 "${fresh_pip[@]}" install --quiet --no-deps "$wheel" || fail "installing the wheel failed"
 "${fresh_pip[@]}" check || fail "the fresh environment's requirements are not all met"
 

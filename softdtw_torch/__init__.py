@@ -28,6 +28,7 @@ from .functional import (
     soft_dtw_sharp_from_cost,
 )
 from .barycenter import softdtw_barycenter
+from ._base import NotFittedError
 from .clustering import SoftDTWKMeans
 from .nn import DILATELoss, SharpSoftDTW, SoftDTW
 from . import rocket  # noqa: F401  (ROCKET and MiniRocket: softdtw_torch.rocket.*)
@@ -55,6 +56,7 @@ __all__ = [
     "DILATELoss",
     "softdtw_barycenter",
     "SoftDTWKMeans",
+    "NotFittedError",
     "info",
     "release_table_memory",
     "ExtensionLoadError",

@@ -1,30 +1,37 @@
-"""The base of every estimator: scikit-learn's estimator protocol, without scikit-learn.
+"""The base of every estimator: scikit-learn's ``BaseEstimator`` and one not-fitted error.
 
-:class:`Estimator` derives ``get_params`` / ``set_params`` from the ``__init__`` signature (as
-scikit-learn's ``BaseEstimator``: the parameters are the ``__init__`` arguments, each stored under
-its own name), gives a scikit-learn-style ``__repr__`` (the parameters that differ from their
-defaults) and the fitted check, which raises :class:`NotFittedError`. :func:`check_random_state`
-and :func:`draw_seed` are the ``random_state`` rules of all estimators.
+:class:`Estimator` is ``sklearn.base.BaseEstimator`` (``get_params`` / ``set_params`` from the
+``__init__`` signature, repr, ``clone``, pickling, tags) plus the fitted check, which raises
+:class:`NotFittedError`. Each estimator puts the mixin of its kind (``ClassifierMixin``,
+``TransformerMixin``, ``ClusterMixin``) on the left of :class:`Estimator` and declares what input
+it takes in ``__sklearn_tags__``. :func:`check_random_state` and :func:`draw_seed` are the
+``random_state`` rules of all estimators.
 """
-import inspect
 import numbers
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from sklearn.utils import Tags
+from sklearn.utils.validation import check_array
 
-__all__ = ["Estimator", "NotFittedError", "check_random_state", "draw_seed"]
+__all__ = ["Estimator", "NotFittedError", "as_numeric_array", "check_random_state", "draw_seed", "series_tags"]
 
 
-class NotFittedError(ValueError, AttributeError, RuntimeError):
+class NotFittedError(_SklearnNotFittedError, RuntimeError):
     """Raised when an estimator is used before ``fit``.
 
-    A ValueError and an AttributeError, as scikit-learn's; also a RuntimeError, what ``MiniRocket``
-    raised before the estimators shared this class.
+    A subclass of ``sklearn.exceptions.NotFittedError`` (itself a ValueError and an AttributeError),
+    so scikit-learn's tools and ``except sklearn.exceptions.NotFittedError`` catch it. Also a
+    RuntimeError, what ``MiniRocket`` raised before the estimators shared this class. (The other
+    way round does not hold: ``sklearn.utils.validation.check_is_fitted`` raises scikit-learn's
+    class, which ``except softdtw_torch.NotFittedError`` does not catch.)
     """
 
 
-class Estimator:
-    """Parameters, repr and fitted check of an estimator (scikit-learn's protocol).
+class Estimator(BaseEstimator):
+    """scikit-learn's ``BaseEstimator`` with the fitted check of our estimators.
 
     A subclass stores each ``__init__`` argument under its own name (and does nothing else in
     ``__init__``), and names in ``_fitted_attribute`` an attribute that only a fit sets.
@@ -32,49 +39,38 @@ class Estimator:
 
     _fitted_attribute = ""
 
-    @classmethod
-    def _get_param_names(cls) -> List[str]:
-        """The ``__init__`` arguments, sorted (as scikit-learn's)."""
-        if cls.__init__ is object.__init__:
-            return []
-        parameters = inspect.signature(cls.__init__).parameters.values()
-        return sorted(p.name for p in parameters
-                      if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The ``__init__`` parameters; with ``deep``, also ``name__key`` for parameters that are estimators."""
-        params: Dict[str, Any] = {}
-        for name in self._get_param_names():
-            value = getattr(self, name)
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                params.update((f"{name}__{key}", v) for key, v in value.get_params().items())
-            params[name] = value
-        return params
-
-    def set_params(self, **params: Any) -> "Estimator":
-        """Sets ``__init__`` parameters; returns self."""
-        valid = self._get_param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(
-                    f"{type(self).__name__}.set_params: unknown parameter {key!r}; valid parameters are {valid}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
-        changed = [f"{name}={value!r}" for name, value in self.get_params(deep=False).items()
-                   if defaults.get(name, inspect.Parameter.empty) is inspect.Parameter.empty
-                   or repr(value) != repr(defaults[name])]
-        return f"{type(self).__name__}({', '.join(changed)})"
-
     def __sklearn_is_fitted__(self) -> bool:
+        # What sklearn.utils.validation.check_is_fitted asks.
         return hasattr(self, self._fitted_attribute)
 
     def _check_is_fitted(self, method_name: str) -> None:
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(
                 f"{type(self).__name__}.{method_name}: this instance is not fitted yet; call fit first")
+
+
+def series_tags(tags: Tags, allow_nan: bool = False) -> Tags:
+    """The input tags of a time-series estimator: 3-D collections, and 2-D arrays read as
+    (n_cases, n_timepoints) univariate series (aeon's and tslearn's convention, which also keeps
+    scikit-learn's common checks, all fed 2-D arrays, running). ``allow_nan``: NaN-padded series
+    of different lengths are accepted (tslearn's format)."""
+    tags.input_tags.two_d_array = True
+    tags.input_tags.three_d_array = True
+    tags.input_tags.allow_nan = allow_nan
+    return tags
+
+
+def as_numeric_array(X: Any, who: str) -> np.ndarray:
+    """X (anything but a tensor) as a numeric numpy array, through scikit-learn's ``check_array``.
+
+    So sparse matrices, complex or non-numeric values and empty arrays get scikit-learn's errors
+    (naming ``who``), which its tools and common checks expect; DataFrames and lists are read,
+    object arrays of numbers become float64, read-only arrays are copied (torch would warn on
+    them). Numeric dtypes, rank and memory layout are kept, and NaN / inf pass: the rank and the
+    values are each estimator's to check.
+    """
+    return check_array(X, accept_sparse=False, dtype="numeric", force_writeable=True, ensure_all_finite=False,
+                       ensure_2d=False, allow_nd=True, estimator=who, input_name="X")
 
 
 def _int_seed(random_state: Any, who: str, check_range: bool) -> int:

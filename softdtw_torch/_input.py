@@ -2,10 +2,15 @@
 one group (n, T, d) / (n, T) or K groups (K, n, T, d), lists of series of different lengths, or
 NaN-padded (tslearn's format), become one padded floating tensor and its lengths (:func:`_prepare_series`);
 plus the checks of the scalar arguments and the linear resampling of series to another length.
+
+The functional API's eager side lives here too: its argument types (gamma, bandwidth, lengths given as
+lists) and its numpy / list input (:func:`_pair_from_arrays`), read as tslearn's metrics read them.
 """
 from __future__ import annotations
 
 import math
+import numbers
+import warnings
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -29,7 +34,7 @@ def _to_tensor(value: Any, name: str, what: str) -> Tuple[Tensor, str]:
     if isinstance(value, Tensor):
         t = value.detach()
         if t.dtype in (torch.float16, torch.bfloat16) or t.is_complex():
-            raise ValueError(f"{name}: expected {what} to be float32 or float64, got {t.dtype}")
+            raise TypeError(f"{name}: expected {what} to be float32 or float64, got {t.dtype}")
         if not t.is_floating_point():
             t = t.to(torch.get_default_dtype())
         return t, "torch"
@@ -40,9 +45,9 @@ def _to_tensor(value: Any, name: str, what: str) -> Tuple[Tensor, str]:
     if a.dtype == object:
         raise ValueError(f"{name}: could not read {what} as a numeric array (ragged or non-numeric)")
     if a.dtype.kind == "c":
-        raise ValueError(f"{name}: expected {what} to be real, got dtype {a.dtype}")
+        raise TypeError(f"{name}: expected {what} to be real, got dtype {a.dtype}")
     if a.dtype.kind not in "fiub":
-        raise ValueError(f"{name}: expected {what} to be numeric, got dtype {a.dtype}")
+        raise TypeError(f"{name}: expected {what} to be numeric, got dtype {a.dtype}")
     if a.dtype != np.float32:
         a = a.astype(np.float64)
     return torch.from_numpy(np.ascontiguousarray(a)), "numpy"
@@ -141,9 +146,12 @@ def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _D
                 else "(n, length, features) or (n, length)"
             raise ValueError(f"{name}: expected X of shape {want}, got a {x.dim()}-D input of shape {tuple(x.shape)}")
     K, n, T, d = x.shape
+    given_shape = tuple(x.shape) if not single else tuple(x.shape[1:])
     if K == 0 or n == 0 or T == 0 or d == 0:
         raise ValueError(f"{name}: expected non-empty X (groups, series, length and features), got shape "
-                         f"{tuple(x.shape) if not single else tuple(x.shape[1:])}")
+                         f"{given_shape}")
+    if not squeeze_2d:
+        _check_not_transposed(name, given_shape, T, d)
     if x_lengths is not None:
         lengths = _check_lengths(x_lengths, (n,) if single else (K, n), T, x.device, name, "x_lengths")
         lengths = lengths.reshape(K, n)
@@ -180,6 +188,22 @@ def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _D
     if longest < T:  # padding past the longest series: drop it, T is the longest length from here on
         x = x[:, :, :longest]
     return _Data(x.contiguous(), lengths, single, kind, squeeze_2d)
+
+
+def _check_not_transposed(name: str, shape: Tuple[int, ...], T: int, d: int) -> None:
+    """Catches aeon's layout (cases, channels, time) given where tslearn's (cases, time, features) is read:
+    series of length 1 are an error, far more features than time steps a warning."""
+    fix = "pass X.transpose(0, 2, 1) for a numpy array, X.transpose(1, 2) for a tensor"
+    if T == 1 and d > 1:
+        raise ValueError(
+            f"{name}: X of shape {shape} reads as series of length 1 with {d} features; that looks like aeon's "
+            f"layout (n_cases, n_channels, n_timepoints), while this function reads (n_series, length, features), "
+            f"tslearn's layout: {fix}")
+    if d >= 4 * T:
+        warnings.warn(
+            f"{name}: X of shape {shape} reads as series of length {T} with {d} features; if it is in aeon's layout "
+            f"(n_cases, n_channels, n_timepoints), this function reads (n_series, length, features): {fix}",
+            UserWarning, stacklevel=4)
 
 
 def _is_ragged_or_series_list(X: Sequence[Any]) -> bool:
@@ -236,3 +260,126 @@ def _resample(x: Tensor, lengths: Tensor, length: int) -> Tensor:
     a = torch.gather(x, 1, i0.unsqueeze(-1).expand(S, length, d))
     b = torch.gather(x, 1, i1.unsqueeze(-1).expand(S, length, d))
     return a + frac * (b - a)
+
+
+# --- the functional API's eager side: numpy / list input and argument types ---------------------------------------
+def _is_array_input(*values: Any) -> bool:
+    """Whether any of the (non-None) inputs is not a tensor: numpy arrays, lists, scalars."""
+    return any(v is not None and not isinstance(v, Tensor) for v in values)
+
+
+def _checked_gamma_type(gamma: Any, op: str) -> Any:
+    """gamma as a float or the tensor given; TypeError for anything else (bools included)."""
+    if isinstance(gamma, Tensor):
+        return gamma
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
+        raise TypeError(f"{op}: expected gamma to be a float or a tensor, got {type(gamma).__name__} {gamma!r}")
+    return float(gamma)
+
+
+def _checked_bandwidth_type(bandwidth: Any, op: str) -> Optional[int]:
+    """bandwidth as an int or None; TypeError for floats (even integral ones), bools and other types."""
+    if bandwidth is None:
+        return None
+    if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Integral):
+        raise TypeError(f"{op}: expected bandwidth to be an int or None, got {type(bandwidth).__name__} {bandwidth!r}")
+    return int(bandwidth)
+
+
+def _checked_lengths_type(lengths: Any, op: str, arg: str) -> Optional[Tensor]:
+    """Lengths as given (a tensor or None), or a list / tuple / numpy array of integers as an int64 tensor."""
+    if lengths is None or isinstance(lengths, Tensor):
+        return lengths
+    try:
+        a = np.asarray(lengths)
+    except ValueError:
+        a = np.asarray(None)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{op}: expected {arg} to be an integer tensor, a list of ints or None, got "
+                        f"{type(lengths).__name__} of dtype {a.dtype}")
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
+
+
+def _checked_argument_types(op: str, gamma: Any, bandwidth: Any, x_lengths: Any, y_lengths: Any,
+                            lengths_names: Tuple[str, str] = ("x_lengths", "y_lengths")) -> Tuple[Any, ...]:
+    """The SoftDTW functions' gamma, bandwidth and lengths, type-checked (TypeError naming ``op``) and
+    converted: gamma a float or a tensor, bandwidth an int or None, lengths tensors or None."""
+    return (_checked_gamma_type(gamma, op), _checked_bandwidth_type(bandwidth, op),
+            _checked_lengths_type(x_lengths, op, lengths_names[0]),
+            _checked_lengths_type(y_lengths, op, lengths_names[1]))
+
+
+def _series_ndim(value: Any) -> int:
+    """The number of dimensions an input reads with; 0 for a ragged list (a batch of series)."""
+    if isinstance(value, Tensor):
+        return value.dim()
+    try:
+        a = np.asarray(value)
+    except ValueError:
+        return 0
+    return 0 if a.dtype == object else a.ndim
+
+
+def _single_series(value: Any, op: str, arg: str) -> Tensor:
+    """One series, (T,) or (T, d), as a (T, d) tensor; trailing all-NaN time steps are dropped (tslearn's
+    ``to_time_series(..., remove_nans=True)``), NaN elsewhere is an error."""
+    t, _ = _to_tensor(value, op, arg)
+    if t.dim() == 1:
+        t = t.unsqueeze(1)
+    if t.shape[0] == 0 or t.shape[1] == 0:
+        raise ValueError(f"{op}: expected a non-empty series {arg}, got shape {tuple(t.shape)}")
+    if bool(torch.isnan(t).any()):
+        length = int(_lengths_from_nan(t.unsqueeze(0), op)[0])
+        if length == 0 or bool(torch.isnan(t[:length]).any()):
+            raise ValueError(f"{op}: {arg} holds NaN inside the series; only trailing all-NaN time steps are read "
+                             f"as padding (tslearn's convention)")
+        t = t[:length]
+    return t
+
+
+def _series_batch(value: Any, lengths: Any, op: str, arg: str) -> Tuple[Tensor, Optional[Tensor]]:
+    """A batch of series: (B, T, d) (NaN-padded or not) or a list of series of any lengths, as a padded
+    (B, T, d) tensor and its lengths (None when every series has the full length)."""
+    if isinstance(value, Tensor) and value.dim() == 3 and not bool(torch.isnan(value).any()):
+        return value, lengths
+    data = _prepare_series(value, lengths, op, allow_groups=False)
+    x, found = data.x[0], data.lengths[0]
+    if lengths is None and bool((found == x.shape[1]).all()):
+        return x, None
+    return x, found
+
+
+def _pair_from_arrays(op: str, x: Any, y: Any, x_lengths: Any, y_lengths: Any, names: Tuple[str, str] = ("x", "y")
+                      ) -> Tuple[Tensor, Tensor, Optional[Tensor], Optional[Tensor], bool]:
+    """Reads a pair of inputs given as numpy arrays or lists, as tslearn's ``soft_dtw`` does: each side one
+    series, (T,) or (T, d), or a batch of series, (B, T, d), NaN-padded or not, or a list of series of
+    different lengths. Returns tensors, lengths and whether the pair is unbatched."""
+    nx, ny = _series_ndim(x), _series_ndim(y)
+    if (nx in (1, 2)) != (ny in (1, 2)):
+        raise ValueError(f"{op}: expected {names[0]} and {names[1]} both single series ((length,) or (length, "
+                         f"features)) or both batches ((batch, length, features) or lists of series), got "
+                         f"{nx or 'a list of'}-D and {ny or 'a list of'}-D input")
+    if nx in (1, 2):
+        if x_lengths is not None or y_lengths is not None:
+            raise ValueError(f"{op}: lengths apply to batches of series, got single series with lengths")
+        a, b = _single_series(x, op, names[0]), _single_series(y, op, names[1])
+        la = lb = None
+        unbatched = True
+    else:
+        for n, name in ((nx, names[0]), (ny, names[1])):
+            if n > 3:
+                raise ValueError(f"{op}: expected {name} of at most 3 dimensions (batch, length, features), got {n}-D")
+        a, la = _series_batch(x, x_lengths, op, names[0])
+        b, lb = _series_batch(y, y_lengths, op, names[1])
+        unbatched = False
+    if a.dtype != b.dtype:  # numpy's promotion: float32 with float64 computes in float64
+        a, b = a.double(), b.double()
+    return a, b, la, lb, unbatched
+
+
+def _to_numpy(out: Any) -> Any:
+    """The result of a call on arrays, as numpy: 0-dim results as numpy scalars, tuples element-wise."""
+    if isinstance(out, tuple):
+        return tuple(_to_numpy(o) for o in out)
+    a = out.detach().cpu().numpy()
+    return a[()] if a.ndim == 0 else a

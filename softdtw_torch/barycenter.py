@@ -356,7 +356,7 @@ def softdtw_barycenter(
             Blondel's original code): the objective is the *sum* Σ_i sdtw(z, x_i), so the values
             in ``history`` are directly comparable with tslearn's objective. Pass ``weights=1/n``
             for the mean; the minimiser is the same, only the objective scale (and hence ``tol``
-            when |objective| < 1, see below) changes. Members of weight 0 are skipped (no DP).
+            when ``|objective| < 1``, see below) changes. Members of weight 0 are skipped (no DP).
             Unlike tslearn, which silently replaces weights of the wrong length by ones, a bad
             shape raises.
         init: starting barycenter, (length, d) (or (K, length, d) for K groups, or (length, d)
@@ -366,12 +366,12 @@ def softdtw_barycenter(
             (default 50, tslearn's), or Adam steps (default 200). 0 returns the initialisation.
         tol: ``"lbfgs"`` (default 1e-3, tslearn's): scipy L-BFGS-B's tests as tslearn uses them
             (``minimize(tol=tol)`` sets ftol = gtol = tol): a problem stops after an iteration where
-            (f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol, or when max |∂f/∂z| <= tol (also
+            ``(f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol``, or when ``max |∂f/∂z| <= tol`` (also
             checked at the start). The test is relative, and soft-DTW sums are large (often
             negative, e.g. −5 800 for a GunPoint class at γ = 1): 1e-3 stops early, after 2 to 15
             iterations on GunPoint; use 1e-6 or less for a converged barycenter. ``"adam"``
             (default 1e-5): a problem stops when its best objective has not improved by more than
-            tol · max(|best|, 1) for ``patience`` consecutive steps.
+            ``tol · max(|best|, 1)`` for ``patience`` consecutive steps.
         method: ``"lbfgs"`` (default; scipy's L-BFGS-B algorithm, i.e. tslearn's solver, with one
             independent state per problem: same iterates as tslearn for the same tol and
             max_iter) or ``"adam"`` (cosine decay of ``lr`` to 0 over ``max_iter`` steps,

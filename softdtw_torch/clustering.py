@@ -12,9 +12,10 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 import torch
+from sklearn.base import ClusterMixin, TransformerMixin
 from torch import Tensor
 
-from ._base import Estimator, check_random_state
+from ._base import Estimator, as_numeric_array, check_random_state, series_tags
 from ._input import _Data, _check_bandwidth, _check_int, _check_scalar, _prepare_series, _resample, _to_tensor
 from .barycenter import _DEFAULTS, _METHODS, ArrayLike, _Objective, _solve
 from .functional import cdist_soft_dtw, soft_dtw
@@ -25,16 +26,17 @@ __all__ = ["SoftDTWKMeans"]
 _MAX_PAIR_ELEMENTS = 1 << 26
 
 
-class SoftDTWKMeans(Estimator):
+class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
     """k-means under soft-DTW (or the soft-DTW divergence), with batched barycenter updates.
 
     Lloyd iterations: (1) assign each series to the center of lowest soft-DTW value (the n·k
     (series, center) pairs in one batched ``soft_dtw`` call, through ``cdist_soft_dtw``; split in
     chunks only beyond 2^26 gathered elements), (2) replace every center by the
     soft-DTW barycenter of its members, warm-started from the current center — all k barycenters
-    in one batched solve (:func:`softdtw_barycenter`'s machinery: every sample is one pair of the
-    problem of its cluster, so clusters of different sizes need no padding). Behaves like
-    ``tslearn.clustering.TimeSeriesKMeans(metric="softdtw")`` with these differences:
+    in one batched solve (:func:`~softdtw_torch.barycenter.softdtw_barycenter`'s machinery: every
+    sample is one pair of the problem of its cluster, so clusters of different sizes need no
+    padding). Behaves like ``tslearn.clustering.TimeSeriesKMeans(metric="softdtw")`` with these
+    differences:
 
     * ``inertia_`` is the objective both steps decrease: Σ_i value(x_i, center of x_i) (a sum, as
       scikit-learn's KMeans), where value is sdtw_γ or, with ``metric_normalize=True``, the
@@ -71,11 +73,16 @@ class SoftDTWKMeans(Estimator):
         verbose: print the inertia after each iteration.
 
     Attributes (after ``fit``): ``cluster_centers_`` (k, T, d) with T the longest training series,
-    ``labels_`` (n,), ``inertia_`` (float), ``n_iter_`` (number of center updates performed).
+    ``labels_`` (n,), ``inertia_`` (float), ``n_iter_`` (number of center updates performed),
+    ``n_features_in_`` (d, as tslearn's ``TimeSeriesKMeans``: 1 for (n, T) input).
     numpy in, numpy out: with tensor input they are tensors on X's device (labels int64).
 
     Input X: (n, T, d), (n, T) univariate, a list of series of different lengths, or NaN-padded
-    (tslearn's format); ``x_lengths`` (n,) may be given to ``fit``/``predict``/``transform``.
+    (tslearn's format); ``x_lengths`` (n,) may be given to ``fit``/``predict``/``transform``/
+    ``fit_predict``/``fit_transform``.
+
+    A scikit-learn clusterer and transformer (``ClusterMixin``, ``TransformerMixin``), like
+    tslearn's ``TimeSeriesKMeans``.
     """
 
     _fitted_attribute = "_centers"
@@ -98,6 +105,11 @@ class SoftDTWKMeans(Estimator):
         self.bandwidth = bandwidth
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = series_tags(super().__sklearn_tags__(), allow_nan=True)  # NaN-padded series
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
     # -- helpers ---------------------------------------------------------------------------
     def _check_params(self) -> None:
         name = "SoftDTWKMeans"
@@ -117,8 +129,13 @@ class SoftDTWKMeans(Estimator):
                 f"{name}: expected init to be 'k-means++', 'random' or an array of centers, got {self.init!r}")
 
     def _read(self, X: Any, x_lengths: Any, name: str) -> _Data:
-        data = _prepare_series(X, x_lengths, name, allow_groups=False)
-        return data
+        if not isinstance(X, (Tensor, list, tuple)):  # lists may be series of different lengths
+            X = as_numeric_array(X, name)
+        if getattr(X, "ndim", None) == 1:  # one series or n scalars? Ask, as scikit-learn does
+            raise ValueError(f"{name}: expected X of shape (n, length, features) or (n, length), got a 1-D "
+                             f"input of shape {tuple(X.shape)}. Reshape your data: X.reshape(1, -1) for a "
+                             f"single series")
+        return _prepare_series(X, x_lengths, name, allow_groups=False)
 
     def _self_terms(self, x: Tensor, lengths: Optional[Tensor]) -> Tensor:
         with torch.no_grad():
@@ -294,6 +311,7 @@ class SoftDTWKMeans(Estimator):
         self._kind = data.kind
         self._squeeze_2d = data.squeeze_2d
         self._centers = centers
+        self.n_features_in_ = d
         self.cluster_centers_ = self._output(centers)
         self.labels_ = self._output(labels)
         self.inertia_ = inertia
@@ -324,3 +342,8 @@ class SoftDTWKMeans(Estimator):
                     ) -> Union[Tensor, np.ndarray]:
         """``fit(X)`` then return ``labels_``."""
         return self.fit(X, y, x_lengths).labels_
+
+    def fit_transform(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None
+                      ) -> Union[Tensor, np.ndarray]:
+        """``fit(X)`` then ``transform(X)``, both with ``x_lengths``."""
+        return self.fit(X, y, x_lengths).transform(X, x_lengths)

@@ -10,7 +10,7 @@ Conventions (all functions):
   gamma uses the homogeneity sdtw_γ(D) = γ·sdtw_1(D/γ): the kernels run with γ = 1 on D/γ (for
   the squared Euclidean cost, on x/√γ and y/√γ, so the fused mode stays available), and autograd
   gives the γ-gradient, with no (B, N, M) tensor for it. ``bandwidth`` is the Sakoe–Chiba radius (``None``: no band). For
-  N != M the band is widened by |N − M| (tslearn's ``sakoe_chiba_mask``), so the end is always
+  N != M the band is widened by ``|N − M|`` (tslearn's ``sakoe_chiba_mask``), so the end is always
   reachable.
 - ``x_lengths`` / ``y_lengths``: optional (B,) integer tensors for ragged batches; pair b uses
   ``x[b, :x_lengths[b]]`` and ``y[b, :y_lengths[b]]`` (band included), and padding gets a zero
@@ -23,22 +23,51 @@ Conventions (all functions):
 - float32 and float64 compute in their own precision; float16/bfloat16 accumulate in float32 and
   return their own dtype. Results are deterministic: same inputs, same bits, whatever the number
   of threads.
-- Bad input raises an error naming the function, what was expected and what came. Non-finite
+- Tensors are read as above. numpy arrays and (nested) lists are read as tslearn reads them: by
+  ``soft_dtw``, ``soft_dtw_alignment``, ``soft_dtw_sharp`` and ``dilate`` as one series per side,
+  (N,) or (N, d), or a batch per side, (B, N, d) or a list of series of any lengths, trailing
+  all-NaN time steps being padding; by ``cdist_soft_dtw`` as datasets, (A, N, d), (A, N) univariate,
+  lists or NaN-padded; the result is then numpy (no autograd). float32 arrays compute in float32,
+  other numbers in float64. Lengths may be lists of ints.
+- Bad input raises an error naming the function, what was expected and what came: ValueError for
+  bad values, shapes and empty input, TypeError for wrong types (dtypes included). ``gamma`` must
+  be a normal number of the compute dtype, and so must 1/gamma (float32: [1.2e-38, 8.5e37]; float64:
+  [2.2e-308, 4.5e307]); inside that range a float32 value beyond float32's range overflows. Non-finite
   values: a cost ``D`` may hold ``+inf`` (a forbidden cell; a pair with every path forbidden gets
   ``+inf`` and a zero gradient), while NaN or ``-inf`` in ``D``, and NaN or ±inf in ``x``/``y`` for
   the fused mode, raise ``ValueError``.
 """
-from typing import Optional, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
 from . import _ops  # noqa: F401  (registers the operators)
+from ._input import (_checked_argument_types, _is_array_input, _pair_from_arrays, _prepare_series, _to_numpy,
+                     _to_tensor)
 
 
-def _checked_gamma(op: str, gamma: Tensor, batch: int) -> Tensor:
-    """A tensor gamma as a (1,) or (batch,) scaling tensor, checked positive and finite (in eager
-    mode and TorchScript; reading the values would break a torch.compile graph)."""
+def _pair_call_on_arrays(fn: Callable[..., Any], op: str, x: Any, y: Any, x_lengths: Any, y_lengths: Any,
+                         *args: Any, **kwargs: Any) -> Any:
+    """``fn(x, y, *args, x_lengths=, y_lengths=, **kwargs)`` on numpy / list input, read as tslearn reads
+    it (``_pair_from_arrays``), without autograd; returns numpy."""
+    a, b, la, lb, _ = _pair_from_arrays(op, x, y, x_lengths, y_lengths)
+    with torch.no_grad():
+        return _to_numpy(fn(a, b, *args, x_lengths=la, y_lengths=lb, **kwargs))
+
+
+def _cost_call_on_arrays(fn: Callable[..., Any], op: str, D: Any, *args: Any) -> Any:
+    """``fn(D, *args)`` on a numpy / list cost matrix, without autograd; returns numpy."""
+    cost, _ = _to_tensor(D, op, "D")
+    with torch.no_grad():
+        return _to_numpy(fn(cost, *args))
+
+
+def _checked_gamma(op: str, gamma: Tensor, batch: int, dtype: torch.dtype) -> Tensor:
+    """A tensor gamma as a (1,) or (batch,) scaling tensor, checked positive and finite, and with gamma
+    and 1/gamma normal numbers of the compute dtype (float64 for float64 input, else float32), as the
+    ops check a float gamma (in eager mode and TorchScript; reading the values would break a
+    torch.compile graph)."""
     scale = gamma.reshape(-1)
     if scale.numel() != 1 and scale.numel() != batch:
         raise ValueError(
@@ -50,6 +79,10 @@ def _checked_gamma(op: str, gamma: Tensor, batch: int) -> Tensor:
         check = not torch.compiler.is_compiling()
     if check and not bool((torch.isfinite(scale) & (scale > 0)).all()):
         raise ValueError(op + ": gamma must be positive and finite")
+    smallest = 2.2250738585072014e-308 if dtype == torch.float64 else 1.1754943508222875e-38
+    if check and not bool(((scale >= smallest) & (scale <= 1.0 / smallest)).all()):
+        raise ValueError(op + ": gamma must be in [" + str(smallest) + ", " + str(1.0 / smallest) + "] for "
+                         + str(dtype) + " input (gamma and 1/gamma normal numbers of its compute dtype)")
     return scale
 
 
@@ -84,7 +117,7 @@ def soft_dtw(
             +96 MiB and 64 MiB; ``checkpoint=True`` keeps nothing beyond x and y between them.
             ``None`` (default) picks fused when d <= 128 and unfused beyond, where the matrix
             product is cheaper than O(d) work per cell.
-        cost: ``"sqeuclidean"`` (default), ``"l1"`` (Σ_k |x_ik − y_jk|) or ``"cosine"``
+        cost: ``"sqeuclidean"`` (default), ``"l1"`` (``Σ_k |x_ik − y_jk|``) or ``"cosine"``
             (1 − cos(x_i, y_j), a zero vector counting as norm 1e-8); the last two run unfused
             (``pairwise_cost`` then ``soft_dtw_from_cost``), and ``fused=True`` with them is an
             error. The divergence is ≥ 0 for the squared Euclidean cost; other costs keep
@@ -100,7 +133,17 @@ def soft_dtw(
     Works on CPU and CUDA, in TorchScript, under ``torch.compile`` and from C++
     (``torch.ops.softdtw_torch.soft_dtw``). SoftDTW values may be negative and sdtw(x, x) != 0:
     that is the definition; use ``normalize=True`` for a divergence.
+
+    numpy arrays and lists are read as tslearn's ``soft_dtw`` reads them: ``x`` and ``y`` each one
+    series, (N,) or (N, d), or each a batch, (B, N, d) or a list of series of any lengths, with
+    trailing all-NaN time steps as padding (tslearn's format); the result is numpy.
     """
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(x, y):
+            return _pair_call_on_arrays(soft_dtw, "soft_dtw", x, y, x_lengths, y_lengths, gamma, bandwidth,
+                                        normalize, fused, cost=cost, checkpoint=checkpoint)
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)
@@ -111,7 +154,7 @@ def soft_dtw(
             "(a batch), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
         )
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw", gamma, x.shape[0])
+        scale = _checked_gamma("soft_dtw", gamma, x.shape[0], x.dtype)
         if cost == "sqeuclidean":  # ||x/√γ − y/√γ||² = ||x − y||²/γ: the fused kernel still applies
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw(
@@ -186,13 +229,19 @@ def soft_dtw_from_cost(
     Any differentiable cost written in PyTorch works: autograd carries ∂sdtw/∂D = E (the expected
     alignment) back into it. ``x_lengths`` bound the rows and ``y_lengths`` the columns of each pair;
     each pair's value and gradient are bit for bit those of ``D[b, :x_lengths[b], :y_lengths[b]]``
-    alone, and the padding gets a zero gradient (tests/softdtw/test_ragged.py).
+    alone, and the padding gets a zero gradient (tests/softdtw/test_ragged.py). A numpy ``D`` gives numpy.
     """
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_from_cost", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(D):
+            return _cost_call_on_arrays(soft_dtw_from_cost, "soft_dtw_from_cost", D, gamma, bandwidth, x_lengths,
+                                        y_lengths)
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw_from_cost", gamma, D.shape[0])
+        scale = _checked_gamma("soft_dtw_from_cost", gamma, D.shape[0], D.dtype)
         values = _scaled_from_cost(D, scale, bandwidth, x_lengths, y_lengths)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
@@ -201,7 +250,16 @@ def soft_dtw_from_cost(
 
 def pairwise_cost(x: Tensor, y: Tensor, cost: str = "sqeuclidean") -> Tensor:
     """The (B, N, M) cost tensor of ``x`` (B, N, d) and ``y`` (B, M, d) for a named cost
-    (``"sqeuclidean"``, ``"l1"``, ``"cosine"``, see ``soft_dtw``), differentiable through autograd."""
+    (``"sqeuclidean"``, ``"l1"``, ``"cosine"``, see ``soft_dtw``), differentiable through autograd.
+    numpy inputs, (B, N, d) and (B, M, d), give numpy."""
+    if not torch.jit.is_scripting():
+        if _is_array_input(x, y):
+            a, _ = _to_tensor(x, "pairwise_cost", "x")
+            b, _ = _to_tensor(y, "pairwise_cost", "y")
+            if a.dtype != b.dtype:
+                a, b = a.double(), b.double()
+            with torch.no_grad():
+                return _to_numpy(torch.ops.softdtw_torch.pairwise_cost(a, b, cost))
     return torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
 
 
@@ -225,13 +283,20 @@ def soft_dtw_alignment(
     Hessian (a forward and a reverse recursion carrying a tangent, docs/design/softdtw.md §3), so E
     can serve as a layer (attention-like weights, DILATE's temporal term). A derivative of E's
     derivative (a third derivative of the value) raises. Use ``E.detach()`` for fixed weights.
+    numpy / list input is read as by ``soft_dtw`` and gives numpy.
     """
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_alignment", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(x, y):
+            return _pair_call_on_arrays(soft_dtw_alignment, "soft_dtw_alignment", x, y, x_lengths, y_lengths,
+                                        gamma, bandwidth, cost=cost)
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        _checked_gamma("soft_dtw_alignment", gamma, x.shape[0])  # errors name the function called
+        _checked_gamma("soft_dtw_alignment", gamma, x.shape[0], x.dtype)  # errors name the function called
         D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
         values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
     else:
@@ -249,12 +314,18 @@ def soft_dtw_alignment_from_cost(
     y_lengths: Optional[Tensor] = None,
 ) -> Tuple[Tensor, Tensor]:
     """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)), both outputs
-    differentiable w.r.t. ``D`` (and a tensor ``gamma``)."""
+    differentiable w.r.t. ``D`` (and a tensor ``gamma``). A numpy ``D`` gives numpy."""
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_alignment_from_cost", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(D):
+            return _cost_call_on_arrays(soft_dtw_alignment_from_cost, "soft_dtw_alignment_from_cost", D, gamma,
+                                        bandwidth, x_lengths, y_lengths)
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
-        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0]).to(D.dtype)
+        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0], D.dtype).to(D.dtype)
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
             D / scale.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths
         )
@@ -287,15 +358,22 @@ def soft_dtw_sharp(
     (docs/design/softdtw.md §3), and its gradient E + H·D (H: soft-DTW's Hessian) one more forward and
     one reverse recursion. Differentiable to the first order (a second derivative is a third
     derivative of soft-DTW and raises). Works in TorchScript and from C++
-    (``torch.ops.softdtw_torch.soft_dtw_sharp``).
+    (``torch.ops.softdtw_torch.soft_dtw_sharp``). numpy / list input is read as by ``soft_dtw`` and
+    gives numpy.
     """
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_sharp", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(x, y):
+            return _pair_call_on_arrays(soft_dtw_sharp, "soft_dtw_sharp", x, y, x_lengths, y_lengths, gamma,
+                                        bandwidth, normalize, fused, cost=cost)
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
         # sharp_γ(D) = γ·sharp_1(D/γ) (E depends on D/γ only); for the squared Euclidean cost on x/√γ, y/√γ.
-        scale = _checked_gamma("soft_dtw_sharp", gamma, x.shape[0])
+        scale = _checked_gamma("soft_dtw_sharp", gamma, x.shape[0], x.dtype)
         if cost == "sqeuclidean":
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw_sharp(
@@ -320,12 +398,18 @@ def soft_dtw_sharp_from_cost(
     y_lengths: Optional[Tensor] = None,
 ) -> Tensor:
     """The sharp soft-DTW ⟨E, D⟩ of a cost tensor ``D`` (B, N, M) (or (N, M)), differentiable w.r.t.
-    ``D`` (gradient E + H·D); see ``soft_dtw_sharp``."""
+    ``D`` (gradient E + H·D); see ``soft_dtw_sharp``. A numpy ``D`` gives numpy."""
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_sharp_from_cost", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(D):
+            return _cost_call_on_arrays(soft_dtw_sharp_from_cost, "soft_dtw_sharp_from_cost", D, gamma, bandwidth,
+                                        x_lengths, y_lengths)
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0])
+        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0], D.dtype)
         values = _scaled_from_cost(D, scale, bandwidth, x_lengths, y_lengths, sharp=True)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
@@ -355,14 +439,24 @@ def dilate(
     backward is one Hessian-vector product (docs/design/softdtw.md §3), with no (B, N, M) tensor
     besides D and Ω. Differentiable w.r.t. ``prediction``, ``target``, ``penalty`` and a tensor
     ``gamma`` (first order). Works in TorchScript and from C++ (``torch.ops.softdtw_torch.dilate``).
+    numpy / list input is read as by ``soft_dtw`` and gives numpy.
     """
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, prediction_lengths, target_lengths = _checked_argument_types(
+            "dilate", gamma, bandwidth, prediction_lengths, target_lengths, ("prediction_lengths", "target_lengths"))
+        if _is_array_input(prediction, target, penalty):
+            a, b, la, lb, _ = _pair_from_arrays("dilate", prediction, target, prediction_lengths, target_lengths,
+                                                ("prediction", "target"))
+            omega = None if penalty is None else _to_tensor(penalty, "dilate", "penalty")[0].to(a.dtype)
+            with torch.no_grad():
+                return _to_numpy(dilate(a, b, alpha, gamma, bandwidth, omega, la, lb))
     unbatched = prediction.dim() == 2 and target.dim() == 2
     if unbatched:
         prediction = prediction.unsqueeze(0)
         target = target.unsqueeze(0)
     if isinstance(gamma, Tensor):
         # shape_γ = γ·shape_1 and temporal_γ = temporal_1 on D/γ, i.e. on prediction/√γ, target/√γ.
-        scale = _checked_gamma("dilate", gamma, prediction.shape[0])
+        scale = _checked_gamma("dilate", gamma, prediction.shape[0], prediction.dtype)
         root = scale.sqrt().to(prediction.dtype).reshape(-1, 1, 1)
         _, shape, temporal = torch.ops.softdtw_torch.dilate(
             prediction / root, target / root, alpha, 1.0, bandwidth, penalty, prediction_lengths, target_lengths
@@ -426,9 +520,26 @@ def cdist_soft_dtw(
     ``x_lengths`` (A,) / ``y_lengths`` (B',) give ragged datasets; each entry is what ``soft_dtw``
     gives for that pair in a ragged batch (bit for bit as if alone in the fused mode, within a few
     ulps in the unfused mode, see the module docstring).
+
+    numpy arrays and lists are read as tslearn's ``cdist_soft_dtw`` reads its datasets: (A, N, d),
+    (A, N) for univariate series, a list of series of any lengths, or NaN-padded; the result is numpy.
     """
+    if not torch.jit.is_scripting():
+        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
+            "cdist_soft_dtw", gamma, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(X, Y):
+            data_x = _prepare_series(X, x_lengths, "cdist_soft_dtw", allow_groups=False)
+            data_y = None if Y is None else _prepare_series(Y, y_lengths, "cdist_soft_dtw", allow_groups=False)
+            a, la = data_x.x[0], data_x.lengths[0]
+            b, lb = (None, None) if data_y is None else (data_y.x[0], data_y.lengths[0])
+            if b is not None and a.dtype != b.dtype:
+                a, b = a.double(), b.double()
+            with torch.no_grad():
+                return _to_numpy(cdist_soft_dtw(a, b, gamma, normalize, bandwidth, cost, fused, la, lb, chunk_size))
     if X.dim() != 3 or (Y is not None and Y.dim() != 3):
-        raise ValueError("cdist_soft_dtw: expected X (A, N, d) and Y (B, M, d) as 3-D tensors")
+        got = str(X.dim()) + "-D" + ("" if Y is None else " and " + str(Y.dim()) + "-D")
+        raise ValueError("cdist_soft_dtw: expected X (A, N, d) and Y (B, M, d) as 3-D tensors (a (A, N) tensor of "
+                         "univariate series: X.unsqueeze(-1)), got " + got)
     if chunk_size < 1:
         raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
     symmetric = Y is None

@@ -1,5 +1,5 @@
 """``nn.Module`` wrappers: they only store hyper-parameters and call the functional API."""
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
@@ -23,6 +23,33 @@ def _checked_options(module: str, gamma: Union[float, Tensor], bandwidth: Option
     if bandwidth is not None and bandwidth < 0:
         raise ValueError(f"{module}: bandwidth must be >= 0 or None, got {bandwidth}")
     return gamma if isinstance(gamma, Tensor) else float(gamma)
+
+
+_INPUT_2D = (None, "univariate", "pair")
+
+
+def _checked_input_2d(module: str, input_2d: Optional[str]) -> Optional[str]:
+    if input_2d not in _INPUT_2D:
+        raise ValueError(f"{module}: input_2d must be one of {_INPUT_2D}, got {input_2d!r}")
+    return input_2d
+
+
+def _read_2d(module: str, x: Tensor, y: Tensor, input_2d: Optional[str]) -> Tuple[Tensor, Tensor]:
+    """A 2-D input to a loss reads two ways: (B, length), B univariate series, as ``nn.MSELoss`` reads
+    (B, T); or (length, features), one unbatched pair, as the functional API reads it. Only an explicit
+    ``input_2d`` picks one; without it, 2-D input is an error that names both readings."""
+    if x.dim() != 2 and y.dim() != 2:
+        return x, y
+    if input_2d is None:
+        raise ValueError(
+            module + ": got 2-D input (shapes " + str(list(x.shape)) + " and " + str(list(y.shape)) + "), which "
+            "reads two ways: a batch of univariate series (batch, length), as nn.MSELoss reads (B, T), or one "
+            "unbatched pair of series (length, features). Pass input_2d='univariate' or input_2d='pair' to the "
+            "module, or 3-D (batch, length, features) tensors"
+        )
+    if input_2d == "univariate":
+        return (x.unsqueeze(-1) if x.dim() == 2 else x), (y.unsqueeze(-1) if y.dim() == 2 else y)
+    return x, y
 
 
 def _reduce(values: Tensor, reduction: str) -> Tensor:
@@ -49,6 +76,9 @@ class SoftDTW(nn.Module):
         cost: ``"sqeuclidean"`` (default), ``"l1"`` or ``"cosine"``; see ``softdtw_torch.soft_dtw``.
         checkpoint: memory-lean backward (fused mode): keep no (B, N, M) DP table between forward
             and backward and recompute it; see ``softdtw_torch.soft_dtw``.
+        input_2d: how 2-D input reads: ``"univariate"`` ((B, length): B univariate series, as
+            ``nn.MSELoss`` reads (B, T)) or ``"pair"`` ((length, features): one unbatched pair).
+            ``None`` (default): 2-D input raises a ValueError naming both readings.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The loss is
     differentiable twice (``create_graph=True``, Hessian-vector products, ``torch.func``). The module
@@ -67,9 +97,11 @@ class SoftDTW(nn.Module):
         reduction: str = "mean",
         cost: str = "sqeuclidean",
         checkpoint: bool = False,
+        input_2d: Optional[str] = None,
     ) -> None:
         super().__init__()
         self.gamma = _checked_options("SoftDTW", gamma, bandwidth, reduction)
+        self.input_2d = _checked_input_2d("SoftDTW", input_2d)
         self.bandwidth = bandwidth
         self.normalize = normalize
         self.fused = fused
@@ -80,6 +112,7 @@ class SoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
+        x, y = _read_2d("SoftDTW", x, y, self.input_2d)
         values = soft_dtw(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
             self.checkpoint,
@@ -89,14 +122,16 @@ class SoftDTW(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
-            f"reduction={self.reduction!r}, cost={self.cost!r}, checkpoint={self.checkpoint}"
+            f"reduction={self.reduction!r}, cost={self.cost!r}, checkpoint={self.checkpoint}, "
+            f"input_2d={self.input_2d!r}"
         )
 
 
 class SharpSoftDTW(nn.Module):
     """Sharp soft-DTW loss ⟨E, D⟩ between ``x`` (B, N, d) and ``y`` (B, M, d), or with
     ``normalize=True`` the sharp soft-DTW divergence (Blondel, Mensch & Vert 2021); see
-    ``softdtw_torch.soft_dtw_sharp``. Options as for ``SoftDTW`` (no ``checkpoint``).
+    ``softdtw_torch.soft_dtw_sharp``. Options as for ``SoftDTW`` (no ``checkpoint``), ``input_2d``
+    included.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)``; differentiable once (its gradient already uses
     soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
@@ -113,9 +148,11 @@ class SharpSoftDTW(nn.Module):
         fused: Optional[bool] = None,
         reduction: str = "mean",
         cost: str = "sqeuclidean",
+        input_2d: Optional[str] = None,
     ) -> None:
         super().__init__()
         self.gamma = _checked_options("SharpSoftDTW", gamma, bandwidth, reduction)
+        self.input_2d = _checked_input_2d("SharpSoftDTW", input_2d)
         self.bandwidth = bandwidth
         self.normalize = normalize
         self.fused = fused
@@ -125,6 +162,7 @@ class SharpSoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
+        x, y = _read_2d("SharpSoftDTW", x, y, self.input_2d)
         values = soft_dtw_sharp(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost
         )
@@ -133,7 +171,7 @@ class SharpSoftDTW(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
-            f"reduction={self.reduction!r}, cost={self.cost!r}"
+            f"reduction={self.reduction!r}, cost={self.cost!r}, input_2d={self.input_2d!r}"
         )
 
 
@@ -150,6 +188,7 @@ class DILATELoss(nn.Module):
         penalty: a fixed time penalty Ω, (N, M) or (B, N, M), instead of ((i + 1)/N − (j + 1)/M)²;
             registered as a buffer.
         reduction: ``'mean'``, ``'sum'`` or ``'none'``.
+        input_2d: how 2-D input reads, as for ``SoftDTW`` (``None``: 2-D input is an error).
 
     ``forward(prediction, target, prediction_lengths=None, target_lengths=None)``; differentiable once
     (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
@@ -165,11 +204,13 @@ class DILATELoss(nn.Module):
         bandwidth: Optional[int] = None,
         penalty: Optional[Tensor] = None,
         reduction: str = "mean",
+        input_2d: Optional[str] = None,
     ) -> None:
         super().__init__()
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"DILATELoss: alpha must be in [0, 1], got {alpha}")
         self.gamma = _checked_options("DILATELoss", gamma, bandwidth, reduction)
+        self.input_2d = _checked_input_2d("DILATELoss", input_2d)
         self.alpha = float(alpha)
         self.bandwidth = bandwidth
         self.register_buffer("penalty", penalty)
@@ -182,6 +223,7 @@ class DILATELoss(nn.Module):
         prediction_lengths: Optional[Tensor] = None,
         target_lengths: Optional[Tensor] = None,
     ) -> Tensor:
+        prediction, target = _read_2d("DILATELoss", prediction, target, self.input_2d)
         loss, _, _ = dilate(
             prediction, target, self.alpha, self.gamma, self.bandwidth, self.penalty, prediction_lengths,
             target_lengths,
@@ -191,5 +233,6 @@ class DILATELoss(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"alpha={self.alpha}, gamma={self.gamma}, bandwidth={self.bandwidth}, "
-            f"penalty={'given' if self.penalty is not None else None}, reduction={self.reduction!r}"
+            f"penalty={'given' if self.penalty is not None else None}, reduction={self.reduction!r}, "
+            f"input_2d={self.input_2d!r}"
         )

@@ -12,8 +12,8 @@ inline bool is_supported_float(at::ScalarType t) {
 }
 
 inline void check_float_tensor(const char* op, const char* name, const at::Tensor& t) {
-  TORCH_CHECK(is_supported_float(t.scalar_type()), op, ": expected ", name,
-              " to be a floating-point tensor (float16, bfloat16, float32 or float64), got ", t.scalar_type());
+  TORCH_CHECK_TYPE(is_supported_float(t.scalar_type()), op, ": expected ", name,
+                   " to be a floating-point tensor (float16, bfloat16, float32 or float64), got ", t.scalar_type());
 }
 
 }  // namespace softdtw_torch

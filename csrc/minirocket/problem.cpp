@@ -13,11 +13,11 @@ namespace {
 
 // A 1-D parameter tensor read on the host as int64 (any integer dtype, on any device).
 std::vector<int64_t> integer_parameter(const char* name, const at::Tensor& t, const at::Device& device) {
-  TORCH_CHECK(t.dim() == 1, kTransformOp, ": expected ", name, " to be a 1-D tensor, got ", t.dim(), "-D");
-  TORCH_CHECK(at::isIntegralType(t.scalar_type(), /*includeBool=*/false), kTransformOp, ": expected ", name,
-              " to be an integer tensor (aeon: int32), got ", t.scalar_type());
-  TORCH_CHECK(t.device() == device || t.device().is_cpu(), kTransformOp, ": expected ", name, " on ", device,
-              " or the CPU, got ", t.device());
+  TORCH_CHECK_VALUE(t.dim() == 1, kTransformOp, ": expected ", name, " to be a 1-D tensor, got ", t.dim(), "-D");
+  TORCH_CHECK_TYPE(at::isIntegralType(t.scalar_type(), /*includeBool=*/false), kTransformOp, ": expected ", name,
+                   " to be an integer tensor (aeon: int32), got ", t.scalar_type());
+  TORCH_CHECK_VALUE(t.device() == device || t.device().is_cpu(), kTransformOp, ": expected ", name, " on ", device,
+                    " or the CPU, got ", t.device());
   const at::Tensor h = t.to(at::kCPU, at::kLong).contiguous();
   return std::vector<int64_t>(h.data_ptr<int64_t>(), h.data_ptr<int64_t>() + h.numel());
 }
@@ -37,12 +37,12 @@ int64_t sum_of(const std::vector<int64_t>& v) {
 }  // namespace
 
 void check_series(const char* op, const at::Tensor& x) {
-  TORCH_CHECK(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
-              "-D");
+  TORCH_CHECK_VALUE(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
+                    "-D");
   check_float_tensor(op, "x", x);
-  TORCH_CHECK(x.size(1) >= 1, op, ": expected x to have at least one channel, got x of shape ", x.sizes());
-  TORCH_CHECK(x.size(2) >= kMinLength, op, ": expected at least 9 time points (zero-pad shorter series), got x of shape ",
-              x.sizes());
+  TORCH_CHECK_VALUE(x.size(1) >= 1, op, ": expected x to have at least one channel, got x of shape ", x.sizes());
+  TORCH_CHECK_VALUE(x.size(2) >= kMinLength, op, ": expected at least 9 time points (zero-pad shorter series), got x of shape ",
+                    x.sizes());
 }
 
 // aeon converts x to float32 first (X.astype(np.float32)); a float64 value beyond float32's range
@@ -69,35 +69,35 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
   const std::vector<int64_t> channels = integer_parameter("channel_indices", channel_indices, device);
   const std::vector<int64_t> dil = integer_parameter("dilations", dilations, device);
   const std::vector<int64_t> nfpd = integer_parameter("num_features_per_dilation", num_features_per_dilation, device);
-  TORCH_CHECK(biases.dim() == 1, op, ": expected biases to be a 1-D tensor, got ", biases.dim(), "-D");
-  TORCH_CHECK(at::isFloatingType(biases.scalar_type()), op,
-              ": expected biases to be a floating-point tensor (aeon: float32), got ", biases.scalar_type());
-  TORCH_CHECK(biases.device() == device || biases.device().is_cpu(), op, ": expected biases on ", device,
-              " or the CPU, got ", biases.device());
+  TORCH_CHECK_VALUE(biases.dim() == 1, op, ": expected biases to be a 1-D tensor, got ", biases.dim(), "-D");
+  TORCH_CHECK_TYPE(at::isFloatingType(biases.scalar_type()), op,
+                   ": expected biases to be a floating-point tensor (aeon: float32), got ", biases.scalar_type());
+  TORCH_CHECK_VALUE(biases.device() == device || biases.device().is_cpu(), op, ": expected biases on ", device,
+                    " or the CPU, got ", biases.device());
 
   const int64_t n_dilations = static_cast<int64_t>(dil.size());
-  TORCH_CHECK(n_dilations >= 1, op, ": expected at least one dilation, got dilations of shape [0]");
-  TORCH_CHECK(static_cast<int64_t>(nfpd.size()) == n_dilations, op,
-              ": expected num_features_per_dilation to have one entry per dilation (", n_dilations, "), got ",
-              nfpd.size());
-  TORCH_CHECK(static_cast<int64_t>(ncpc.size()) == kKernels * n_dilations, op,
-              ": expected num_channels_per_combination to have 84 entries per dilation (", kKernels * n_dilations,
-              "), got ", ncpc.size());
+  TORCH_CHECK_VALUE(n_dilations >= 1, op, ": expected at least one dilation, got dilations of shape [0]");
+  TORCH_CHECK_VALUE(static_cast<int64_t>(nfpd.size()) == n_dilations, op,
+                    ": expected num_features_per_dilation to have one entry per dilation (", n_dilations, "), got ",
+                    nfpd.size());
+  TORCH_CHECK_VALUE(static_cast<int64_t>(ncpc.size()) == kKernels * n_dilations, op,
+                    ": expected num_channels_per_combination to have 84 entries per dilation (", kKernels * n_dilations,
+                    "), got ", ncpc.size());
   TORCH_CHECK_VALUE(min_of(dil) >= 1 && max_of(dil) <= std::numeric_limits<int32_t>::max(), op,
                     ": expected dilations in [1, 2**31 - 1], got min ", min_of(dil), " and max ", max_of(dil));
   TORCH_CHECK_VALUE(min_of(nfpd) >= 0, op, ": expected num_features_per_dilation >= 0, got min ", min_of(nfpd));
   const int64_t n_features = kKernels * sum_of(nfpd);
-  TORCH_CHECK(biases.numel() == n_features, op,
-              ": expected biases to have 84 * sum(num_features_per_dilation) = ", n_features, " entries, got ",
-              biases.numel());
+  TORCH_CHECK_VALUE(biases.numel() == n_features, op,
+                    ": expected biases to have 84 * sum(num_features_per_dilation) = ", n_features, " entries, got ",
+                    biases.numel());
   TORCH_CHECK_VALUE(min_of(ncpc) >= 1, op, ": expected num_channels_per_combination >= 1, got min ", min_of(ncpc));
-  TORCH_CHECK(static_cast<int64_t>(channels.size()) == sum_of(ncpc), op,
-              ": expected channel_indices to have sum(num_channels_per_combination) = ", sum_of(ncpc),
-              " entries, got ", channels.size());
+  TORCH_CHECK_VALUE(static_cast<int64_t>(channels.size()) == sum_of(ncpc), op,
+                    ": expected channel_indices to have sum(num_channels_per_combination) = ", sum_of(ncpc),
+                    " entries, got ", channels.size());
   TORCH_CHECK_VALUE(min_of(channels) >= 0, op, ": expected channel_indices >= 0, got min ", min_of(channels));
-  TORCH_CHECK(channels.empty() || max_of(channels) < x.size(1), op, ": expected x with at least ",
-              max_of(channels) + 1, " channels (the parameters use channel index ", max_of(channels), "), got ",
-              x.size(1), " channels");
+  TORCH_CHECK_VALUE(channels.empty() || max_of(channels) < x.size(1), op, ": expected x with at least ",
+                    max_of(channels) + 1, " channels (the parameters use channel index ", max_of(channels), "), got ",
+                    x.size(1), " channels");
 
   TransformProblem p;
   p.n_cases = x.size(0);
@@ -107,12 +107,12 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
   p.max_dilation = max_of(dil);
   if (x_lengths.has_value() && x_lengths->defined()) {
     const at::Tensor& l = *x_lengths;
-    TORCH_CHECK(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
-                ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
-    TORCH_CHECK(l.dim() == 1 && l.size(0) == p.n_cases, op, ": expected x_lengths of shape (", p.n_cases,
-                ",) (one length per case), got shape ", l.sizes());
-    TORCH_CHECK(l.device() == device || l.device().is_cpu(), op, ": expected x_lengths on ", device,
-                " or the CPU, got ", l.device());
+    TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
+                     ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
+    TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == p.n_cases, op, ": expected x_lengths of shape (", p.n_cases,
+                      ",) (one length per case), got shape ", l.sizes());
+    TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected x_lengths on ", device,
+                      " or the CPU, got ", l.device());
     p.x_lengths = l.to(device, at::kLong).contiguous();
     if (p.n_cases > 0) {
       const int64_t lo = p.x_lengths.min().item<int64_t>(), hi = p.x_lengths.max().item<int64_t>();

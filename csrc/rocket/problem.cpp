@@ -6,9 +6,9 @@ namespace softdtw_torch {
 namespace {
 
 void check_kernel_field(const char* op, const char* name, const at::Tensor& t, at::ScalarType dtype) {
-  TORCH_CHECK(t.dim() == 1, op, ": expected ", name, " (kernels tuple) to be 1-D, got ", t.dim(), "-D");
-  TORCH_CHECK(t.scalar_type() == dtype, op, ": expected ", name, " (kernels tuple) of dtype ", dtype, ", got ",
-              t.scalar_type());
+  TORCH_CHECK_VALUE(t.dim() == 1, op, ": expected ", name, " (kernels tuple) to be 1-D, got ", t.dim(), "-D");
+  TORCH_CHECK_TYPE(t.scalar_type() == dtype, op, ": expected ", name, " (kernels tuple) of dtype ", dtype, ", got ",
+                   t.scalar_type());
 }
 
 }  // namespace
@@ -22,38 +22,38 @@ RocketPlan plan_rocket_kernels(const char* op, const RocketKernels& k, int64_t n
   check_kernel_field(op, "num_channel_indices", k.num_channel_indices, at::kInt);
   check_kernel_field(op, "channel_indices", k.channel_indices, at::kInt);
   const int64_t K = k.lengths.size(0);
-  TORCH_CHECK(K > 0, op, ": expected at least one kernel, got an empty kernels tuple");
+  TORCH_CHECK_VALUE(K > 0, op, ": expected at least one kernel, got an empty kernels tuple");
   for (const auto& [name, t] : {std::pair<const char*, const at::Tensor&>{"biases", k.biases},
                                 {"dilations", k.dilations},
                                 {"paddings", k.paddings},
                                 {"num_channel_indices", k.num_channel_indices}}) {
-    TORCH_CHECK(t.size(0) == K, op, ": expected ", name, " of length ", K, " (one per kernel, like lengths), got ",
-                t.size(0));
+    TORCH_CHECK_VALUE(t.size(0) == K, op, ": expected ", name, " of length ", K, " (one per kernel, like lengths), got ",
+                      t.size(0));
   }
   // Value checks on host copies: the tuple is small (7 values per kernel plus weights).
   const at::Tensor lengths = k.lengths.cpu(), dilations = k.dilations.cpu(), paddings = k.paddings.cpu();
   const at::Tensor num_channels = k.num_channel_indices.cpu(), channels = k.channel_indices.cpu();
-  TORCH_CHECK(lengths.min().item<int32_t>() >= 1, op, ": expected kernel lengths >= 1, got ",
-              lengths.min().item<int32_t>());
-  TORCH_CHECK(dilations.min().item<int32_t>() >= 0, op, ": expected dilations >= 0, got ",
-              dilations.min().item<int32_t>());
-  TORCH_CHECK(paddings.min().item<int32_t>() >= 0, op, ": expected paddings >= 0, got ",
-              paddings.min().item<int32_t>());
+  TORCH_CHECK_VALUE(lengths.min().item<int32_t>() >= 1, op, ": expected kernel lengths >= 1, got ",
+                    lengths.min().item<int32_t>());
+  TORCH_CHECK_VALUE(dilations.min().item<int32_t>() >= 0, op, ": expected dilations >= 0, got ",
+                    dilations.min().item<int32_t>());
+  TORCH_CHECK_VALUE(paddings.min().item<int32_t>() >= 0, op, ": expected paddings >= 0, got ",
+                    paddings.min().item<int32_t>());
   const int32_t min_m = num_channels.min().item<int32_t>(), max_m = num_channels.max().item<int32_t>();
-  TORCH_CHECK(min_m >= 1 && max_m <= n_channels, op, ": expected num_channel_indices in [1, ", n_channels,
-              "] (the series has ", n_channels, " channels), got values in [", min_m, ", ", max_m, "]");
+  TORCH_CHECK_VALUE(min_m >= 1 && max_m <= n_channels, op, ": expected num_channel_indices in [1, ", n_channels,
+                    "] (the series has ", n_channels, " channels), got values in [", min_m, ", ", max_m, "]");
   const at::Tensor m64 = num_channels.to(at::kLong), taps = m64 * lengths.to(at::kLong);
   const int64_t total_channels = m64.sum().item<int64_t>(), total_weights = taps.sum().item<int64_t>();
-  TORCH_CHECK(channels.size(0) == total_channels, op, ": expected channel_indices of length sum(num_channel_indices) = ",
-              total_channels, ", got ", channels.size(0));
-  TORCH_CHECK(k.weights.size(0) == total_weights, op,
-              ": expected weights of length sum(num_channel_indices * lengths) = ", total_weights, ", got ",
-              k.weights.size(0));
-  TORCH_CHECK(channels.min().item<int32_t>() >= 0 && channels.max().item<int32_t>() < n_channels, op,
-              ": expected channel_indices in [0, ", n_channels, ") (the series has ", n_channels,
-              " channels), got values in [", channels.min().item<int32_t>(), ", ", channels.max().item<int32_t>(), "]");
-  TORCH_CHECK(at::isfinite(k.weights).all().item<bool>() && at::isfinite(k.biases).all().item<bool>(), op,
-              ": expected finite weights and biases (found NaN or inf)");
+  TORCH_CHECK_VALUE(channels.size(0) == total_channels, op, ": expected channel_indices of length sum(num_channel_indices) = ",
+                    total_channels, ", got ", channels.size(0));
+  TORCH_CHECK_VALUE(k.weights.size(0) == total_weights, op,
+                    ": expected weights of length sum(num_channel_indices * lengths) = ", total_weights, ", got ",
+                    k.weights.size(0));
+  TORCH_CHECK_VALUE(channels.min().item<int32_t>() >= 0 && channels.max().item<int32_t>() < n_channels, op,
+                    ": expected channel_indices in [0, ", n_channels, ") (the series has ", n_channels,
+                    " channels), got values in [", channels.min().item<int32_t>(), ", ", channels.max().item<int32_t>(), "]");
+  TORCH_CHECK_VALUE(at::isfinite(k.weights).all().item<bool>() && at::isfinite(k.biases).all().item<bool>(), op,
+                    ": expected finite weights and biases (found NaN or inf)");
 
   RocketPlan plan;
   plan.n_kernels = K;
@@ -70,24 +70,24 @@ RocketPlan plan_rocket_kernels(const char* op, const RocketKernels& k, int64_t n
 }
 
 void check_rocket_series(const char* op, const at::Tensor& x) {
-  TORCH_CHECK(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
-              "-D");
-  TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble, op,
-              ": expected x to be float32 or float64, got ", x.scalar_type());
-  TORCH_CHECK(x.size(0) > 0 && x.size(1) > 0 && x.size(2) > 0, op,
-              ": expected a non-empty x (n_cases, n_channels, n_timepoints all >= 1), got shape ", x.sizes());
-  TORCH_CHECK(at::isfinite(x).all().item<bool>(), op, ": expected x to contain only finite values (found NaN or inf)");
+  TORCH_CHECK_VALUE(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
+                    "-D");
+  TORCH_CHECK_TYPE(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble, op,
+                   ": expected x to be float32 or float64, got ", x.scalar_type());
+  TORCH_CHECK_VALUE(x.size(0) > 0 && x.size(1) > 0 && x.size(2) > 0, op,
+                    ": expected a non-empty x (n_cases, n_channels, n_timepoints all >= 1), got shape ", x.sizes());
+  TORCH_CHECK_VALUE(at::isfinite(x).all().item<bool>(), op, ": expected x to contain only finite values (found NaN or inf)");
 }
 
 at::Tensor checked_rocket_lengths(const char* op, const std::optional<at::Tensor>& x_lengths, const at::Tensor& x) {
   if (!x_lengths.has_value()) return at::Tensor();
   const at::Tensor& l = *x_lengths;
-  TORCH_CHECK(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
-              ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
-  TORCH_CHECK(l.dim() == 1 && l.size(0) == x.size(0), op, ": expected x_lengths of shape (", x.size(0),
-              ",) (one length per case), got shape ", l.sizes());
-  TORCH_CHECK(l.device() == x.device() || l.device().is_cpu(), op, ": expected x_lengths on ", x.device(),
-              " or the CPU, got ", l.device());
+  TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
+                   ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
+  TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == x.size(0), op, ": expected x_lengths of shape (", x.size(0),
+                    ",) (one length per case), got shape ", l.sizes());
+  TORCH_CHECK_VALUE(l.device() == x.device() || l.device().is_cpu(), op, ": expected x_lengths on ", x.device(),
+                    " or the CPU, got ", l.device());
   const int64_t lo = l.min().item<int64_t>(), hi = l.max().item<int64_t>();
   TORCH_CHECK_VALUE(lo >= 1 && hi <= x.size(2), op, ": expected x_lengths values in [1, ", x.size(2), "], got min ",
                     lo, " and max ", hi);
@@ -132,8 +132,8 @@ ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Ten
                                            std::optional<double> ppv_temperature) {
   ConvolveBackward b{prepare_convolve(x, kernels, accumulate, x_lengths, ppv_temperature), {}, {}, {}, {}, {}};
   const int64_t n_cases = b.in.x.size(0), K = b.in.plan.n_kernels;
-  TORCH_CHECK(grad.dim() == 2 && grad.size(0) == n_cases && grad.size(1) == 2 * K, kRocketConvolveOp,
-              ": expected grad of shape (", n_cases, ", ", 2 * K, "), got ", grad.sizes());
+  TORCH_CHECK_VALUE(grad.dim() == 2 && grad.size(0) == n_cases && grad.size(1) == 2 * K, kRocketConvolveOp,
+                    ": expected grad of shape (", n_cases, ", ", 2 * K, "), got ", grad.sizes());
   TORCH_CHECK(argmax.dim() == 2 && argmax.size(0) == n_cases && argmax.size(1) == K &&
                   argmax.scalar_type() == at::kLong && argmax.device() == b.in.x.device(),
               kRocketConvolveOp, ": expected the forward's argmax of shape (", n_cases, ", ", K,

@@ -114,6 +114,8 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std:
                     bool normalize, std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
                     c10::string_view cost, bool checkpoint) {
   check_sequence_pair(kFusedOp, x, y);
+  check_gamma(kFusedOp, gamma, x.scalar_type());  // errors name the op called, whichever op runs below
+  checked_band_radius(kFusedOp, bandwidth);
   const bool use_fused = runs_fused(kFusedOp, x, fused, cost, checkpoint);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
     if (use_fused) return ops::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint);
@@ -133,7 +135,7 @@ at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma
                           bool normalize, std::optional<bool> fused, const OptTensor& x_lengths,
                           const OptTensor& y_lengths, c10::string_view cost) {
   check_sequence_pair(kSharpOp, x, y);
-  check_gamma(kSharpOp, gamma);
+  check_gamma(kSharpOp, gamma, x.scalar_type());
   checked_band_radius(kSharpOp, bandwidth);
   const bool use_fused = runs_fused(kSharpOp, x, fused, cost, /*checkpoint=*/false);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
@@ -164,20 +166,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
                                                       const OptTensor& penalty, const OptTensor& prediction_lengths,
                                                       const OptTensor& target_lengths) {
   check_sequence_pair(kDilateOp, prediction, target, "prediction", "target");
-  check_gamma(kDilateOp, gamma);
+  check_gamma(kDilateOp, gamma, prediction.scalar_type());
   checked_band_radius(kDilateOp, bandwidth);
   TORCH_CHECK_VALUE(alpha >= 0 && alpha <= 1, kDilateOp, ": alpha must be in [0, 1], got ", alpha);
   const at::Tensor D = ops::pairwise_cost(prediction, target, "sqeuclidean");
   at::Tensor omega;
   if (penalty.has_value()) {
     const at::Tensor& p = *penalty;
-    TORCH_CHECK(p.is_floating_point(), kDilateOp, ": expected penalty to be a floating-point tensor, got ",
-                p.scalar_type());
+    TORCH_CHECK_TYPE(p.is_floating_point(), kDilateOp, ": expected penalty to be a floating-point tensor, got ",
+                     p.scalar_type());
     TORCH_CHECK_VALUE((p.dim() == 2 && p.size(0) == D.size(1) && p.size(1) == D.size(2)) ||
                           (p.dim() == 3 && p.sizes() == D.sizes()),
                       kDilateOp, ": expected penalty of shape (", D.size(1), ", ", D.size(2), ") or (", D.size(0),
                       ", ", D.size(1), ", ", D.size(2), ") (prediction length, target length), got ", p.sizes());
-    TORCH_CHECK(p.device() == D.device(), kDilateOp, ": expected penalty on ", D.device(), ", got ", p.device());
+    TORCH_CHECK_VALUE(p.device() == D.device(), kDilateOp, ": expected penalty on ", D.device(), ", got ", p.device());
     omega = p.expand(D.sizes());
   } else {
     omega = dilate_time_penalty(D, prediction_lengths, target_lengths);
@@ -201,6 +203,8 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const
                                                       std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
                                                       const OptTensor& y_lengths, c10::string_view cost) {
   check_sequence_pair(kFusedOp, x, y);
+  check_gamma(kFusedOp, gamma, x.scalar_type());
+  checked_band_radius(kFusedOp, bandwidth);
   return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths);
 }
 

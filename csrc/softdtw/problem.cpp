@@ -5,6 +5,7 @@
 #include "table_memory.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #ifdef SOFTDTW_TORCH_WITH_CUDA
@@ -34,12 +35,12 @@ at::Tensor checked_lengths(const char* op, const char* name, const std::optional
                            int64_t batch, int64_t max_len, const at::Device& device) {
   if (!lengths.has_value() || !lengths->defined()) return at::Tensor();
   const at::Tensor& l = *lengths;
-  TORCH_CHECK(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op, ": expected ", name,
-              " to be an integer tensor, got ", l.scalar_type());
-  TORCH_CHECK(l.dim() == 1 && l.size(0) == batch, op, ": expected ", name, " of shape (", batch,
-              ",) (one length per pair), got shape ", l.sizes());
-  TORCH_CHECK(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
-              " or the CPU, got ", l.device());
+  TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op, ": expected ", name,
+                   " to be an integer tensor, got ", l.scalar_type());
+  TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == batch, op, ": expected ", name, " of shape (", batch,
+                    ",) (one length per pair), got shape ", l.sizes());
+  TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
+                    " or the CPU, got ", l.device());
   at::Tensor out = l.to(device, at::kLong).contiguous();
   if (batch > 0 && !capturing_cuda_graph(device)) {
     const int64_t lo = out.min().item<int64_t>();
@@ -53,8 +54,9 @@ at::Tensor checked_lengths(const char* op, const char* name, const std::optional
 // The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
 SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
                             std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                            const std::optional<at::Tensor>& y_lengths, const at::Device& device) {
-  check_gamma(op, gamma);
+                            const std::optional<at::Tensor>& y_lengths, const at::Device& device,
+                            at::ScalarType dtype) {
+  check_gamma(op, gamma, dtype);
   SoftDTWProblem p;
   p.batch = batch;
   p.n = n;
@@ -68,8 +70,13 @@ SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m,
 
 }  // namespace
 
-void check_gamma(const char* op, double gamma) {
+void check_gamma(const char* op, double gamma, at::ScalarType dtype) {
   TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0, op, ": gamma must be a positive finite number, got ", gamma);
+  const bool is_double = dtype == at::kDouble;
+  const double smallest = is_double ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
+  TORCH_CHECK_VALUE(gamma >= smallest && gamma <= 1.0 / smallest, op, ": gamma must be in [", smallest, ", ",
+                    1.0 / smallest, "] for ", dtype, " input (gamma and 1/gamma normal ",
+                    is_double ? "float64" : "float32", " numbers), got ", gamma);
 }
 
 int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth) {
@@ -85,32 +92,33 @@ at::ScalarType compute_dtype(at::ScalarType input_dtype) {
 ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
                                 const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
   const char* op = kFromCostOp;
-  TORCH_CHECK(D.dim() == 3, op, ": expected D to be a 3-D tensor (batch, n, m), got ", D.dim(), "-D");
+  TORCH_CHECK_VALUE(D.dim() == 3, op, ": expected D to be a 3-D tensor (batch, n, m), got ", D.dim(), "-D");
   check_float_tensor(op, "D", D);
-  TORCH_CHECK(D.size(1) > 0 && D.size(2) > 0, op, ": expected non-empty sequences, got D of shape ", D.sizes());
+  TORCH_CHECK_VALUE(D.size(1) > 0 && D.size(2) > 0, op, ": expected non-empty sequences, got D of shape ", D.sizes());
   ForwardInputs in;
-  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, x_lengths, y_lengths, D.device());
+  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, x_lengths, y_lengths, D.device(),
+                            D.scalar_type());
   in.D = D.to(compute_dtype(D.scalar_type())).contiguous();
   return in;
 }
 
 void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y, const char* x_name,
                          const char* y_name) {
-  TORCH_CHECK(x.dim() == 3, op, ": expected ", x_name, " to be a 3-D tensor (batch, n, features), got ", x.dim(), "-D");
-  TORCH_CHECK(y.dim() == 3, op, ": expected ", y_name, " to be a 3-D tensor (batch, m, features), got ", y.dim(), "-D");
-  TORCH_CHECK(x.device() == y.device(), op, ": expected ", x_name, " and ", y_name, " on the same device, got ",
-              x.device(), " and ", y.device());
+  TORCH_CHECK_VALUE(x.dim() == 3, op, ": expected ", x_name, " to be a 3-D tensor (batch, n, features), got ", x.dim(), "-D");
+  TORCH_CHECK_VALUE(y.dim() == 3, op, ": expected ", y_name, " to be a 3-D tensor (batch, m, features), got ", y.dim(), "-D");
+  TORCH_CHECK_VALUE(x.device() == y.device(), op, ": expected ", x_name, " and ", y_name, " on the same device, got ",
+                    x.device(), " and ", y.device());
   check_float_tensor(op, x_name, x);
   check_float_tensor(op, y_name, y);
-  TORCH_CHECK(x.scalar_type() == y.scalar_type(), op, ": expected ", x_name, " and ", y_name,
-              " to have the same dtype, got ", x.scalar_type(), " and ", y.scalar_type());
-  TORCH_CHECK(x.size(0) == y.size(0), op, ": expected ", x_name, " and ", y_name,
-              " to have the same batch size, got ", x.size(0), " and ", y.size(0));
-  TORCH_CHECK(x.size(2) == y.size(2), op, ": expected ", x_name, " and ", y_name,
-              " to have the same number of features, got ", x.size(2), " and ", y.size(2));
-  TORCH_CHECK(x.size(1) > 0 && y.size(1) > 0 && x.size(2) > 0, op,
-              ": expected non-empty sequences and features, got ", x_name, " of shape ", x.sizes(), " and ", y_name,
-              " of shape ", y.sizes());
+  TORCH_CHECK_TYPE(x.scalar_type() == y.scalar_type(), op, ": expected ", x_name, " and ", y_name,
+                   " to have the same dtype, got ", x.scalar_type(), " and ", y.scalar_type());
+  TORCH_CHECK_VALUE(x.size(0) == y.size(0), op, ": expected ", x_name, " and ", y_name,
+                    " to have the same batch size, got ", x.size(0), " and ", y.size(0));
+  TORCH_CHECK_VALUE(x.size(2) == y.size(2), op, ": expected ", x_name, " and ", y_name,
+                    " to have the same number of features, got ", x.size(2), " and ", y.size(2));
+  TORCH_CHECK_VALUE(x.size(1) > 0 && y.size(1) > 0 && x.size(2) > 0, op,
+                    ": expected non-empty sequences and features, got ", x_name, " of shape ", x.sizes(), " and ", y_name,
+                    " of shape ", y.sizes());
 }
 
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
@@ -118,7 +126,8 @@ ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gam
   const char* op = kFusedOp;
   check_sequence_pair(op, x, y);
   ForwardInputs in;
-  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, x_lengths, y_lengths, x.device());
+  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, x_lengths, y_lengths, x.device(),
+                            x.scalar_type());
   const auto dtype = compute_dtype(x.scalar_type());
   in.x = x.to(dtype).contiguous();
   in.y = y.to(dtype).contiguous();
@@ -162,9 +171,9 @@ std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardO
 namespace {
 
 void check_grad(const char* op, const at::Tensor& grad, int64_t batch, const at::Device& device) {
-  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == batch, op, ": expected grad of shape (", batch, ",), got ",
-              grad.sizes());
-  TORCH_CHECK(grad.device() == device, op, ": expected grad on ", device, ", got ", grad.device());
+  TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == batch, op, ": expected grad of shape (", batch, ",), got ",
+                    grad.sizes());
+  TORCH_CHECK_VALUE(grad.device() == device, op, ": expected grad on ", device, ", got ", grad.device());
 }
 
 // The DP table a backward reads: R as the forward returned it (checked against the problem), or,
@@ -226,9 +235,9 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
                                                    const std::optional<at::Tensor>& x_lengths,
                                                    const std::optional<at::Tensor>& y_lengths) {
   const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
-  TORCH_CHECK(grad.dim() == 1 && grad.size(0) == x.size(0), kFusedOp, ": expected grad of shape (", x.size(0),
-              ",), got ", grad.sizes());
-  TORCH_CHECK(grad.device() == x.device(), kFusedOp, ": expected grad on ", x.device(), ", got ", grad.device());
+  TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == x.size(0), kFusedOp, ": expected grad of shape (", x.size(0),
+                    ",), got ", grad.sizes());
+  TORCH_CHECK_VALUE(grad.device() == x.device(), kFusedOp, ": expected grad on ", x.device(), ", got ", grad.device());
   BackwardInputs in;
   in.problem = fwd.problem;
   in.x = fwd.x;
@@ -242,9 +251,9 @@ at::Tensor prepare_tangent(const char* op, const char* name, const std::optional
   if (!tangent.has_value() || !tangent->defined()) return at::Tensor();
   const at::Tensor& t = *tangent;
   check_float_tensor(op, name, t);
-  TORCH_CHECK(t.sizes() == primal.sizes(), op, ": expected ", name, " of the shape of ", primal_name, " ",
-              primal.sizes(), ", got ", t.sizes());
-  TORCH_CHECK(t.device() == primal.device(), op, ": expected ", name, " on ", primal.device(), ", got ", t.device());
+  TORCH_CHECK_VALUE(t.sizes() == primal.sizes(), op, ": expected ", name, " of the shape of ", primal_name, " ",
+                    primal.sizes(), ", got ", t.sizes());
+  TORCH_CHECK_VALUE(t.device() == primal.device(), op, ": expected ", name, " on ", primal.device(), ", got ", t.device());
   return t.to(primal.scalar_type()).contiguous();
 }
 
@@ -253,18 +262,19 @@ at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::opt
   if (!values.has_value() || !values->defined()) return at::Tensor();
   const at::Tensor& v = *values;
   check_float_tensor(op, name, v);
-  TORCH_CHECK(v.dim() == 1 && v.size(0) == batch, op, ": expected ", name, " of shape (", batch, ",), got ",
-              v.sizes());
-  TORCH_CHECK(v.device() == like.device(), op, ": expected ", name, " on ", like.device(), ", got ", v.device());
+  TORCH_CHECK_VALUE(v.dim() == 1 && v.size(0) == batch, op, ": expected ", name, " of shape (", batch, ",), got ",
+                    v.sizes());
+  TORCH_CHECK_VALUE(v.device() == like.device(), op, ": expected ", name, " on ", like.device(), ", got ", v.device());
   return v.to(like.scalar_type()).contiguous();
 }
 
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights) {
-  TORCH_CHECK(weights.dim() == 1 && weights.size(0) == x.size(0), kFusedOp, ": expected weights of shape (",
-              x.size(0), ",), got ", weights.sizes());
-  TORCH_CHECK(weights.is_floating_point() && weights.device() == x.device(), kFusedOp,
-              ": expected floating-point weights on ", x.device(), ", got ", weights.scalar_type(), " on ",
-              weights.device());
+  TORCH_CHECK_VALUE(weights.dim() == 1 && weights.size(0) == x.size(0), kFusedOp, ": expected weights of shape (",
+                    x.size(0), ",), got ", weights.sizes());
+  TORCH_CHECK_TYPE(weights.is_floating_point(), kFusedOp, ": expected floating-point weights, got ",
+                   weights.scalar_type());
+  TORCH_CHECK_VALUE(weights.device() == x.device(), kFusedOp, ": expected weights on ", x.device(), ", got ",
+                    weights.device());
 }
 
 }  // namespace softdtw_torch

@@ -34,8 +34,10 @@ struct SoftDTWProblem {
 void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y, const char* x_name = "x",
                          const char* y_name = "y");
 
-// gamma > 0 and finite (ValueError otherwise).
-void check_gamma(const char* op, double gamma);
+// gamma and 1/gamma normal numbers of the compute dtype (float32 for float32, float16 and bfloat16
+// input; float64 for float64), so that neither the kernels' 1/gamma nor gamma itself rounds to 0 or
+// inf there: ValueError otherwise, naming the range.
+void check_gamma(const char* op, double gamma, at::ScalarType dtype);
 
 // The Sakoe–Chiba radius, -1 for none; negative values raise ValueError.
 int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth);

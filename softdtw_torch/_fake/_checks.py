@@ -12,7 +12,7 @@ def _is_integer(dtype: torch.dtype) -> bool:
 
 
 def _check_float(op: str, name: str, t: torch.Tensor) -> None:
-    torch._check(
+    torch._check_type(
         t.dtype in _FLOAT_DTYPES,
         lambda: f"{op}: expected {name} to be a floating-point tensor (float16, bfloat16, float32 or float64), "
         f"got {t.dtype}",
@@ -23,17 +23,17 @@ def _check_lengths(op: str, name: str, lengths: Optional[torch.Tensor], batch: i
     """``lengths``, when given: an integer tensor of shape (batch,), one length per ``per`` ("pair", "case")."""
     if lengths is None:
         return
-    torch._check(
+    torch._check_type(
         _is_integer(lengths.dtype), lambda: f"{op}: expected {name} to be an integer tensor, got {lengths.dtype}"
     )
-    torch._check(
+    torch._check_value(
         lengths.dim() == 1 and lengths.shape[0] == batch,
         lambda: f"{op}: expected {name} of shape ({batch},) (one length per {per}), got shape {list(lengths.shape)}",
     )
 
 
 def _check_3d_series(op: str, x: torch.Tensor) -> None:
-    torch._check(
+    torch._check_value(
         x.dim() == 3,
         lambda: f"{op}: expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got {x.dim()}-D",
     )

@@ -27,10 +27,10 @@ _PARAMETER_NAMES = (
 def _check_series(op: str, x: torch.Tensor) -> None:
     _check_3d_series(op, x)
     _check_float(op, "x", x)
-    torch._check(
+    torch._check_value(
         x.shape[1] >= 1, lambda: f"{op}: expected x to have at least one channel, got x of shape {list(x.shape)}"
     )
-    torch._check(
+    torch._check_value(
         x.shape[2] >= _MIN_LENGTH,
         lambda: f"{op}: expected at least 9 time points (zero-pad shorter series), got x of shape {list(x.shape)}",
     )
@@ -57,7 +57,7 @@ def _fit_dilations(n_timepoints: int, n_features: int, max_dilations: int) -> Tu
 def _(x, n_features, max_dilations_per_kernel, seed):
     op = _FIT_OP
     _check_series(op, x)
-    torch._check(x.shape[0] >= 1, lambda: f"{op}: expected at least one case, got x of shape {list(x.shape)}")
+    torch._check_value(x.shape[0] >= 1, lambda: f"{op}: expected at least one case, got x of shape {list(x.shape)}")
     torch._check_value(
         max_dilations_per_kernel >= 1,
         lambda: f"{op}: expected max_dilations_per_kernel >= 1, got {max_dilations_per_kernel}",
@@ -85,17 +85,17 @@ def _(x, n_features, max_dilations_per_kernel, seed):
 
 
 def _check_parameter(op: str, name: str, t: torch.Tensor, x: torch.Tensor, integer: bool) -> None:
-    torch._check(t.dim() == 1, lambda: f"{op}: expected {name} to be a 1-D tensor, got {t.dim()}-D")
+    torch._check_value(t.dim() == 1, lambda: f"{op}: expected {name} to be a 1-D tensor, got {t.dim()}-D")
     if integer:
-        torch._check(
+        torch._check_type(
             _is_integer(t.dtype), lambda: f"{op}: expected {name} to be an integer tensor (aeon: int32), got {t.dtype}"
         )
     else:
-        torch._check(
+        torch._check_type(
             t.dtype.is_floating_point,
             lambda: f"{op}: expected {name} to be a floating-point tensor (aeon: float32), got {t.dtype}",
         )
-    torch._check(
+    torch._check_value(
         t.device == x.device or t.device.type == "cpu",
         lambda: f"{op}: expected {name} on {x.device} or the CPU, got {t.device}",
     )
@@ -109,13 +109,13 @@ def _(x, num_channels_per_combination, channel_indices, dilations, num_features_
     for name, t in zip(_PARAMETER_NAMES, parameters):
         _check_parameter(op, name, t, x, integer=name != "biases")
     n_dilations = dilations.shape[0]
-    torch._check(n_dilations >= 1, lambda: f"{op}: expected at least one dilation, got dilations of shape [0]")
-    torch._check(
+    torch._check_value(n_dilations >= 1, lambda: f"{op}: expected at least one dilation, got dilations of shape [0]")
+    torch._check_value(
         num_features_per_dilation.shape[0] == n_dilations,
         lambda: f"{op}: expected num_features_per_dilation to have one entry per dilation ({n_dilations}), "
         f"got {num_features_per_dilation.shape[0]}",
     )
-    torch._check(
+    torch._check_value(
         num_channels_per_combination.shape[0] == _KERNELS * n_dilations,
         lambda: f"{op}: expected num_channels_per_combination to have 84 entries per dilation "
         f"({_KERNELS * n_dilations}), got {num_channels_per_combination.shape[0]}",

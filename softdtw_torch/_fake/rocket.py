@@ -18,7 +18,7 @@ _GENERATE_OP = "rocket_generate_kernels"
 
 def _check_series(op: str, x: Tensor) -> None:
     _check_3d_series(op, x)
-    torch._check(
+    torch._check_type(
         x.dtype in (torch.float32, torch.float64), lambda: f"{op}: expected x to be float32 or float64, got {x.dtype}"
     )
 

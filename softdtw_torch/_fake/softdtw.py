@@ -19,9 +19,21 @@ def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def _check_options(op: str, gamma: float, bandwidth: Optional[int]) -> None:
+_SCALAR_TYPE_NAMES = {torch.float64: "Double", torch.float32: "Float", torch.float16: "Half",
+                      torch.bfloat16: "BFloat16"}
+
+
+def _check_options(op: str, gamma: float, bandwidth: Optional[int], dtype: torch.dtype) -> None:
     torch._check_value(
         gamma > 0 and gamma != float("inf"), lambda: f"{op}: gamma must be a positive finite number, got {gamma}"
+    )
+    # As the C++ check_gamma: gamma and 1/gamma normal numbers of the compute dtype.
+    smallest = torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).tiny
+    torch._check_value(
+        smallest <= gamma <= 1.0 / smallest,
+        lambda: f"{op}: gamma must be in [{smallest:g}, {1.0 / smallest:g}] for "
+        f"{_SCALAR_TYPE_NAMES.get(dtype, dtype)} input (gamma and 1/gamma normal "
+        f"{'float64' if dtype == torch.float64 else 'float32'} numbers), got {gamma:g}",
     )
     torch._check_value(
         bandwidth is None or bandwidth >= 0, lambda: f"{op}: bandwidth must be >= 0 or None, got {bandwidth}"
@@ -30,42 +42,42 @@ def _check_options(op: str, gamma: float, bandwidth: Optional[int]) -> None:
 
 def _check_cost(D: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths) -> None:
     op = _FROM_COST_OP
-    torch._check(D.dim() == 3, lambda: f"{op}: expected D to be a 3-D tensor (batch, n, m), got {D.dim()}-D")
+    torch._check_value(D.dim() == 3, lambda: f"{op}: expected D to be a 3-D tensor (batch, n, m), got {D.dim()}-D")
     _check_float(op, "D", D)
-    torch._check(
+    torch._check_value(
         D.shape[1] > 0 and D.shape[2] > 0, lambda: f"{op}: expected non-empty sequences, got D of shape {list(D.shape)}"
     )
-    _check_options(op, gamma, bandwidth)
+    _check_options(op, gamma, bandwidth, D.dtype)
     _check_lengths(op, "x_lengths", x_lengths, D.shape[0], "pair")
     _check_lengths(op, "y_lengths", y_lengths, D.shape[0], "pair")
 
 
 def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths) -> None:
     op = _FUSED_OP
-    torch._check(x.dim() == 3, lambda: f"{op}: expected x to be a 3-D tensor (batch, n, features), got {x.dim()}-D")
-    torch._check(y.dim() == 3, lambda: f"{op}: expected y to be a 3-D tensor (batch, m, features), got {y.dim()}-D")
-    torch._check(
+    torch._check_value(x.dim() == 3, lambda: f"{op}: expected x to be a 3-D tensor (batch, n, features), got {x.dim()}-D")
+    torch._check_value(y.dim() == 3, lambda: f"{op}: expected y to be a 3-D tensor (batch, m, features), got {y.dim()}-D")
+    torch._check_value(
         x.device == y.device, lambda: f"{op}: expected x and y on the same device, got {x.device} and {y.device}"
     )
     _check_float(op, "x", x)
     _check_float(op, "y", y)
-    torch._check(
+    torch._check_type(
         x.dtype == y.dtype, lambda: f"{op}: expected x and y to have the same dtype, got {x.dtype} and {y.dtype}"
     )
-    torch._check(
+    torch._check_value(
         x.shape[0] == y.shape[0],
         lambda: f"{op}: expected x and y to have the same batch size, got {x.shape[0]} and {y.shape[0]}",
     )
-    torch._check(
+    torch._check_value(
         x.shape[2] == y.shape[2],
         lambda: f"{op}: expected x and y to have the same number of features, got {x.shape[2]} and {y.shape[2]}",
     )
-    torch._check(
+    torch._check_value(
         x.shape[1] > 0 and y.shape[1] > 0 and x.shape[2] > 0,
         lambda: f"{op}: expected non-empty sequences and features, got x of shape {list(x.shape)} "
         f"and y of shape {list(y.shape)}",
     )
-    _check_options(op, gamma, bandwidth)
+    _check_options(op, gamma, bandwidth, x.dtype)
     _check_lengths(op, "x_lengths", x_lengths, x.shape[0], "pair")
     _check_lengths(op, "y_lengths", y_lengths, x.shape[0], "pair")
 
@@ -87,14 +99,15 @@ def _(D, gamma, bandwidth, x_lengths, y_lengths, keep_table):
 
 def _check_grad(op: str, name: str, grad: Optional[torch.Tensor], batch) -> None:
     if grad is not None:
-        torch._check(grad.dim() == 1 and grad.shape[0] == batch,
-                     lambda: f"{op}: expected {name} of shape ({batch},), got {list(grad.shape)}")
+        torch._check_value(grad.dim() == 1 and grad.shape[0] == batch,
+                           lambda: f"{op}: expected {name} of shape ({batch},), got {list(grad.shape)}")
 
 
 def _check_tangent(op: str, name: str, tangent: Optional[torch.Tensor], primal_name: str, primal) -> None:
     if tangent is not None:
-        torch._check(tangent.shape == primal.shape, lambda: f"{op}: expected {name} of the shape of {primal_name} "
-                     f"{list(primal.shape)}, got {list(tangent.shape)}")
+        torch._check_value(tangent.shape == primal.shape,
+                           lambda: f"{op}: expected {name} of the shape of {primal_name} "
+                           f"{list(primal.shape)}, got {list(tangent.shape)}")
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_backward")
@@ -142,8 +155,8 @@ def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, x_lengths, y_le
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
 def _(x, y, weights, gamma, bandwidth, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
-    torch._check(weights.dim() == 1 and weights.shape[0] == x.shape[0],
-                 lambda: f"{_FUSED_OP}: expected weights of shape ({x.shape[0]},), got {list(weights.shape)}")
+    torch._check_value(weights.dim() == 1 and weights.shape[0] == x.shape[0],
+                       lambda: f"{_FUSED_OP}: expected weights of shape ({x.shape[0]},), got {list(weights.shape)}")
     return x.new_empty((x.shape[0],)), torch.empty_like(x)
 
 

@@ -27,15 +27,18 @@ sklearn to rounding, not bit for bit (neither do two BLAS libraries).
 """
 from __future__ import annotations
 
-import math
+import warnings
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
+from sklearn.base import ClassifierMixin, TransformerMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import check_classification_targets
 from torch import Tensor
 
-from .._base import Estimator, NotFittedError
-from ._input import as_series_tensor
+from .._base import Estimator, NotFittedError, as_numeric_array, series_tags
+from ._input import as_series_tensor, check_finite
 
 __all__ = ["RidgeClassifierCV", "RocketClassifier", "StandardScaler", "NotFittedError"]
 
@@ -48,45 +51,50 @@ DEFAULT_ALPHAS: Tuple[float, ...] = tuple(float(a) for a in np.logspace(-3, 3, 1
 # ----------------------------------------------------------------------------------------------
 # Input helpers
 # ----------------------------------------------------------------------------------------------
-def _as_tensor(X: ArrayLike, device: Optional[Union[str, torch.device]] = None) -> Tensor:
-    """A tensor view/copy of X (numpy, tensor or nested sequences); integers/bools become float64."""
-    if isinstance(X, Tensor):
-        t = X.detach()
-    else:
-        t = torch.as_tensor(np.asarray(X))
+def _as_tensor(X: ArrayLike, name: str) -> Tensor:
+    """A tensor view/copy of X (numpy, tensor, nested sequences, DataFrame...); integers/bools
+    become float64."""
+    t = X.detach() if isinstance(X, Tensor) else torch.as_tensor(as_numeric_array(X, name))
     if not t.is_floating_point():
         t = t.to(torch.float64)
-    if device is not None:
-        t = t.to(device)
     return t
-
-
-def _check_finite(t: Tensor, name: str, arg: str = "X") -> None:
-    # NaN would otherwise spread silently into every coefficient. One max-reduction (it propagates
-    # NaN; ±inf gives inf) and one host sync: measured 100x faster than isfinite(t).all() on CPU.
-    if t.numel() and not bool(torch.isfinite(t.abs().amax())):
-        raise ValueError(f"{name}: expected {arg} to contain only finite values, got NaN or infinity")
 
 
 def _check_2d(X: ArrayLike, name: str) -> Tensor:
     """X as a floating tensor of shape (n_samples, n_features), checked non-empty and finite."""
-    t = _as_tensor(X)
+    t = _as_tensor(X, name)
     if t.dim() != 2:
-        raise ValueError(f"{name}: expected X to be 2-D (n_samples, n_features), got {t.dim()}-D")
+        hint = (". Reshape your data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a "
+                "single sample") if t.dim() == 1 else ""
+        raise ValueError(f"{name}: expected X to be 2-D (n_samples, n_features), got {t.dim()}-D{hint}")
     if t.shape[0] < 1 or t.shape[1] < 1:
         raise ValueError(
             f"{name}: expected X with at least 1 sample and 1 feature, got shape {tuple(t.shape)}"
         )
-    _check_finite(t, name)
+    check_finite(t, name)
     return t
 
 
+def _check_n_features(t: Tensor, n_features_in: int, name: str) -> None:
+    # scikit-learn's wording (its checks and tools look for it).
+    if t.shape[1] != n_features_in:
+        raise ValueError(f"{name}: X has {t.shape[1]} features, but {name} is expecting "
+                         f"{n_features_in} features as input (as in fit)")
+
+
 def _labels(y: Any, n_expected: int, name: str) -> np.ndarray:
-    """y as a 1-D numpy array of n_expected labels (any type numpy can sort)."""
+    """y as a 1-D numpy array of n_expected class labels (any type numpy can sort), checked to be
+    classes (scikit-learn's ``check_classification_targets``: continuous values are refused), two
+    or more."""
+    if y is None:  # scikit-learn's wording
+        raise ValueError(f"{name}: requires y to be passed, but the target y is None")
     if isinstance(y, Tensor):
         y = y.detach().cpu().numpy()
     y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as sklearn accepts (with a warning)
+    if y.ndim == 2 and y.shape[1] == 1:  # a column vector: accepted with sklearn's warning
+        # The message starts with scikit-learn's words (its checks look for them).
+        warnings.warn(f"A column-vector y was passed when a 1d array was expected ({name}: y of "
+                      f"shape {y.shape} is read as y.ravel())", DataConversionWarning, stacklevel=3)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"{name}: expected y to be 1-D (n_samples,), got {y.ndim}-D")
@@ -94,6 +102,11 @@ def _labels(y: Any, n_expected: int, name: str) -> np.ndarray:
         raise ValueError(
             f"{name}: expected y to have {n_expected} labels (one per case of X), got {y.shape[0]}"
         )
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(f"{name}: expected at least 2 classes in y, got 1 class ({classes[0]!r}); a "
+                         f"classifier needs two or more")
     return y
 
 
@@ -107,7 +120,7 @@ def _out_like(values: Tensor, like: Any) -> Union[Tensor, np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 # StandardScaler
 # ----------------------------------------------------------------------------------------------
-class StandardScaler(Estimator):
+class StandardScaler(TransformerMixin, Estimator):
     """scikit-learn's ``StandardScaler`` in torch (dense input, no sample weights).
 
     ``fit`` computes per feature the mean and the population variance (ddof 0) in float64 with
@@ -117,7 +130,8 @@ class StandardScaler(Estimator):
     unscaled instead of divided by zero. ``transform`` computes ``(x - mean_) / scale_`` in
     X's dtype with the statistics cast to it (float32 stays float32: sklearn's bits), on the fit
     device; tensor in, tensor out (on X's device); numpy in, numpy out. Unlike sklearn, NaN is
-    rejected (sklearn ignores it in fit).
+    rejected (sklearn ignores it in fit). A scikit-learn transformer (``TransformerMixin``: its
+    ``fit_transform``; ``n_features_in_``; float32 and float64 are preserved).
 
     Args:
         with_mean: subtract the mean (ROCKET uses False: features stay non-negative PPVs and maxima).
@@ -129,6 +143,11 @@ class StandardScaler(Estimator):
     def __init__(self, with_mean: bool = True, with_std: bool = True):
         self.with_mean = with_mean
         self.with_std = with_std
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
     def fit(self, X: ArrayLike, y: Any = None) -> "StandardScaler":
         """Learn ``mean_``, ``var_`` and ``scale_`` (float64 tensors on X's device) from X (n, p)."""
@@ -154,11 +173,7 @@ class StandardScaler(Estimator):
         """Scale X (n, p) with the fitted statistics; returns X's dtype, on X's device."""
         self._check_is_fitted("transform")
         x = _check_2d(X, "StandardScaler")
-        if x.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"StandardScaler: expected X with {self.n_features_in_} features (as in fit), "
-                f"got {x.shape[1]}"
-            )
+        _check_n_features(x, self.n_features_in_, "StandardScaler")
         # As sklearn: the float64 statistics are cast to X's dtype and the arithmetic is done in
         # X's dtype, so float32 features give sklearn's float32 bits.
         out = x.to(self.mean_.device)
@@ -167,10 +182,6 @@ class StandardScaler(Estimator):
         if self.with_std:
             out = out / self.scale_.to(out.dtype)
         return _out_like(out, X)
-
-    def fit_transform(self, X: ArrayLike, y: Any = None) -> Union[Tensor, np.ndarray]:
-        """``fit(X).transform(X)``."""
-        return self.fit(X).transform(X)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -185,14 +196,9 @@ def _check_alphas(alphas: Any, name: str) -> Tuple[float, ...]:
     return tuple(float(a) for a in values)
 
 
-def _binarize(y: np.ndarray, name: str) -> Tuple[np.ndarray, np.ndarray]:
+def _binarize(y: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """classes (sorted) and the ±1 target matrix of ``LabelBinarizer(pos_label=1, neg_label=-1)``."""
     classes, index = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(
-            f"{name}: expected at least 2 classes in y, got 1 ({classes[0]!r}); a classifier "
-            f"needs two or more"
-        )
     if classes.size == 2:
         # One column: +1 for classes_[1], -1 for classes_[0] (sklearn's binary convention).
         Y = np.where(index == 1, 1.0, -1.0)[:, None]
@@ -220,7 +226,7 @@ def _eigh(a: Tensor) -> Tuple[Tensor, Tensor]:
         torch.set_num_threads(threads)
 
 
-class RidgeClassifierCV(Estimator):
+class RidgeClassifierCV(ClassifierMixin, Estimator):
     """Ridge classifier with alpha chosen by efficient leave-one-out CV, in torch (float64).
 
     Same estimator as scikit-learn's ``RidgeClassifierCV(alphas=..., fit_intercept=...)`` with
@@ -232,13 +238,14 @@ class RidgeClassifierCV(Estimator):
     numpy can sort (ints, strings, ...), numpy/list/tensor.
 
     Attributes after fit:
-        classes_: numpy array of the sorted class labels.
-        alpha_: the chosen alpha (float).
-        best_score_: its ``-mean(looe²)`` (float).
-        coef_: float64 tensor on the fit device, (n_features,) for two classes (sign gives
-            ``classes_[1]``), (n_classes, n_features) otherwise (sklearn's shapes).
-        intercept_: float64 tensor, (1,) for two classes, (n_classes,) otherwise.
-        n_features_in_: int.
+
+    - ``classes_``: numpy array of the sorted class labels.
+    - ``alpha_``: the chosen alpha (float).
+    - ``best_score_``: its ``-mean(looe²)`` (float).
+    - ``coef_``: float64 tensor on the fit device, (n_features,) for two classes (sign gives
+      ``classes_[1]``), (n_classes, n_features) otherwise (sklearn's shapes).
+    - ``intercept_``: float64 tensor, (1,) for two classes, (n_classes,) otherwise.
+    - ``n_features_in_``: int.
 
     Memory: "gram" mode (n_samples <= n_features) holds X and an n×n matrix; "cov" mode holds a
     p×p matrix (p = n_features), like sklearn: with 20,000 ROCKET features that is 3.2 GB, so
@@ -246,9 +253,11 @@ class RidgeClassifierCV(Estimator):
 
     Deterministic: same inputs, device and library versions give the same bits, for any
     number of CPU threads (see ``_eigh``).
+
+    A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy, with optional
+    ``sample_weight``); like sklearn's, it has no ``predict_proba``.
     """
 
-    _estimator_type = "classifier"
     _fitted_attribute = "coef_"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, fit_intercept: bool = True):
@@ -262,7 +271,7 @@ class RidgeClassifierCV(Estimator):
         alphas = _check_alphas(self.alphas, name)
         x = _check_2d(X, name).to(torch.float64)
         labels = _labels(y, x.shape[0], name)
-        classes, Y_np = _binarize(labels, name)
+        classes, Y_np = _binarize(labels)
         Y = torch.as_tensor(Y_np, dtype=torch.float64, device=x.device)
         n, p = x.shape
 
@@ -357,11 +366,7 @@ class RidgeClassifierCV(Estimator):
     # -- predict ---------------------------------------------------------------------------
     def _scores(self, X: ArrayLike) -> Tensor:
         x = _check_2d(X, "RidgeClassifierCV")
-        if x.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"RidgeClassifierCV: expected X with {self.n_features_in_} features (as in fit), "
-                f"got {x.shape[1]}"
-            )
+        _check_n_features(x, self.n_features_in_, "RidgeClassifierCV")
         x = x.to(device=self.coef_.device, dtype=torch.float64)
         if self.coef_.dim() == 1:  # binary: one score per case, (n,)
             return x @ self.coef_ + self.intercept_
@@ -373,25 +378,23 @@ class RidgeClassifierCV(Estimator):
         self._check_is_fitted("decision_function")
         return _out_like(self._scores(X), X)
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predicted labels (numpy, ``classes_``'s dtype): sign for two classes, argmax (first
-        on ties) otherwise, as sklearn."""
-        self._check_is_fitted("predict")
-        scores = self._scores(X)
+    @staticmethod
+    def _class_index(scores: Tensor) -> np.ndarray:
+        """Index into ``classes_`` of the predicted class: sign for two classes, argmax (first on
+        ties) otherwise, as sklearn."""
         index = (scores > 0).long() if scores.dim() == 1 else scores.argmax(1)
-        return self.classes_[index.cpu().numpy()]
+        return index.cpu().numpy()
 
-    def score(self, X: ArrayLike, y: Any) -> float:
-        """Accuracy of ``predict(X)`` against y."""
-        self._check_is_fitted("score")
-        predicted = self.predict(X)
-        return float(np.mean(predicted == _labels(y, predicted.shape[0], "RidgeClassifierCV")))
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Predicted labels (numpy, ``classes_``'s dtype)."""
+        self._check_is_fitted("predict")
+        return self.classes_[self._class_index(self._scores(X))]
 
 
 # ----------------------------------------------------------------------------------------------
 # RocketClassifier
 # ----------------------------------------------------------------------------------------------
-class RocketClassifier(Estimator):
+class RocketClassifier(ClassifierMixin, Estimator):
     """ROCKET classifier (Dempster et al. 2020) as aeon builds it, with every stage in torch.
 
     ``Rocket(n_kernels)`` features (2·n_kernels per case) -> ``StandardScaler(with_mean=False)``
@@ -417,12 +420,17 @@ class RocketClassifier(Estimator):
     tensor; y: n_cases labels of any sortable type. ``predict`` returns numpy labels.
 
     Attributes after fit: ``rocket_``, ``scaler_``, ``ridge_`` (the fitted stages), ``classes_``,
-    ``n_channels_``, ``device_`` (where it computes; ``predict`` moves X there).
+    ``n_channels_`` and ``n_features_in_`` (both the number of channels, as tslearn's
+    ``n_features_in_``: 2-D input is one channel), ``device_`` (where it computes; ``predict``
+    moves X there).
+
+    A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy). ``predict_proba``
+    is aeon's for this pipeline: the ridge gives no probabilities, so it is the one-hot encoding
+    of ``predict`` (1 for the predicted class).
 
     Not supported: unequal-length collections (lists of series); NaN/inf in X are rejected.
     """
 
-    _estimator_type = "classifier"
     _fitted_attribute = "ridge_"
 
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
@@ -435,16 +443,22 @@ class RocketClassifier(Estimator):
         self.accumulate = accumulate
         self.alphas = alphas
 
+    def __sklearn_tags__(self):
+        tags = series_tags(super().__sklearn_tags__())
+        # scikit-learn's score check fits make_blobs' 2 features, i.e. series of 2 time points,
+        # which the per-series normalisation reduces to ±1: its accuracy bar is out of reach.
+        tags.classifier_tags.poor_score = True
+        return tags
+
     def _series(self, X: ArrayLike, device: Union[str, torch.device, None]) -> Tensor:
         """X as a (n, C, T) floating tensor on ``device``, checked finite.
 
         Rocket gets a tensor, so its features come back as a tensor on that same device and the
         scaler and ridge run there too (no host round trip on CUDA)."""
         name = "RocketClassifier"
-        x = as_series_tensor(X, name, device)
+        x = as_series_tensor(X, name, device, finite=True)
         if x.numel() == 0:
             raise ValueError(f"{name}: expected a non-empty X, got shape {tuple(x.shape)}")
-        _check_finite(x, name)
         return x
 
     def fit(self, X: ArrayLike, y: Any) -> "RocketClassifier":
@@ -456,11 +470,6 @@ class RocketClassifier(Estimator):
             X.device if isinstance(X, Tensor) else "cpu")
         x = self._series(X, device)
         labels = _labels(y, x.shape[0], name)
-        if np.unique(labels).size < 2:
-            raise ValueError(
-                f"{name}: expected at least 2 classes in y, got 1 ({labels[0]!r}); a classifier "
-                f"needs two or more"
-            )
         _check_alphas(self.alphas, name)
         # Imported here, not at module level: keeps ``import softdtw_torch.rocket`` free of an
         # import-order dependency between the two modules of the package.
@@ -476,7 +485,7 @@ class RocketClassifier(Estimator):
         ridge = RidgeClassifierCV(alphas=self.alphas).fit(scaled, labels)
         self.rocket_, self.scaler_, self.ridge_ = rocket, scaler, ridge
         self.classes_ = ridge.classes_
-        self.n_channels_ = x.shape[1]
+        self.n_channels_ = self.n_features_in_ = x.shape[1]
         self.device_ = x.device
         return self
 
@@ -500,8 +509,12 @@ class RocketClassifier(Estimator):
         features = self._features(X, "predict")  # checks fitted first
         return self.ridge_.predict(features)
 
-    def score(self, X: ArrayLike, y: Any) -> float:
-        """Accuracy of ``predict(X)`` against y."""
-        self._check_is_fitted("score")
-        predicted = self.predict(X)
-        return float(np.mean(predicted == _labels(y, predicted.shape[0], "RocketClassifier")))
+    def predict_proba(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
+        """aeon's ``RocketClassifier.predict_proba``: float64 (n_cases, n_classes), 1 in the
+        column (in ``classes_`` order) of ``predict``'s class, 0 elsewhere. Tensor in (on its
+        device), tensor out; numpy otherwise."""
+        features = self._features(X, "predict_proba")  # checks fitted first
+        index = self.ridge_._class_index(self.ridge_._scores(features))
+        proba = np.zeros((index.shape[0], len(self.classes_)))
+        proba[np.arange(index.shape[0]), index] = 1.0
+        return _out_like(torch.from_numpy(proba), X)

@@ -28,9 +28,10 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
+from sklearn.base import TransformerMixin
 
 from .. import _ops  # noqa: F401  (loads the operators)
-from .._base import Estimator, draw_seed
+from .._base import Estimator, draw_seed, series_tags
 from .._ops import _C
 from ._input import as_series_tensor
 
@@ -41,7 +42,7 @@ _PARAMETER_DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float32)
 ArrayLike = Union[np.ndarray, torch.Tensor]
 
 
-class MiniRocket(Estimator):
+class MiniRocket(TransformerMixin, Estimator):
     """MiniRocket transform: float32 features bit-identical to aeon's ``MiniRocket.transform``
     (same ``parameters``; tests/rocket/test_minirocket.py::test_fit_and_transform_match_aeon).
 
@@ -56,19 +57,26 @@ class MiniRocket(Estimator):
     device : None, str or torch.device
         Where ``transform`` computes. ``None``: on the input tensor's device (CPU for numpy input).
 
-    Attributes (after ``fit``)
-    --------------------------
-    parameters : tuple of 5 numpy arrays, aeon's ``(num_channels_per_combination int32,
-        channel_indices int32, dilations int32, num_features_per_dilation int32, biases float32)``.
-    n_kernels_, n_channels_, n_timepoints_, seed_ : the values used.
+    Notes
+    -----
+    Attributes (after ``fit``):
+
+    - ``parameters``: tuple of 5 numpy arrays, aeon's ``(num_channels_per_combination int32,
+      channel_indices int32, dilations int32, num_features_per_dilation int32, biases float32)``
+      (read-only).
+    - ``n_kernels_``, ``n_channels_``, ``n_timepoints_``, ``seed_``: the values used.
+    - ``n_features_in_``: the number of channels (as tslearn's ``n_features_in_``; 2-D input is one
+      channel), as ``n_channels_``.
 
     ``transform`` returns float32 ``(n_cases, 84 * (n_kernels_ // 84))``: a numpy array for numpy
     input, a tensor (on the computing device) for tensor input. ``X`` is 3-D ``(n_cases,
     n_channels, n_timepoints)`` or 2-D ``(n_cases, n_timepoints)`` (one channel). See the module
-    docstring for ``x_lengths`` and the documented behaviours. ``fit`` runs on the CPU.
+    docstring for ``x_lengths`` and the documented behaviours. ``fit`` runs on the CPU. The
+    operators refuse NaN and inf (ValueError) and series shorter than 9 time points, as aeon.
+    A scikit-learn transformer (``TransformerMixin``).
     """
 
-    _fitted_attribute = "parameters"
+    _fitted_attribute = "_parameters"
 
     def __init__(
         self,
@@ -82,6 +90,18 @@ class MiniRocket(Estimator):
         self.random_state = random_state
         self.device = device
 
+    def __sklearn_tags__(self):
+        tags = series_tags(super().__sklearn_tags__())
+        tags.transformer_tags.preserves_dtype = ["float32"]  # features are float32 for any input
+        return tags
+
+    @property
+    def parameters(self) -> Tuple[np.ndarray, ...]:
+        """aeon's parameters tuple; a property, so that ``fit`` only sets private and
+        ``_``-suffixed attributes (scikit-learn's rule)."""
+        self._check_is_fitted("parameters")  # a NotFittedError is an AttributeError: hasattr is False
+        return self._parameters
+
     def fit(self, X: ArrayLike, y: Any = None) -> "MiniRocket":
         """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored."""
         x = as_series_tensor(X, "MiniRocket.fit", integer_dtype=torch.float32)
@@ -94,12 +114,14 @@ class MiniRocket(Estimator):
         return self
 
     def _set_parameters(self, parameters: Sequence[Any], n_channels: Optional[int], n_timepoints: Optional[int]):
-        self.parameters = tuple(
+        self._parameters = tuple(
             np.ascontiguousarray(np.asarray(p.cpu() if isinstance(p, torch.Tensor) else p, dtype=dtype))
             for p, dtype in zip(parameters, _PARAMETER_DTYPES)
         )
         self.n_channels_ = n_channels
         self.n_timepoints_ = n_timepoints
+        if n_channels is not None:
+            self.n_features_in_ = n_channels
         self._device_parameters: Dict[torch.device, Tuple[torch.Tensor, ...]] = {}
 
     @classmethod
@@ -126,7 +148,7 @@ class MiniRocket(Estimator):
 
     def _parameters_on(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
         if device not in self._device_parameters:
-            self._device_parameters[device] = tuple(torch.from_numpy(p).to(device) for p in self.parameters)
+            self._device_parameters[device] = tuple(torch.from_numpy(p).to(device) for p in self._parameters)
         return self._device_parameters[device]
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
@@ -150,6 +172,3 @@ class MiniRocket(Estimator):
             lengths = lengths.to(device)
         features = torch.ops.softdtw_torch.minirocket_transform(x, *self._parameters_on(device), lengths)
         return features if isinstance(X, torch.Tensor) else features.cpu().numpy()
-
-    def fit_transform(self, X: ArrayLike, y: Any = None) -> ArrayLike:
-        return self.fit(X, y).transform(X)

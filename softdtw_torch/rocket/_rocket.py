@@ -32,9 +32,10 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import torch
+from sklearn.base import TransformerMixin
 from torch import Tensor, nn
 
-from .._base import Estimator, draw_seed
+from .._base import Estimator, draw_seed, series_tags
 from ._input import as_series_tensor
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
 
@@ -61,7 +62,7 @@ def rocket_transform(
                                                     ppv_temperature)
 
 
-class Rocket(Estimator):
+class Rocket(TransformerMixin, Estimator):
     """aeon's ``Rocket`` transformer on softdtw-torch's operators (sklearn-style).
 
     Args:
@@ -76,12 +77,14 @@ class Rocket(Estimator):
         chunk_size: cases per operator call, so very large collections stream through bounded
             memory (None: 4096).
 
-    Attributes after ``fit``: ``kernels`` (aeon's tuple of 7 numpy arrays), ``n_channels_``,
-    ``n_timepoints_``.
+    Attributes after ``fit``: ``kernels`` (aeon's tuple of 7 numpy arrays; read-only),
+    ``n_channels_`` and ``n_features_in_`` (both the number of channels, as tslearn's
+    ``n_features_in_``: 2-D input is one channel), ``n_timepoints_``.
 
     ``transform`` returns a float32 numpy array for numpy input and a torch tensor (on the device)
     for tensor input. A series length other than the fitted one is an error unless ``x_lengths``
-    is given; another channel count is always an error.
+    is given; another channel count is always an error. NaN and inf are refused (ValueError).
+    A scikit-learn transformer (``TransformerMixin``).
     """
 
     _fitted_attribute = "_kernels"
@@ -96,18 +99,34 @@ class Rocket(Estimator):
         self.accumulate = accumulate
         self.chunk_size = chunk_size
 
+    def __sklearn_tags__(self):
+        tags = series_tags(super().__sklearn_tags__())
+        tags.transformer_tags.preserves_dtype = ["float32"]  # features are float32 for any input
+        return tags
+
+    @property
+    def kernels(self) -> tuple:
+        """aeon's kernels tuple (7 numpy arrays); a property, so that ``fit`` only sets private
+        and ``_``-suffixed attributes (scikit-learn's rule)."""
+        self._check_is_fitted("kernels")  # a NotFittedError is an AttributeError: hasattr is False
+        return self._aeon_kernels
+
     # fit / transform ---------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: Any = None) -> "Rocket":
         """Draws the kernels from X's shape only (like aeon)."""
         if self.accumulate not in _ACCUMULATE_MODES:
             raise ValueError(f"Rocket: accumulate must be one of {_ACCUMULATE_MODES}, got {self.accumulate!r}")
-        x = as_series_tensor(X, "Rocket")
+        x = as_series_tensor(X, "Rocket", finite=True)  # only its shape is read; NaN refused as by transform
         _, self.n_channels_, self.n_timepoints_ = x.shape
+        self.n_features_in_ = self.n_channels_
         # An int goes to the operator as it is (it checks seed >= 0 and keeps the low 32 bits, as aeon).
         self._seed = draw_seed(self.random_state, "Rocket", check_range=False)
-        self._kernels = generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed)
-        self.kernels = kernels_to_aeon(self._kernels)
+        self._set_kernels(generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed))
         return self
+
+    def _set_kernels(self, kernels: RocketKernels) -> None:
+        self._kernels = kernels
+        self._aeon_kernels = kernels_to_aeon(kernels)
 
     @classmethod
     def from_kernels(cls, kernels: Sequence[ArrayLike], n_channels: Optional[int] = None,
@@ -118,10 +137,11 @@ class Rocket(Estimator):
         only need to cover the kernels' channel indices).
         """
         rocket = cls(n_kernels=len(kernels[1]), **params)
-        rocket._kernels = kernels_from_aeon(kernels)
-        rocket.kernels = kernels_to_aeon(rocket._kernels)
+        rocket._set_kernels(kernels_from_aeon(kernels))
         rocket.n_channels_ = n_channels
         rocket.n_timepoints_ = n_timepoints
+        if n_channels is not None:
+            rocket.n_features_in_ = n_channels
         return rocket
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:

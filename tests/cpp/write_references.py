@@ -7,7 +7,10 @@ OUTDIR gets
   and gradients, independent float64 references (softdtw_torch._reference: a DP written with torch
   ops and differentiated by autograd), and the error messages the Python API raises for misuse;
 - softdtw_forecaster.pt, rocket_classifier.pt: the TorchScript models of
-  examples/export_torchscript.py, plus their outputs and parameter gradients on fixed inputs.
+  examples/export_torchscript.py, plus their outputs and parameter gradients on fixed inputs;
+- forecaster.pt2, classifier.pt2: the AOTInductor packages of examples/export_aoti.py, plus the
+  eager models' outputs on the inputs tests/cpp/test_aoti.cpp gives the packages (torch >= 2.6;
+  skipped, with a message, on an older torch).
 """
 import importlib.util
 import sys
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Dict
 
 import torch
+import torch._inductor  # not imported by `import torch` on every release
 
 import softdtw_torch as st
 from softdtw_torch import _reference as ref
@@ -24,8 +28,13 @@ ROOT = Path(__file__).resolve().parents[2]
 GAMMA = 0.7
 
 
-def load_export_example():
-    spec = importlib.util.spec_from_file_location("export_torchscript", ROOT / "examples" / "export_torchscript.py")
+# torch._inductor.aoti_compile_and_package taking the exported program alone: torch >= 2.6.
+AOTI_AVAILABLE = hasattr(torch._inductor, "aoti_compile_and_package") and tuple(
+    int(v) for v in torch.__version__.split(".")[:2]) >= (2, 6)
+
+
+def load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -148,7 +157,7 @@ def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
 
 
 def model_references(out: Path, t: Dict[str, torch.Tensor]) -> None:
-    example = load_export_example()
+    example = load_example("export_torchscript")
     paths = example.export(out, steps=5)
     g = torch.Generator().manual_seed(5)
     inputs = {
@@ -168,6 +177,24 @@ def model_references(out: Path, t: Dict[str, torch.Tensor]) -> None:
             t[f"{name}_param_grad_{i}"] = p.grad
 
 
+def aoti_references(out: Path, t: Dict[str, torch.Tensor]) -> None:
+    """Packages examples/export_aoti.py's models into out/*.pt2 and records the eager models' outputs
+    on the inputs tests/cpp/test_aoti.cpp runs the packages on (the classifier at two batch sizes)."""
+    if not AOTI_AVAILABLE:
+        print(f"write_references: torch {torch.__version__} has no AOTInductor packaging (torch >= 2.6): no .pt2 written")
+        return
+    example = load_example("export_aoti")
+    _, models, inputs = example.package(out)
+    with torch.no_grad():
+        history, target = inputs["forecaster"]
+        t["aoti_forecaster_history"], t["aoti_forecaster_target"] = history, target
+        t["aoti_forecaster_forecast"], t["aoti_forecaster_loss"] = models["forecaster"](history, target)
+        test = example.gunpoint("test")
+        for i, x in enumerate([inputs["classifier"][0], test[20:27]]):
+            t[f"aoti_classifier_x_{i}"] = x
+            t[f"aoti_classifier_logits_{i}"] = models["classifier"](x)
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tensors: Dict[str, torch.Tensor] = {}
@@ -175,6 +202,7 @@ def main(out: Path) -> None:
     rocket_references(tensors)
     messages = error_messages(tensors)
     model_references(out, tensors)
+    aoti_references(out, tensors)
     torch.jit.script(References(tensors, messages)).save(str(out / "references.pt"))
     print(f"write_references: {len(tensors)} tensors, {len(messages) // 2} error messages in {out}")
 

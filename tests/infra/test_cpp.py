@@ -2,7 +2,8 @@
 CMake against the installed torch, run the C++ tests with ctest (against references written from
 Python by tests/cpp/write_references.py), then install the package and build examples/cpp on its
 own with find_package(softdtw_torch), as a LibTorch user would, and run it on the TorchScript
-models of examples/export_torchscript.py.
+models of examples/export_torchscript.py and the AOTInductor packages of examples/export_aoti.py.
+Also: which CUDA libraries a CPU program loads (README, docs/deployment.md).
 
 The build folder is kept between runs (SOFTDTW_TORCH_CMAKE_BUILD, default build/cmake-tests) so a
 rerun only recompiles what changed. The CMake build is CPU-only by default;
@@ -19,6 +20,10 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
+# AOTInductor packaging as examples/export_aoti.py calls it (the exported program alone): torch >= 2.6.
+TORCH_VERSION = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2])
+needs_aoti = pytest.mark.skipif(TORCH_VERSION < (2, 6), reason=f"AOTInductor packages need torch >= 2.6, "
+                                f"this is torch {torch.__version__}")
 CPP_TESTS = [
     "softdtw_values_and_gradients",
     "softdtw_finite_differences",
@@ -28,6 +33,10 @@ CPP_TESTS = [
     "errors",
     "torchscript_forecaster",
     "torchscript_classifier",
+    # The .pt2 packages of examples/export_aoti.py (tests/cpp/test_aoti.cpp).
+    pytest.param("aoti_forecaster", marks=needs_aoti),
+    pytest.param("aoti_classifier", marks=needs_aoti),
+    pytest.param("aoti_needs_library", marks=needs_aoti),
     # The CUDA kernels from C++: needs a GPU and the CMake build with SOFTDTW_TORCH_CMAKE_CUDA=1
     # (benchmarks/gpu_check.sh sets it); the C++ side skips it otherwise, which fails here.
     pytest.param("cuda", marks=pytest.mark.needs_cuda),
@@ -95,20 +104,65 @@ def test_ctest_runs_every_cpp_test(cmake_build_dir):
     assert sorted(re.findall(r"Test\s+#\d+: (\w+)", listed)) == sorted(names)
 
 
-def test_installed_package_builds_the_example(cmake_build_dir, tmp_path):
+@pytest.fixture(scope="module")
+def installed_example(cmake_build_dir, tmp_path_factory) -> Path:
     """cmake --install, then examples/cpp as its own project that finds the installed package."""
     install = cmake_build_dir / "install"
     run(["cmake", "--install", cmake_build_dir])
     assert (install / "include" / "softdtw_torch.h").is_file()
-    example_build = tmp_path / "example"
+    example_build = tmp_path_factory.mktemp("example")
     cmake_configure(ROOT / "examples" / "cpp", example_build,
                     f"-DCMAKE_PREFIX_PATH={install};{torch.utils.cmake_prefix_path}")
     cmake_build(example_build)
+    return example_build
+
+
+def test_installed_package_builds_the_example(installed_example, cmake_build_dir):
     models = cmake_build_dir / "cpp-references"
-    out = run([example_build / "softdtw_torch_example", models / "softdtw_forecaster.pt",
+    out = run([installed_example / "softdtw_torch_example", models / "softdtw_forecaster.pt",
                models / "rocket_classifier.pt"])
     assert "soft_dtw values" in out and "rocket features" in out
     for model in ("softdtw_forecaster.pt", "rocket_classifier.pt"):
         match = re.search(re.escape(model) + r": output \[[\d, ]+\], loss (\S+), \|grad\| (\S+)", out)
         assert match, out
         assert float(match.group(2)) > 0  # backward reached the parameters
+
+
+@needs_aoti
+def test_installed_package_runs_aoti_packages(installed_example, cmake_build_dir):
+    """The AOTInductor example, built against the installed package, runs the .pt2 files (their
+    values are checked against Python's by the aoti_* C++ tests)."""
+    out = run([installed_example / "softdtw_torch_aoti_example", cmake_build_dir / "cpp-references"])
+    assert "classifier.pt2, batch 1: logits [1, 2]" in out and "classifier.pt2, batch 5: logits [5, 2]" in out, out
+    match = re.search(r"forecaster\.pt2: forecast \[8, 90, 1\], soft-DTW divergence (\S+)", out)
+    assert match and float(match.group(1)) > 0, out  # a divergence of different series is positive
+
+
+# The CUDA libraries (by file name) a program may load: torch's CUDA part and NVIDIA's libraries.
+CUDA_LIBRARY = re.compile(r"lib(torch_cuda|c10_cuda|cuda|cudart|cublas|cublasLt|cudnn\w*|cufft|cufile|cupti|curand|"
+                          r"cusolver|cusparse|cusparseLt|nccl|nvrtc|nvJitLink|nvshmem\w*|nvToolsExt)\.so")
+
+
+def loaded_libraries(cmd) -> set:
+    """The file names of the shared libraries a run of cmd initialised (the loader's LD_DEBUG=libs)."""
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                            env={**os.environ, "LD_DEBUG": "libs"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return {Path(p).name for p in re.findall(r"calling init: (\S+)", result.stderr)}
+
+
+def test_cuda_libraries_a_cpu_program_loads(cmake_build_dir):
+    """The CPU build links torch_cpu and c10, not torch_cuda: its example program loads none of
+    torch_cuda's libraries, only the CUDA libraries libtorch_cpu itself needs (with torch
+    2.15.0+cu132 from PyPI: libcudart and libcupti). A CUDA build links torch_cuda."""
+    loaded = loaded_libraries([cmake_build_dir / "examples" / "cpp" / "softdtw_torch_example"])
+    cuda_loaded = {name for name in loaded if CUDA_LIBRARY.match(name)}
+    cache = (cmake_build_dir / "CMakeCache.txt").read_text()
+    if re.search(r"^SOFTDTW_TORCH_WITH_CUDA:BOOL=ON$", cache, re.M):
+        assert "libtorch_cuda.so" in cuda_loaded, sorted(loaded)
+        return
+    torch_cpu = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    # ldd lists libtorch_cpu's whole dependency closure, as the loader resolves it.
+    needed = {m for m in re.findall(r"^\s*(\S+) =>", run(["ldd", torch_cpu]), re.M) if CUDA_LIBRARY.match(m)}
+    assert "libtorch_cuda.so" not in cuda_loaded and "libc10_cuda.so" not in cuda_loaded, sorted(cuda_loaded)
+    assert cuda_loaded == needed, (sorted(cuda_loaded), sorted(needed))

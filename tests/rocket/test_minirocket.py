@@ -11,6 +11,7 @@ import torch
 
 from conftest import DEVICES
 from softdtw_torch.datasets import load_ts
+from softdtw_torch import NotFittedError
 from softdtw_torch.rocket import MiniRocket
 
 import aeon.transformations.collection.convolution_based._minirocket as aeon_mr  # noqa: E402
@@ -300,9 +301,9 @@ def test_x_lengths_errors_and_equal_lengths():
         ops.minirocket_transform(X, *params, torch.tensor([30, 8, 30]))
     with pytest.raises(ValueError, match=r"minirocket_transform: expected x_lengths values in \[9, 30\]"):
         ops.minirocket_transform(X, *params, torch.tensor([30, 31, 30]))
-    with pytest.raises(RuntimeError, match=r"minirocket_transform: expected x_lengths of shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"minirocket_transform: expected x_lengths of shape \(3,\)"):
         ops.minirocket_transform(X, *params, torch.tensor([30, 30]))
-    with pytest.raises(RuntimeError, match="minirocket_transform: expected x_lengths to be an integer tensor"):
+    with pytest.raises(TypeError, match="minirocket_transform: expected x_lengths to be an integer tensor"):
         ops.minirocket_transform(X, *params, torch.tensor([30.0, 30.0, 30.0]))
 
 
@@ -332,7 +333,7 @@ def test_estimator_inputs_and_outputs():
         rocket.transform(np.concatenate([X, X], axis=1))
     with pytest.raises(ValueError, match=r"MiniRocket.transform: expected X to be 3-D \(n_cases, n_channels, n_timepoints\) or 2-D"):
         rocket.transform(X[None])
-    with pytest.raises(RuntimeError, match="MiniRocket.transform: this instance is not fitted"):
+    with pytest.raises(NotFittedError, match="MiniRocket.transform: this instance is not fitted"):
         MiniRocket().transform(X)
     # Longer series with their lengths: fine.
     longer = np.concatenate([X, X], axis=2)
@@ -349,7 +350,7 @@ def test_get_set_params_and_from_parameters():
         "device": None,
     }
     assert rocket.set_params(n_kernels=252, random_state=4) is rocket and rocket.n_kernels == 252
-    with pytest.raises(ValueError, match="MiniRocket.set_params: unknown parameter 'kernels'"):
+    with pytest.raises(ValueError, match="Invalid parameter 'kernels' for estimator MiniRocket"):
         rocket.set_params(kernels=1)
     X = random_walks(4, 2, 50)
     rocket.fit(X)
@@ -383,12 +384,12 @@ def fit_errors():
     inf = good.clone()
     inf[0, 0, 0] = float("inf")
     return [
-        ((good[0], 168, 32, 0), RuntimeError, "minirocket_fit: expected x to be a 3-D tensor"),
-        ((good[None], 168, 32, 0), RuntimeError, "minirocket_fit: expected x to be a 3-D tensor"),
-        ((good.long(), 168, 32, 0), RuntimeError, "minirocket_fit: expected x to be a floating-point tensor"),
-        ((good[:, :, :8], 168, 32, 0), RuntimeError, "minirocket_fit: expected at least 9 time points"),
-        ((good[:0], 168, 32, 0), RuntimeError, "minirocket_fit: expected at least one case"),
-        ((good[:, :0], 168, 32, 0), RuntimeError, "minirocket_fit: expected x to have at least one channel"),
+        ((good[0], 168, 32, 0), ValueError, "minirocket_fit: expected x to be a 3-D tensor"),
+        ((good[None], 168, 32, 0), ValueError, "minirocket_fit: expected x to be a 3-D tensor"),
+        ((good.long(), 168, 32, 0), TypeError, "minirocket_fit: expected x to be a floating-point tensor"),
+        ((good[:, :, :8], 168, 32, 0), ValueError, "minirocket_fit: expected at least 9 time points"),
+        ((good[:0], 168, 32, 0), ValueError, "minirocket_fit: expected at least one case"),
+        ((good[:, :0], 168, 32, 0), ValueError, "minirocket_fit: expected x to have at least one channel"),
         ((good, 168, 0, 0), ValueError, "minirocket_fit: expected max_dilations_per_kernel >= 1, got 0"),
         ((good, 168, 32, -1), ValueError, r"minirocket_fit: expected seed in \[0, 2\*\*32 - 1\]"),
         ((good, 168, 32, 2**32), ValueError, r"minirocket_fit: expected seed in \[0, 2\*\*32 - 1\]"),
@@ -418,20 +419,20 @@ def transform_errors():
         return Q
 
     return [
-        ((x[0], *P), RuntimeError, "minirocket_transform: expected x to be a 3-D tensor"),
-        ((x.int(), *P), RuntimeError, "minirocket_transform: expected x to be a floating-point tensor"),
-        ((x[:, :, :8], *P), RuntimeError, "minirocket_transform: expected at least 9 time points"),
-        ((x[:, :0], *P), RuntimeError, "minirocket_transform: expected x to have at least one channel"),
-        ((x, *replace(0, P[0][None])), RuntimeError, "minirocket_transform: expected num_channels_per_combination to be a 1-D"),
-        ((x, *replace(1, P[1].float())), RuntimeError, "minirocket_transform: expected channel_indices to be an integer"),
-        ((x, *replace(4, P[4].int())), RuntimeError, "minirocket_transform: expected biases to be a floating-point"),
-        ((x, *replace(2, P[2][:0])), RuntimeError, "minirocket_transform: expected at least one dilation"),
-        ((x, *replace(3, P[3][:1])), RuntimeError, "minirocket_transform: expected num_features_per_dilation to have one"),
-        ((x, *replace(0, P[0][:10])), RuntimeError, "minirocket_transform: expected num_channels_per_combination to have 84"),
-        ((x, *replace(4, P[4][:10])), RuntimeError, r"minirocket_transform: expected biases to have 84 \* sum"),
+        ((x[0], *P), ValueError, "minirocket_transform: expected x to be a 3-D tensor"),
+        ((x.int(), *P), TypeError, "minirocket_transform: expected x to be a floating-point tensor"),
+        ((x[:, :, :8], *P), ValueError, "minirocket_transform: expected at least 9 time points"),
+        ((x[:, :0], *P), ValueError, "minirocket_transform: expected x to have at least one channel"),
+        ((x, *replace(0, P[0][None])), ValueError, "minirocket_transform: expected num_channels_per_combination to be a 1-D"),
+        ((x, *replace(1, P[1].float())), TypeError, "minirocket_transform: expected channel_indices to be an integer"),
+        ((x, *replace(4, P[4].int())), TypeError, "minirocket_transform: expected biases to be a floating-point"),
+        ((x, *replace(2, P[2][:0])), ValueError, "minirocket_transform: expected at least one dilation"),
+        ((x, *replace(3, P[3][:1])), ValueError, "minirocket_transform: expected num_features_per_dilation to have one"),
+        ((x, *replace(0, P[0][:10])), ValueError, "minirocket_transform: expected num_channels_per_combination to have 84"),
+        ((x, *replace(4, P[4][:10])), ValueError, r"minirocket_transform: expected biases to have 84 \* sum"),
         ((x, *replace(2, P[2] * 0)), ValueError, r"minirocket_transform: expected dilations in \[1, 2\*\*31 - 1\]"),
-        ((x, *replace(1, P[1] + 5)), RuntimeError, "minirocket_transform: expected x with at least 7 channels"),
-        ((x[:, :1], *P), RuntimeError, "minirocket_transform: expected x with at least 2 channels"),
+        ((x, *replace(1, P[1] + 5)), ValueError, "minirocket_transform: expected x with at least 7 channels"),
+        ((x[:, :1], *P), ValueError, "minirocket_transform: expected x with at least 2 channels"),
         ((nan, *P), ValueError, "minirocket_transform: expected x to contain only finite values"),
     ]
 

@@ -198,7 +198,7 @@ def test_invalid_inputs_raise_like_cpu():
     D[0, 3, 66] = -float("inf")
     with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
         st.soft_dtw_from_cost(D)
-    with pytest.raises((RuntimeError, ValueError), match="gamma"):
+    with pytest.raises(ValueError, match="gamma"):
         st.soft_dtw(x, y, gamma=0.0)
 
 

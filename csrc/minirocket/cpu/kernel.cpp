@@ -108,7 +108,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
                                                                                 int64_t seed) {
   const char* op = kFitOp;
   check_series(op, x_in);
-  TORCH_CHECK(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
+  TORCH_CHECK_VALUE(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
   TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
   TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
                     seed);

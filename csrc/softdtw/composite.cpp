@@ -67,6 +67,10 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
                     std::string(cost), "\"");
 }
 
+// One size read as a number. Under torch.export and torch.compile sizes are symbols, and
+// Tensor::size() reads them all, fixing every one (a dynamic batch refused): this fixes only `dim`.
+int64_t fixed_size(const at::Tensor& t, int64_t dim) { return t.sym_size(dim).guard_int(__FILE__, __LINE__); }
+
 // Whether autograd will differentiate a function of these inputs (then the forward keeps its table).
 bool gradient_needed(const at::Tensor& a, const at::Tensor& b = at::Tensor()) {
   return at::GradMode::is_enabled() && (a.requires_grad() || (b.defined() && b.requires_grad()));
@@ -97,7 +101,7 @@ bool runs_fused(const char* op, const at::Tensor& x, std::optional<bool> fused, 
   TORCH_CHECK_VALUE(!(checkpoint && (!is_sqeuclidean(cost) || fused == false)), op,
                     ": checkpoint=True needs the fused mode (cost=\"sqeuclidean\", fused=None or True), got cost=\"",
                     std::string(cost), "\" and fused=", fused.has_value() ? (*fused ? "True" : "False") : "None");
-  return is_sqeuclidean(cost) && (checkpoint || fused.value_or(x.size(2) <= kMaxFusedFeatures));
+  return is_sqeuclidean(cost) && (checkpoint || fused.value_or(fixed_size(x, 2) <= kMaxFusedFeatures));
 }
 
 // value(x, y), or with normalize the divergence value(x, y) − ½ value(x, x) − ½ value(y, y) (design
@@ -152,12 +156,13 @@ at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma
 // DILATE's time penalty for each pair's own lengths: Ω_ij = ((i + 1)/n − (j + 1)/m)², (B, N, M).
 at::Tensor dilate_time_penalty(const at::Tensor& D, const OptTensor& n_lengths, const OptTensor& m_lengths) {
   const auto options = D.options().dtype(compute_dtype(D.scalar_type()));
-  const int64_t batch = D.size(0), n = D.size(1), m = D.size(2);
+  const int64_t n = fixed_size(D, 1), m = fixed_size(D, 2);
+  const c10::SymInt batch = D.sym_size(0);  // symbolic under torch.export: a dynamic batch stays dynamic
   auto lengths = [&](const OptTensor& given, int64_t full) {
-    return given.has_value() ? given->to(options) : at::full({batch}, static_cast<double>(full), options);
+    return given.has_value() ? given->to(options) : at::full_symint({batch}, static_cast<double>(full), options);
   };
-  const at::Tensor rows = at::arange(1, n + 1, options).view({1, n, 1}) / lengths(n_lengths, n).view({batch, 1, 1});
-  const at::Tensor cols = at::arange(1, m + 1, options).view({1, 1, m}) / lengths(m_lengths, m).view({batch, 1, 1});
+  const at::Tensor rows = at::arange(1, n + 1, options).view({1, n, 1}) / lengths(n_lengths, n).view({-1, 1, 1});
+  const at::Tensor cols = at::arange(1, m + 1, options).view({1, 1, m}) / lengths(m_lengths, m).view({-1, 1, 1});
   return (rows - cols).pow(2);
 }
 
@@ -175,12 +180,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
     const at::Tensor& p = *penalty;
     TORCH_CHECK_TYPE(p.is_floating_point(), kDilateOp, ": expected penalty to be a floating-point tensor, got ",
                      p.scalar_type());
-    TORCH_CHECK_VALUE((p.dim() == 2 && p.size(0) == D.size(1) && p.size(1) == D.size(2)) ||
-                          (p.dim() == 3 && p.sizes() == D.sizes()),
-                      kDilateOp, ": expected penalty of shape (", D.size(1), ", ", D.size(2), ") or (", D.size(0),
-                      ", ", D.size(1), ", ", D.size(2), ") (prediction length, target length), got ", p.sizes());
+    TORCH_CHECK_VALUE((p.dim() == 2 && p.sym_size(0) == D.sym_size(1) && p.sym_size(1) == D.sym_size(2)) ||
+                          (p.dim() == 3 && p.sym_sizes() == D.sym_sizes()),
+                      kDilateOp, ": expected penalty of shape (", D.sym_size(1), ", ", D.sym_size(2), ") or (",
+                      D.sym_size(0), ", ", D.sym_size(1), ", ", D.sym_size(2),
+                      ") (prediction length, target length), got ", p.sym_sizes());
     TORCH_CHECK_VALUE(p.device() == D.device(), kDilateOp, ": expected penalty on ", D.device(), ", got ", p.device());
-    omega = p.expand(D.sizes());
+    omega = p.expand_symint(D.sym_sizes());
   } else {
     omega = dilate_time_penalty(D, prediction_lengths, target_lengths);
   }
@@ -194,7 +200,7 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor
   // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair, differentiable
   // through the backward op's own derivatives (design doc §3).
   auto [values, R] = ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
-  const at::Tensor ones = at::ones({D.size(0)}, R.options());
+  const at::Tensor ones = at::ones_symint({D.sym_size(0)}, R.options());
   const at::Tensor E = ops::from_cost_backward(ones, D, R, gamma, bandwidth, x_lengths, y_lengths);
   return {values, E.to(D.scalar_type())};
 }

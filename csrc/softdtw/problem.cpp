@@ -112,13 +112,18 @@ void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& 
   check_float_tensor(op, y_name, y);
   TORCH_CHECK_TYPE(x.scalar_type() == y.scalar_type(), op, ": expected ", x_name, " and ", y_name,
                    " to have the same dtype, got ", x.scalar_type(), " and ", y.scalar_type());
-  TORCH_CHECK_VALUE(x.size(0) == y.size(0), op, ": expected ", x_name, " and ", y_name,
-                    " to have the same batch size, got ", x.size(0), " and ", y.size(0));
-  TORCH_CHECK_VALUE(x.size(2) == y.size(2), op, ": expected ", x_name, " and ", y_name,
-                    " to have the same number of features, got ", x.size(2), " and ", y.size(2));
-  TORCH_CHECK_VALUE(x.size(1) > 0 && y.size(1) > 0 && x.size(2) > 0, op,
-                    ": expected non-empty sequences and features, got ", x_name, " of shape ", x.sizes(), " and ", y_name,
-                    " of shape ", y.sizes());
+  // Symbolic sizes (SymInt): under torch.export and torch.compile the composite ops run on tensors
+  // whose sizes are symbols, and comparing plain sizes would fix them (a dynamic batch refused).
+  // expect_true keeps the check as a runtime assertion of the traced program instead.
+  const auto same = [](const c10::SymInt& a, const c10::SymInt& b) { return a.sym_eq(b).expect_true(__FILE__, __LINE__); };
+  const auto positive = [](const c10::SymInt& a) { return a.sym_gt(0).expect_true(__FILE__, __LINE__); };
+  TORCH_CHECK_VALUE(same(x.sym_size(0), y.sym_size(0)), op, ": expected ", x_name, " and ", y_name,
+                    " to have the same batch size, got ", x.sym_size(0), " and ", y.sym_size(0));
+  TORCH_CHECK_VALUE(same(x.sym_size(2), y.sym_size(2)), op, ": expected ", x_name, " and ", y_name,
+                    " to have the same number of features, got ", x.sym_size(2), " and ", y.sym_size(2));
+  TORCH_CHECK_VALUE(positive(x.sym_size(1)) && positive(y.sym_size(1)) && positive(x.sym_size(2)), op,
+                    ": expected non-empty sequences and features, got ", x_name, " of shape ", x.sym_sizes(), " and ",
+                    y_name, " of shape ", y.sym_sizes());
 }
 
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,

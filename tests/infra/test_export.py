@@ -3,8 +3,8 @@
 torch.export: the exported program's module (``ep.module()``) runs the same ATen and softdtw_torch
 kernels as eager mode, so its outputs and its gradients (autograd through the unlifted module) are
 compared with eager's bit for bit, before and after a torch.export.save/load round trip; the SoftDTW
-values also against an independent float64 DP. The batch dimension is dynamic for ROCKET and
-MiniRocket; the SoftDTW operators fix it while being traced (test_softdtw_batch_is_static).
+values also against an independent float64 DP. The batch dimension is dynamic for the SoftDTW
+losses, ROCKET and MiniRocket.
 
 AOTInductor: the packages of examples/export_aoti.py (torch >= 2.6), loaded in a fresh interpreter,
 against the eager models; and the same interpreter's failure to load them before
@@ -139,13 +139,20 @@ def test_minirocket_transform_dynamic_batch(tmp_path):
             assert torch.equal(module(x), model(x))
 
 
-def test_softdtw_batch_is_static():
-    """The SoftDTW operators' C++ checks read the input sizes as numbers while being traced, which
-    fixes the batch size: a dynamic batch dimension is refused (docs/deployment.md)."""
-    x, y = ref.random_pairs(3, 8, 6, 2, dtype=torch.float32)
+@pytest.mark.parametrize("make_loss", [
+    lambda: st.SoftDTW(gamma=GAMMA, reduction="none"),
+    lambda: st.SoftDTW(gamma=GAMMA, bandwidth=2, normalize=True),
+    lambda: st.SoftDTW(gamma=GAMMA, fused=False, reduction="sum"),
+    lambda: st.SharpSoftDTW(gamma=GAMMA, reduction="none"),
+    lambda: st.DILATELoss(gamma=GAMMA, reduction="none"),
+], ids=["fused", "divergence_band", "unfused", "sharp", "dilate"])
+def test_softdtw_losses_dynamic_batch(make_loss, tmp_path):
+    """The SoftDTW losses export with a dynamic batch: their C++ checks compare symbolic sizes, so the
+    batch stays a symbol, and the program gives eager's outputs and gradients at other batch sizes."""
+    g = torch.Generator().manual_seed(5)
+    runs = [(torch.randn(b, 8, 2, generator=g), torch.randn(b, 6, 2, generator=g)) for b in (3, 1, 6)]
     batch = Dim("batch")
-    with pytest.raises(Exception, match="batch"):
-        torch.export.export(st.SoftDTW(gamma=GAMMA), (x, y), dynamic_shapes=({0: batch}, {0: batch}))
+    assert_export_matches_eager(make_loss(), runs[0], runs, tmp_path, dynamic_shapes=({0: batch}, {0: batch}))
 
 
 def test_saved_program_needs_the_operators_in_a_fresh_interpreter(tmp_path):
@@ -185,11 +192,12 @@ def load_export_aoti_example():
 def test_aoti_packages_from_python(tmp_path):
     """examples/export_aoti.py's packages, loaded with aoti_load_package in a fresh interpreter:
     refused before `import softdtw_torch` (the package calls our operators through the
-    dispatcher), then the eager models' outputs; the classifier at several batch sizes."""
+    dispatcher), then the eager models' outputs, each at several batch sizes."""
     example = load_export_aoti_example()
     paths, models, inputs = example.package(tmp_path)
     test = example.gunpoint("test")
-    cases = {"forecaster": [inputs["forecaster"]], "classifier": [inputs["classifier"], (test[10:11],), (test[:40],)]}
+    cases = {"forecaster": [inputs["forecaster"], tuple(t[:2] for t in inputs["forecaster"])],
+             "classifier": [inputs["classifier"], (test[10:11],), (test[:40],)]}
     torch.save(cases, tmp_path / "cases.pt")
     code = textwrap.dedent(f"""
         import torch, torch._inductor

@@ -9,6 +9,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "harness.h"
+
 #include <functional>
 #include <iostream>
 #include <map>
@@ -18,65 +20,7 @@
 
 namespace {
 
-// ---- a minimal test harness ----------------------------------------------------------------
-
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// A test that cannot run here (ctest reports it as skipped: SKIP_RETURN_CODE in CMakeLists.txt).
-struct Skip : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-constexpr int kSkipReturnCode = 77;
-
-#define CHECK(cond, what)                                                                   \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      std::ostringstream message_;                                                          \
-      message_ << __FILE__ << ":" << __LINE__ << ": " << what;                              \
-      throw Failure(message_.str());                                                        \
-    }                                                                                       \
-  } while (0)
-
-// |actual - expected| <= atol + rtol * |expected| elementwise, same shape.
-void check_close(const std::string& what, const torch::Tensor& actual, const torch::Tensor& expected,
-                 double rtol = 1e-10, double atol = 1e-12) {
-  CHECK(actual.sizes() == expected.sizes(),
-        what << ": shape " << actual.sizes() << ", expected " << expected.sizes());
-  torch::Tensor a = actual.detach().to(torch::kFloat64), e = expected.detach().to(torch::kFloat64);
-  const double err = (a - e).abs().sub(e.abs().mul(rtol)).max().item<double>();
-  CHECK(err <= atol, what << ": max |actual - expected| - rtol |expected| = " << err << " > " << atol);
-}
-
-class References {
- public:
-  explicit References(const std::string& dir) : dir_(dir), module_(torch::jit::load(dir + "/references.pt")) {
-    for (const auto& item : module_.attr("tensors").toGenericDict()) {
-      tensors_[item.key().toStringRef()] = item.value().toTensor();
-    }
-    for (const auto& item : module_.attr("messages").toGenericDict()) {
-      messages_[item.key().toStringRef()] = item.value().toStringRef();
-    }
-  }
-  torch::Tensor operator[](const std::string& name) const {
-    auto it = tensors_.find(name);
-    CHECK(it != tensors_.end(), "no reference tensor " << name << " (rerun write_references.py)");
-    return it->second;
-  }
-  const std::string& message(const std::string& name) const {
-    auto it = messages_.find(name);
-    CHECK(it != messages_.end(), "no reference message " << name);
-    return it->second;
-  }
-  std::string path(const std::string& file) const { return dir_ + "/" + file; }
-
- private:
-  std::string dir_;
-  torch::jit::Module module_;
-  std::map<std::string, torch::Tensor> tensors_;
-  std::map<std::string, std::string> messages_;
-};
+using namespace softdtw_torch_tests;
 
 torch::Tensor leaf(const torch::Tensor& t) {
   return t.detach().clone().requires_grad_(true);
@@ -377,7 +321,7 @@ void cuda(const References& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::map<std::string, std::function<void(const References&)>> tests = {
+  const softdtw_torch_tests::Tests tests = {
       {"softdtw_values_and_gradients", softdtw_values_and_gradients},
       {"softdtw_finite_differences", softdtw_finite_differences},
       {"softdtw_second_order", softdtw_second_order},
@@ -388,25 +332,5 @@ int main(int argc, char** argv) {
       {"torchscript_classifier", torchscript_classifier},
       {"cuda", cuda},
   };
-  if (argc != 3 || tests.count(argv[2]) == 0) {
-    std::cerr << "usage: " << argv[0] << " REFERENCE_DIR TEST_NAME; tests:";
-    for (const auto& item : tests) std::cerr << " " << item.first;
-    std::cerr << "\n";
-    return 2;
-  }
-  try {
-    const References references(argv[1]);
-    tests.at(argv[2])(references);
-  } catch (const Skip& skip) {
-    std::cout << "skipped " << argv[2] << ": " << skip.what() << "\n";
-    return kSkipReturnCode;
-  } catch (const Failure& failure) {
-    std::cerr << "FAILED " << argv[2] << ": " << failure.what() << "\n";
-    return 1;
-  } catch (const std::exception& error) {
-    std::cerr << "ERROR " << argv[2] << ": " << error.what() << "\n";
-    return 1;
-  }
-  std::cout << "passed " << argv[2] << "\n";
-  return 0;
+  return softdtw_torch_tests::run_test(argc, argv, tests);
 }

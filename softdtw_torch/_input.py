@@ -151,7 +151,7 @@ def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _D
         raise ValueError(f"{name}: expected non-empty X (groups, series, length and features), got shape "
                          f"{given_shape}")
     if not squeeze_2d:
-        _check_not_transposed(name, given_shape, T, d)
+        check_layout(name, given_shape, "tslearn", T, d, f"series of length {T} with {d} features")
     if x_lengths is not None:
         lengths = _check_lengths(x_lengths, (n,) if single else (K, n), T, x.device, name, "x_lengths")
         lengths = lengths.reshape(K, n)
@@ -190,20 +190,23 @@ def _prepare_series(X: Any, x_lengths: Any, name: str, allow_groups: bool) -> _D
     return _Data(x.contiguous(), lengths, single, kind, squeeze_2d)
 
 
-def _check_not_transposed(name: str, shape: Tuple[int, ...], T: int, d: int) -> None:
-    """Catches aeon's layout (cases, channels, time) given where tslearn's (cases, time, features) is read:
-    series of length 1 are an error, far more features than time steps a warning."""
+_LAYOUTS = {"tslearn": "(n_series, length, features)", "aeon": "(n_cases, n_channels, n_timepoints)"}
+
+
+def check_layout(who: str, shape: Tuple[int, ...], layout: str, n_timepoints: int, n_features: int,
+                 reading: str) -> None:
+    """Catches the other family's layout: ``who`` reads ``layout`` ("tslearn" for the SoftDTW family,
+    "aeon" for the ROCKET family), and X of ``shape`` reads as ``reading``. A single time step with
+    several features (channels) is a ValueError, at least 4x more features than time steps a
+    UserWarning; both name the two layouts and the transpose that fixes X."""
+    other = "aeon" if layout == "tslearn" else "tslearn"
     fix = "pass X.transpose(0, 2, 1) for a numpy array, X.transpose(1, 2) for a tensor"
-    if T == 1 and d > 1:
-        raise ValueError(
-            f"{name}: X of shape {shape} reads as series of length 1 with {d} features; that looks like aeon's "
-            f"layout (n_cases, n_channels, n_timepoints), while this function reads (n_series, length, features), "
-            f"tslearn's layout: {fix}")
-    if d >= 4 * T:
-        warnings.warn(
-            f"{name}: X of shape {shape} reads as series of length {T} with {d} features; if it is in aeon's layout "
-            f"(n_cases, n_channels, n_timepoints), this function reads (n_series, length, features): {fix}",
-            UserWarning, stacklevel=4)
+    if n_timepoints == 1 and n_features > 1:
+        raise ValueError(f"{who}: X of shape {shape} reads as {reading}; that looks like {other}'s layout "
+                         f"{_LAYOUTS[other]}, while {who} reads {_LAYOUTS[layout]}, {layout}'s layout: {fix}")
+    if n_features >= 4 * n_timepoints:
+        warnings.warn(f"{who}: X of shape {shape} reads as {reading}; if it is in {other}'s layout "
+                      f"{_LAYOUTS[other]}, {who} reads {_LAYOUTS[layout]}: {fix}", UserWarning, stacklevel=4)
 
 
 def _is_ragged_or_series_list(X: Sequence[Any]) -> bool:

@@ -1,7 +1,6 @@
 """The one conversion of user input X (numpy, tensor, nested lists, anything scikit-learn's
 ``check_array`` reads) into the (n_cases, n_channels, n_timepoints) floating tensor the ROCKET
 estimators work on, and the finiteness check of their inputs."""
-import warnings
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -9,6 +8,7 @@ import torch
 from torch import Tensor
 
 from .._base import as_numeric_array
+from .._input import check_layout
 
 
 def as_series_tensor(X: Any, who: str, device: Optional[Union[str, torch.device]] = None,
@@ -25,7 +25,9 @@ def as_series_tensor(X: Any, who: str, device: Optional[Union[str, torch.device]
     if not t.is_floating_point():
         t = t.to(integer_dtype)
     if t.dim() == 3:
-        _check_not_transposed(who, tuple(t.shape))
+        n_channels, n_timepoints = t.shape[1], t.shape[2]
+        check_layout(who, tuple(t.shape), "aeon", n_timepoints, n_channels,
+                     f"{n_channels} channels of {n_timepoints} time point{'' if n_timepoints == 1 else 's'}")
     elif t.dim() == 2:
         t = t.unsqueeze(1)
     if t.dim() != 3:
@@ -37,22 +39,6 @@ def as_series_tensor(X: Any, who: str, device: Optional[Union[str, torch.device]
     if finite:
         check_finite(t, who)
     return t
-
-
-def _check_not_transposed(who: str, shape: tuple) -> None:
-    """Catches tslearn's layout (n_series, length, features) given where aeon's (n_cases, n_channels,
-    n_timepoints) is read: one time point with several channels is an error, far more channels than
-    time points a warning."""
-    n_channels, n_timepoints = shape[1], shape[2]
-    fix = "pass X.transpose(0, 2, 1) for a numpy array, X.transpose(1, 2) for a tensor"
-    if n_timepoints == 1 and n_channels > 1:
-        raise ValueError(f"{who}: X of shape {shape} reads as {n_channels} channels of 1 time point; that looks "
-                         f"like tslearn's layout (n_series, length, features), while this estimator reads "
-                         f"(n_cases, n_channels, n_timepoints), aeon's layout: {fix}")
-    if n_channels >= 4 * n_timepoints:
-        warnings.warn(f"{who}: X of shape {shape} reads as {n_channels} channels of {n_timepoints} time points; "
-                      f"if it is in tslearn's layout (n_series, length, features), this estimator reads "
-                      f"(n_cases, n_channels, n_timepoints): {fix}", UserWarning, stacklevel=4)
 
 
 def check_finite(t: Tensor, who: str, arg: str = "X") -> None:

@@ -1481,24 +1481,20 @@ inline T opaque(T v) {
 #endif
   return v;
 }
+template <class T>
+inline T add_rn(T x, T y) {
+  return opaque(opaque(x) + opaque(y));
+}
+template <class T>
+inline T mul_rn(T x, T y) {
+  return opaque(opaque(x) * opaque(y));
+}
 }  // namespace emu::detail
-inline float __fadd_rn(float x, float y) {
-  using emu::detail::opaque;
-  return opaque(opaque(x) + opaque(y));
-}
-inline float __fmul_rn(float x, float y) {
-  using emu::detail::opaque;
-  return opaque(opaque(x) * opaque(y));
-}
+inline float __fadd_rn(float x, float y) { return emu::detail::add_rn(x, y); }
+inline float __fmul_rn(float x, float y) { return emu::detail::mul_rn(x, y); }
 inline float __fmaf_rn(float x, float y, float z) { return std::fma(x, y, z); }
-inline double __dadd_rn(double x, double y) {
-  using emu::detail::opaque;
-  return opaque(opaque(x) + opaque(y));
-}
-inline double __dmul_rn(double x, double y) {
-  using emu::detail::opaque;
-  return opaque(opaque(x) * opaque(y));
-}
+inline double __dadd_rn(double x, double y) { return emu::detail::add_rn(x, y); }
+inline double __dmul_rn(double x, double y) { return emu::detail::mul_rn(x, y); }
 inline double __fma_rn(double x, double y, double z) { return std::fma(x, y, z); }
 inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }  // NaN -> 0
 

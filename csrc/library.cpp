@@ -124,6 +124,13 @@ TORCH_LIBRARY(softdtw_torch, m) {
       "_soft_dtw_fused_hvp(Tensor grad, Tensor? grad_tangent, Tensor x, Tensor y, Tensor? x_tangent, "
       "Tensor? y_tangent, float gamma, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) "
       "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
+  // Hard DTW (gamma = 0) of x (B, N, d) and y (B, M, d) with its optimal paths, not differentiable
+  // (soft_dtw with gamma=0 is): the squared values (B,), the paths' cells (B, N + M − 1, 2) int64 in
+  // order from (0, 0), −1 past each path's end, and the paths' lengths (B,). The fused forward keeps
+  // its table, then one walk back per pair, O(N + M) (docs/design/softdtw.md §10).
+  m.def(
+      "_dtw_path(Tensor x, Tensor y, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths) "
+      "-> (Tensor, Tensor, Tensor)");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
   m.def(

@@ -27,6 +27,7 @@ from .functional import (
     soft_dtw_sharp,
     soft_dtw_sharp_from_cost,
 )
+from .metrics import cdist_dtw, dtw, dtw_path, gamma_soft_dtw
 from .barycenter import softdtw_barycenter
 from ._base import NotFittedError
 from .clustering import SoftDTWKMeans
@@ -51,6 +52,10 @@ __all__ = [
     "dilate",
     "pairwise_cost",
     "cdist_soft_dtw",
+    "dtw",
+    "dtw_path",
+    "cdist_dtw",
+    "gamma_soft_dtw",
     "SoftDTW",
     "SharpSoftDTW",
     "DILATELoss",

@@ -114,6 +114,7 @@ _RULES = {
     "_soft_dtw_fused_jvp": None,
     "_soft_dtw_fused_hvp": None,
     "_soft_dtw_fused_value_and_grad": None,
+    "_dtw_path": None,
 }
 """Every SoftDTW op and its batching rule (None: the flattening rule)."""
 

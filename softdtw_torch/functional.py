@@ -78,7 +78,7 @@ def _checked_gamma(op: str, gamma: Tensor, batch: int, dtype: torch.dtype) -> Te
     if not torch.jit.is_scripting():
         check = not torch.compiler.is_compiling()
     if check and not bool((torch.isfinite(scale) & (scale > 0)).all()):
-        raise ValueError(op + ": gamma must be positive and finite")
+        raise ValueError(op + ": a tensor gamma must be positive and finite (hard DTW: the float 0.0)")
     smallest = 2.2250738585072014e-308 if dtype == torch.float64 else 1.1754943508222875e-38
     if check and not bool(((scale >= smallest) & (scale <= 1.0 / smallest)).all()):
         raise ValueError(op + ": gamma must be in [" + str(smallest) + ", " + str(1.0 / smallest) + "] for "

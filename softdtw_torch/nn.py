@@ -1,8 +1,10 @@
-"""``nn.Module`` wrappers: they only store hyper-parameters and call the functional API."""
-from typing import Optional, Tuple, Union
+"""``nn.Module`` wrappers: they only store hyper-parameters and call the functional API (in eager
+mode, after unpacking ``PackedSequence`` inputs into padded tensors and lengths)."""
+from typing import Any, Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
+from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
 from .functional import dilate, soft_dtw, soft_dtw_sharp
 
@@ -17,9 +19,9 @@ def _checked_options(module: str, gamma: Union[float, Tensor], bandwidth: Option
         raise ValueError(f"{module}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     if isinstance(gamma, Tensor):
         if not bool((torch.isfinite(gamma) & (gamma > 0)).all()):
-            raise ValueError(f"{module}: gamma must be positive and finite")
-    elif not gamma > 0 or gamma == float("inf"):
-        raise ValueError(f"{module}: gamma must be a positive finite number, got {gamma}")
+            raise ValueError(f"{module}: a tensor gamma must be positive and finite (hard DTW: the float 0.0)")
+    elif not gamma >= 0 or gamma == float("inf"):
+        raise ValueError(f"{module}: gamma must be 0 (hard DTW) or a positive finite number, got {gamma}")
     if bandwidth is not None and bandwidth < 0:
         raise ValueError(f"{module}: bandwidth must be >= 0 or None, got {bandwidth}")
     return gamma if isinstance(gamma, Tensor) else float(gamma)
@@ -50,6 +52,36 @@ def _read_2d(module: str, x: Tensor, y: Tensor, input_2d: Optional[str]) -> Tupl
     if input_2d == "univariate":
         return (x.unsqueeze(-1) if x.dim() == 2 else x), (y.unsqueeze(-1) if y.dim() == 2 else y)
     return x, y
+
+
+def _unpack(module: str, name: str, lengths_name: str, sequences: Any, lengths: Any) -> Tuple[Any, Any]:
+    """A ``PackedSequence`` as the padded (batch, time, features) tensor and (batch,) lengths of a
+    ragged batch, in the caller's batch order (``pad_packed_sequence`` applies ``unsorted_indices``),
+    the lengths on the data's device; anything else unchanged. Eager only: the modules call it
+    under ``if not torch.jit.is_scripting():``, so scripting never compiles it."""
+    if not isinstance(sequences, PackedSequence):
+        return sequences, lengths
+    if lengths is not None:
+        raise ValueError(
+            f"{module}: {lengths_name} was given with a PackedSequence {name}, which carries its own lengths; "
+            f"pass a PackedSequence alone, or a padded tensor with {lengths_name}"
+        )
+    if sequences.data.dim() != 2:
+        raise ValueError(
+            f"{module}: expected a PackedSequence {name} whose data is 2-D (total time steps, features), as "
+            f"packing (length, features) series gives, since the loss reads (batch, time, features); got data "
+            f"of shape {list(sequences.data.shape)} (pack univariate series as (length, 1))"
+        )
+    padded, unpacked_lengths = pad_packed_sequence(sequences, batch_first=True)
+    return padded, unpacked_lengths.to(padded.device)
+
+
+def _unpacked(module: str, names: Tuple[str, str, str, str], x: Any, y: Any, x_lengths: Any,
+              y_lengths: Any) -> Tuple[Any, Any, Any, Any]:
+    """``_unpack`` on both sides of a loss: ``names`` are the two inputs' and the two lengths' names."""
+    x, x_lengths = _unpack(module, names[0], names[2], x, x_lengths)
+    y, y_lengths = _unpack(module, names[1], names[3], y, y_lengths)
+    return x, y, x_lengths, y_lengths
 
 
 def _reduce(values: Tensor, reduction: str) -> Tensor:
@@ -83,6 +115,21 @@ class SoftDTW(nn.Module):
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The loss is
     differentiable twice (``create_graph=True``, Hessian-vector products, ``torch.func``). The module
     is scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
+
+    ``x`` and/or ``y`` may also be a ``torch.nn.utils.rnn.PackedSequence`` of (length, features)
+    series, as pysdtw's ``SoftDTW`` takes them: the pack is unpacked (``pad_packed_sequence``,
+    ``batch_first=True``) and its lengths become ``x_lengths`` / ``y_lengths`` (on the data's
+    device), so values and gradients are bit for bit those of the zero-padded tensors with those
+    lengths, and the gradient flows back into the pack's ``data``. Results come in the batch order of
+    the packed list, ``enforce_sorted=False`` packs included. A tensor beside a pack is read at full
+    length unless its own lengths are given; lengths given for a packed side, or a pack whose data
+    is not 2-D (total time steps, features), raise ``ValueError``. Eager (Python) only: a scripted
+    module keeps its Tensor signature and refuses a pack, and ``torch.compile`` runs it with a graph
+    break at ``pad_packed_sequence`` (``fullgraph=True`` refuses it). Compared with pysdtw's
+    ``SoftDTW`` on the same packs (tests/softdtw/test_packed_sequence.py): same values and gradients
+    to float32 rounding, since pysdtw keeps its DP table in float32 whatever the input dtype; pysdtw
+    returns the (B,) values (here ``reduction="none"``; the default ``"mean"`` averages them) and its
+    ``bandwidth`` is another band (scaled by the length ratio).
     """
 
     bandwidth: Optional[int]
@@ -112,6 +159,9 @@ class SoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
+        if not torch.jit.is_scripting():  # PackedSequence input: eager only (the annotations say Tensor)
+            x, y, x_lengths, y_lengths = _unpacked("SoftDTW", ("x", "y", "x_lengths", "y_lengths"), x, y,
+                                                   x_lengths, y_lengths)
         x, y = _read_2d("SoftDTW", x, y, self.input_2d)
         values = soft_dtw(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
@@ -134,7 +184,8 @@ class SharpSoftDTW(nn.Module):
     included.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)``; differentiable once (its gradient already uses
-    soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
+    soft-DTW's Hessian). Scriptable with ``torch.jit.script``. ``x`` and/or ``y`` may be a
+    ``PackedSequence``, read as a ragged batch, in eager mode only, as for ``SoftDTW``.
     """
 
     bandwidth: Optional[int]
@@ -162,6 +213,9 @@ class SharpSoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
+        if not torch.jit.is_scripting():  # PackedSequence input: eager only (the annotations say Tensor)
+            x, y, x_lengths, y_lengths = _unpacked("SharpSoftDTW", ("x", "y", "x_lengths", "y_lengths"), x, y,
+                                                   x_lengths, y_lengths)
         x, y = _read_2d("SharpSoftDTW", x, y, self.input_2d)
         values = soft_dtw_sharp(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost
@@ -191,7 +245,10 @@ class DILATELoss(nn.Module):
         input_2d: how 2-D input reads, as for ``SoftDTW`` (``None``: 2-D input is an error).
 
     ``forward(prediction, target, prediction_lengths=None, target_lengths=None)``; differentiable once
-    (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
+    (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``. ``prediction``
+    and/or ``target`` may be a ``PackedSequence``, read as a ragged batch (its lengths become
+    ``prediction_lengths`` / ``target_lengths``), in eager mode only, as for ``SoftDTW``; a fixed
+    ``penalty`` must then match the padded lengths, the longest series of each pack.
     """
 
     bandwidth: Optional[int]
@@ -223,6 +280,10 @@ class DILATELoss(nn.Module):
         prediction_lengths: Optional[Tensor] = None,
         target_lengths: Optional[Tensor] = None,
     ) -> Tensor:
+        if not torch.jit.is_scripting():  # PackedSequence input: eager only (the annotations say Tensor)
+            prediction, target, prediction_lengths, target_lengths = _unpacked(
+                "DILATELoss", ("prediction", "target", "prediction_lengths", "target_lengths"), prediction, target,
+                prediction_lengths, target_lengths)
         prediction, target = _read_2d("DILATELoss", prediction, target, self.input_2d)
         loss, _, _ = dilate(
             prediction, target, self.alpha, self.gamma, self.bandwidth, self.penalty, prediction_lengths,

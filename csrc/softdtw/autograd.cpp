@@ -474,6 +474,23 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(const at::Tenso
   return {values, grad_x};
 }
 
+// Hard DTW's paths: not differentiable (the value is, through soft_dtw at gamma = 0).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_autograd(const at::Tensor& x, const at::Tensor& y,
+                                                                 std::optional<int64_t> bandwidth,
+                                                                 const OptTensor& x_lengths,
+                                                                 const OptTensor& y_lengths) {
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> out;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    out = ops::dtw_path(x, y, bandwidth, x_lengths, y_lengths);
+  }
+  refuse_derivatives(std::string(kDtwPathOp) +
+                         ": _dtw_path is not differentiable; differentiate soft_dtw(x, y, gamma=0.0) (the squared "
+                         "value) or soft_dtw_alignment(x, y, gamma=0.0) (the path as a matrix) instead",
+                     {x, y}, {std::get<0>(out)});
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
@@ -488,6 +505,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
   m.impl("_soft_dtw_fused_jvp", &fused_jvp_autograd);
   m.impl("_soft_dtw_fused_hvp", &fused_hvp_autograd);
   m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_autograd);
+  m.impl("_dtw_path", &dtw_path_autograd);
 }
 
 }  // namespace softdtw_torch

@@ -217,19 +217,35 @@ SOFTDTW_TORCH_HOST_DEVICE Sorted3<T> sort3(T a, T b, T c) {
 
 // The special functions of the cell math, as the cell math needs them:
 //   term(Δ) = exp(Δ/γ) for Δ = lo − v <= 0 (0 for Δ = −inf), gamma_log1p(s) = γ·log1p(s) for
-//   s in [0, 2], reciprocal(s) = 1/s for s in [1, 3].
+//   s in [0, 2], reciprocal(s) = 1/s for s in [1, 3]; kHardMin: the hard minimum of γ = 0
+//   (HardCellFunctions, whose weights are the one-hot argmin, see weights_from_terms).
 // This one uses the precise natural-base functions (the CPU kernels' vectorizable exp_/log1p_,
 // CUDA's exp/log1p): the CPU kernels and the CUDA float64 kernels. The CUDA float32 kernels use
 // base-2 special-function-unit versions (cuda/tiles.cuh, Base2CellFunctions).
 template <typename T>
 struct NaturalCellFunctions {
   T gamma, inv_gamma;
+  static constexpr bool kHardMin = false;
   static NaturalCellFunctions for_gamma(double gamma) {
     const T g = static_cast<T>(gamma);
     return {g, T(1) / g};
   }
   SOFTDTW_TORCH_HOST_DEVICE T term(T delta) const { return exp_(delta * inv_gamma); }
   SOFTDTW_TORCH_HOST_DEVICE T gamma_log1p(T s) const { return gamma * log1p_(s); }
+  SOFTDTW_TORCH_HOST_DEVICE T reciprocal(T s) const { return T(1) / s; }
+};
+
+// Hard DTW is γ = 0 (design doc §10): the same kernels with these cell functions, picked per call
+// (CPU: per anti-diagonal loop, cpu/tiles.h; CUDA: per sweep, cuda/tiles.cuh), the hard minimum
+// as the γ → 0 limit of the soft one: softmin3 = lo exactly (γ·log1p = 0), the weights one-hot
+// (weights_from_terms), their tangents −(1/γ)·w·(Ṙ(p) − Σ w·Ṙ) replaced by 0 (the argmin is
+// locally constant). The exponentials and the logarithm of the soft cells are not evaluated.
+template <typename T>
+struct HardCellFunctions {
+  T inv_gamma = T(0);  // the weights' tangents: 0
+  static constexpr bool kHardMin = true;
+  SOFTDTW_TORCH_HOST_DEVICE T term(T delta) const { return delta == T(0) ? T(1) : T(0); }
+  SOFTDTW_TORCH_HOST_DEVICE T gamma_log1p(T) const { return T(0); }
   SOFTDTW_TORCH_HOST_DEVICE T reciprocal(T s) const { return T(1) / s; }
 };
 
@@ -242,11 +258,6 @@ SOFTDTW_TORCH_HOST_DEVICE T softmin3(T a, T b, T c, const Functions& f) {
   const T rest = f.term(v.lo - v.mid) + f.term(v.lo - v.hi);
   const T value = v.lo - f.gamma_log1p(rest);
   return is_reachable(v.lo) ? value : positive_infinity<T>();  // all +inf: unreachable, never inf − inf
-}
-
-template <typename T>
-SOFTDTW_TORCH_HOST_DEVICE T softmin3(T a, T b, T c, T gamma, T inv_gamma) {
-  return softmin3(a, b, c, NaturalCellFunctions<T>{gamma, inv_gamma});
 }
 
 // Normalized soft-argmin weights of one cell over its three predecessors (form (c) of the
@@ -263,15 +274,26 @@ struct PredecessorWeights {
 // The weights from the sorted predecessors and their two exponentials e_mid = exp((lo − mid)/γ),
 // e_hi = exp((lo − hi)/γ). The minimum's term is exp(0) = 1 exactly, and a value tied with mid (or
 // lo) has the same term, so picking by value gives the bits of three exp calls.
+// Hard DTW (γ = 0): the weight 1 goes to the first minimum in the order diagonal, up, left
+// (tslearn's dtw_path tie rule), 0 to the others, so the reverse recursion follows exactly one
+// path, the one tslearn's backtracking from (n − 1, m − 1) takes.
 template <typename T, typename Functions>
 SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> weights_from_terms(T r_diag, T r_up, T r_left, const Sorted3<T>& v,
                                                                    T e_mid, T e_hi, const Functions& f) {
-  const T e_diag = r_diag == v.lo ? T(1) : (r_diag == v.mid ? e_mid : e_hi);
-  const T e_up = r_up == v.lo ? T(1) : (r_up == v.mid ? e_mid : e_hi);
-  const T e_left = r_left == v.lo ? T(1) : (r_left == v.mid ? e_mid : e_hi);
-  const T norm = f.reciprocal(e_diag + e_up + e_left);
-  const bool reachable = is_reachable(v.lo);
-  return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
+  if constexpr (Functions::kHardMin) {
+    const bool diag_min = r_diag == v.lo, up_min = r_up == v.lo;
+    const T w_diag = diag_min ? T(1) : T(0), w_up = !diag_min && up_min ? T(1) : T(0);
+    const T w_left = !diag_min && !up_min ? T(1) : T(0);
+    const bool reachable = is_reachable(v.lo);
+    return {reachable ? w_diag : T(0), reachable ? w_up : T(0), reachable ? w_left : T(0)};
+  } else {
+    const T e_diag = r_diag == v.lo ? T(1) : (r_diag == v.mid ? e_mid : e_hi);
+    const T e_up = r_up == v.lo ? T(1) : (r_up == v.mid ? e_mid : e_hi);
+    const T e_left = r_left == v.lo ? T(1) : (r_left == v.mid ? e_mid : e_hi);
+    const T norm = f.reciprocal(e_diag + e_up + e_left);
+    const bool reachable = is_reachable(v.lo);
+    return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
+  }
 }
 
 template <typename T, typename Functions>
@@ -279,12 +301,6 @@ SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T 
   // Two exp per cell, as in softmin3.
   const Sorted3<T> v = sort3(r_diag, r_up, r_left);
   return weights_from_terms(r_diag, r_up, r_left, v, f.term(v.lo - v.mid), f.term(v.lo - v.hi), f);
-}
-
-template <typename T>
-SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> predecessor_weights(T r_diag, T r_up, T r_left, T inv_gamma) {
-  // The weights use term() and reciprocal() only: gamma itself is not needed.
-  return predecessor_weights(r_diag, r_up, r_left, NaturalCellFunctions<T>{T(0), inv_gamma});
 }
 
 // Forward mode and second order (design doc §3, "Forward mode and second order"). A cell s's value
@@ -523,6 +539,44 @@ SOFTDTW_TORCH_HOST_DEVICE CellValueAndWeights<float> cell_value_and_weights(floa
   const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
   const SoftminAndWeights<float> s = softmin3_and_weights(o.diag, o.up, o.left, f);
   return {wide_cell_sum(o.base, cost, s.value), {s.w.diag, s.w.up, s.w.left}};
+}
+
+// Hard DTW's optimal path (γ = 0) from a pair's DP table: from (n − 1, m − 1) back to (0, 0), each
+// step to the predecessor whose one-hot weight is 1 (weights_from_terms' tie rule, tslearn's), so
+// the path is exactly the cells where the reverse recursion gives E = 1. r_at(i, j) reads R, the
+// virtual border included (R(−1, −1) = 0, +inf elsewhere). Writes the path in order as (i, j) pairs,
+// path[2k] = i and path[2k + 1] = j (at most n + m − 1 of them), and returns its length: 0 when the
+// end is unreachable (every path blocked), and then writes nothing.
+template <typename T, typename TableAt>
+SOFTDTW_TORCH_HOST_DEVICE int64_t hard_path(int64_t n, int64_t m, const TableAt& r_at, int64_t* path) {
+  const HardCellFunctions<T> hard{};
+  int64_t i = n - 1, j = m - 1, length = 0;
+  while (true) {
+    // A reachable cell has a reachable predecessor, so this holds all the way unless the end
+    // itself is unreachable; checked at every step so that no table can make the walk leave it.
+    if (i < 0 || j < 0 || !is_reachable(r_at(i, j))) return 0;
+    path[2 * length] = i;
+    path[2 * length + 1] = j;
+    ++length;
+    if (i == 0 && j == 0) break;
+    const PredecessorWeights<T> w = predecessor_weights(r_at(i - 1, j - 1), r_at(i - 1, j), r_at(i, j - 1), hard);
+    if (w.diag != T(0)) {
+      --i;
+      --j;
+    } else if (w.up != T(0)) {
+      --i;
+    } else {
+      --j;
+    }
+  }
+  for (int64_t a = 0, b = length - 1; a < b; ++a, --b) {  // walked backwards: reverse
+    for (int c = 0; c < 2; ++c) {
+      const int64_t v = path[2 * a + c];
+      path[2 * a + c] = path[2 * b + c];
+      path[2 * b + c] = v;
+    }
+  }
+  return length;
 }
 
 // Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by

@@ -57,6 +57,10 @@ using FusedBackwardCheckpointed = Pair(const Tensor& grad, const Tensor& x, cons
 using FusedValueAndGrad = Pair(const Tensor& x, const Tensor& y, const Tensor& weights, double gamma, OptInt bandwidth,
                                const OptTensor& x_lengths, const OptTensor& y_lengths);
 
+// Hard DTW's values and optimal paths (library.cpp).
+using DtwPath = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, OptInt bandwidth,
+                                                   const OptTensor& x_lengths, const OptTensor& y_lengths);
+
 // Forward mode and second order (library.cpp).
 using FromCostJvp = Pair(const Tensor& D, const Tensor& D_tangent, double gamma, OptInt bandwidth,
                          const OptTensor& x_lengths, const OptTensor& y_lengths);
@@ -94,6 +98,7 @@ inline const Op<FromCostJvp> from_cost_jvp{"softdtw_torch::_soft_dtw_from_cost_j
 inline const Op<FusedJvp> fused_jvp{"softdtw_torch::_soft_dtw_fused_jvp"};
 inline const Op<FromCostHvp> from_cost_hvp{"softdtw_torch::_soft_dtw_from_cost_hvp"};
 inline const Op<FusedHvp> fused_hvp{"softdtw_torch::_soft_dtw_fused_hvp"};
+inline const Op<DtwPath> dtw_path{"softdtw_torch::_dtw_path"};
 }  // namespace ops
 
 }  // namespace softdtw_torch::softdtw

@@ -71,11 +71,13 @@ SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m,
 }  // namespace
 
 void check_gamma(const char* op, double gamma, at::ScalarType dtype) {
-  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0, op, ": gamma must be a positive finite number, got ", gamma);
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma >= 0, op,
+                    ": gamma must be 0 (hard DTW) or a positive finite number, got ", gamma);
+  if (gamma == 0) return;
   const bool is_double = dtype == at::kDouble;
   const double smallest = is_double ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
   TORCH_CHECK_VALUE(gamma >= smallest && gamma <= 1.0 / smallest, op, ": gamma must be in [", smallest, ", ",
-                    1.0 / smallest, "] for ", dtype, " input (gamma and 1/gamma normal ",
+                    1.0 / smallest, "] or 0 for ", dtype, " input (gamma and 1/gamma normal ",
                     is_double ? "float64" : "float32", " numbers), got ", gamma);
 }
 
@@ -127,8 +129,8 @@ void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& 
 }
 
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  const char* op = kFusedOp;
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths,
+                            const char* op) {
   check_sequence_pair(op, x, y);
   ForwardInputs in;
   in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, x_lengths, y_lengths, x.device(),
@@ -137,6 +139,11 @@ ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gam
   in.x = x.to(dtype).contiguous();
   in.y = y.to(dtype).contiguous();
   return in;
+}
+
+PathOutputs new_path_outputs(const SoftDTWProblem& p, const at::Device& device) {
+  const auto options = at::TensorOptions().dtype(at::kLong).device(device);
+  return {at::full({p.batch, p.n + p.m - 1, 2}, -1, options), at::zeros({p.batch}, options)};
 }
 
 std::vector<int64_t> r_tensor_sizes(std::vector<int64_t> cells, at::ScalarType dtype) {

@@ -19,6 +19,7 @@ constexpr const char* kFusedOp = "soft_dtw";
 constexpr const char* kSharpOp = "soft_dtw_sharp";
 constexpr const char* kSharpFromCostOp = "soft_dtw_sharp_from_cost";
 constexpr const char* kDilateOp = "dilate";
+constexpr const char* kDtwPathOp = "dtw_path";
 
 // Validated inputs of one op call, converted to what the kernels read.
 struct SoftDTWProblem {
@@ -34,9 +35,9 @@ struct SoftDTWProblem {
 void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& y, const char* x_name = "x",
                          const char* y_name = "y");
 
-// gamma and 1/gamma normal numbers of the compute dtype (float32 for float32, float16 and bfloat16
-// input; float64 for float64), so that neither the kernels' 1/gamma nor gamma itself rounds to 0 or
-// inf there: ValueError otherwise, naming the range.
+// gamma = 0 (hard DTW, math.h's HardCellFunctions), or gamma and 1/gamma normal numbers of the compute
+// dtype (float32 for float32, float16 and bfloat16 input; float64 for float64), so that neither the
+// kernels' 1/gamma nor gamma itself rounds to 0 or inf there: ValueError otherwise, naming the range.
 void check_gamma(const char* op, double gamma, at::ScalarType dtype);
 
 // The Sakoe–Chiba radius, -1 for none; negative values raise ValueError.
@@ -52,8 +53,17 @@ struct ForwardInputs {
 ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
                                 const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
 
+// op: the name errors give (the fused op's by default).
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths,
+                            const char* op = kFusedOp);
+
+// Hard DTW's paths (_dtw_path): (B, N + M − 1, 2) int64 cells, −1 past each path's end, and the
+// paths' lengths (B,), on the problem's device.
+struct PathOutputs {
+  at::Tensor paths, lengths;
+};
+PathOutputs new_path_outputs(const SoftDTWProblem& p, const at::Device& device);
 
 // A forward's outputs: values (B,), the DP table R, and per-pair flags for invalid input values.
 // R is kept as table_sizes says (+inf where ragged pairs pad it, so padding is defined), else an

@@ -25,13 +25,14 @@ _SCALAR_TYPE_NAMES = {torch.float64: "Double", torch.float32: "Float", torch.flo
 
 def _check_options(op: str, gamma: float, bandwidth: Optional[int], dtype: torch.dtype) -> None:
     torch._check_value(
-        gamma > 0 and gamma != float("inf"), lambda: f"{op}: gamma must be a positive finite number, got {gamma}"
+        gamma >= 0 and gamma != float("inf"),
+        lambda: f"{op}: gamma must be 0 (hard DTW) or a positive finite number, got {gamma}",
     )
-    # As the C++ check_gamma: gamma and 1/gamma normal numbers of the compute dtype.
+    # As the C++ check_gamma: 0, or gamma and 1/gamma normal numbers of the compute dtype.
     smallest = torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).tiny
     torch._check_value(
-        smallest <= gamma <= 1.0 / smallest,
-        lambda: f"{op}: gamma must be in [{smallest:g}, {1.0 / smallest:g}] for "
+        gamma == 0 or smallest <= gamma <= 1.0 / smallest,
+        lambda: f"{op}: gamma must be in [{smallest:g}, {1.0 / smallest:g}] or 0 for "
         f"{_SCALAR_TYPE_NAMES.get(dtype, dtype)} input (gamma and 1/gamma normal "
         f"{'float64' if dtype == torch.float64 else 'float32'} numbers), got {gamma:g}",
     )
@@ -52,8 +53,8 @@ def _check_cost(D: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths) 
     _check_lengths(op, "y_lengths", y_lengths, D.shape[0], "pair")
 
 
-def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths) -> None:
-    op = _FUSED_OP
+def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths,
+                op: str = _FUSED_OP) -> None:
     torch._check_value(x.dim() == 3, lambda: f"{op}: expected x to be a 3-D tensor (batch, n, features), got {x.dim()}-D")
     torch._check_value(y.dim() == 3, lambda: f"{op}: expected y to be a 3-D tensor (batch, m, features), got {y.dim()}-D")
     torch._check_value(
@@ -158,6 +159,14 @@ def _(x, y, weights, gamma, bandwidth, x_lengths, y_lengths):
     torch._check_value(weights.dim() == 1 and weights.shape[0] == x.shape[0],
                        lambda: f"{_FUSED_OP}: expected weights of shape ({x.shape[0]},), got {list(weights.shape)}")
     return x.new_empty((x.shape[0],)), torch.empty_like(x)
+
+
+@torch.library.register_fake("softdtw_torch::_dtw_path")
+def _(x, y, bandwidth, x_lengths, y_lengths):
+    _check_pair(x, y, 0.0, bandwidth, x_lengths, y_lengths, op="dtw_path")
+    batch, n, m = x.shape[0], x.shape[1], y.shape[1]
+    return (x.new_empty((batch,)), x.new_empty((batch, n + m - 1, 2), dtype=torch.int64),
+            x.new_empty((batch,), dtype=torch.int64))
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_jvp")

@@ -63,6 +63,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                          const OptTensor& yl, bool with_grad) {
     return tiles::fused_hvp_op(launch, grad, grad_tangent, x, y, u, v, g, bw, xl, yl, with_grad);
   });
+  m.def("dtw_path", [=](const Tensor& x, const Tensor& y, OptInt bw, const OptTensor& xl, const OptTensor& yl) {
+    return tiles::dtw_path_op(launch, x, y, bw, xl, yl);
+  });
   // Dynamic shared memory per block of every kernel the ops launch, in bytes.
   m.def("shared_memory_bytes", [](bool float64) {
     auto of = [](auto zero) {

@@ -11,6 +11,7 @@ errors), which the needs_cuda tests do.
 
 The emulated extension is compiled once per checkout into build/cuda-emu (about a minute).
 """
+import functools
 import os
 import sys
 
@@ -287,6 +288,16 @@ def compare_outputs(emulated, cpu, exact=None):
             assert error <= max(1e-4, 2 * cpu_error), (i, error, cpu_error)
 
 
+def compare_op_with_cpu(emu, name, *args):
+    """The emulated op `name` (from_cost_jvp, fused_hvp, ...) against the CPU op on the same arguments,
+    float32 outputs against the CPU op in float64 on them (compare_outputs)."""
+    exact = None
+    if any(isinstance(a, torch.Tensor) and a.dtype == torch.float32 for a in args):
+        exact = getattr(OPS, "_soft_dtw_" + name)(*(a.double() if isinstance(a, torch.Tensor) and
+                                                     a.is_floating_point() else a for a in args))
+    compare_outputs(getattr(emu, name)(*args), getattr(OPS, "_soft_dtw_" + name)(*args), exact)
+
+
 # The grid of the first-order cases: one tile, tile edges, several tiles, N or M = 1, N != M, d above
 # a staged chunk of the tangent stages (16 float32 / 8 float64 features), bands with whole tiles
 # outside, ragged lengths.
@@ -312,13 +323,7 @@ def test_jvp_and_hvp_match_cpu(emu, shape, bandwidth, ragged, dtype):
     grad_tangent = torch.linspace(-1.0, 0.3, batch, dtype=dtype)
     gamma = 0.5
     L = (bandwidth, xl, yl)
-    def check(name, *args):
-        exact = None
-        if dtype == torch.float32:
-            exact = getattr(OPS, "_soft_dtw_" + name)(*(a.double() if isinstance(a, torch.Tensor) and
-                                                         a.is_floating_point() else a for a in args))
-        compare_outputs(getattr(emu, name)(*args), getattr(OPS, "_soft_dtw_" + name)(*args), exact)
-
+    check = functools.partial(compare_op_with_cpu, emu)
     check("from_cost_jvp", D, T, gamma, *L)
     check("fused_jvp", x, y, u, v, gamma, *L)
     check("fused_jvp", x, y, None, v, gamma, *L)
@@ -377,3 +382,57 @@ def test_launches_on_sm75_opt_in_or_refuse(emu, monkeypatch):
         else:
             with pytest.raises(RuntimeError, match="shared memory per block and the emulated GPU allows 65536"):
                 emu.fused_hvp(*args)
+
+
+# ---- hard DTW (gamma = 0, docs/design/softdtw.md §10) --------------------------------------------
+
+HARD_CASES = [((2, 5, 3, 1), None, False), ((2, 1, 70, 3), None, False), ((2, 130, 70, 3), None, True),
+              ((2, 64, 129, 2), 4, False), ((3, 200, 190, 2), 5, True), ((2, 75, 200, 40), None, True)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("shape,bandwidth,ragged", HARD_CASES, ids=lambda v: "x".join(map(str, v))
+                         if isinstance(v, tuple) else str(v))
+def test_hard_dtw_matches_cpu(emu, shape, bandwidth, ragged, dtype):
+    # The same kernels with the cell functions at γ = 0 (Base2CellFunctions in float32): values and
+    # tables as the CPU's, and the path, ∂value/∂D, exactly the CPU's (a 0/1 matrix).
+    batch, n, m, d = shape
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n + m + 11)
+    for fused in (True, False):
+        compare_with_cpu(emu, x, y, xl, yl, gamma=0.0, bandwidth=bandwidth, fused=fused)
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+    ones = torch.ones(batch, dtype=dtype)
+    _, want_R = OPS._soft_dtw_from_cost_forward(D, 0.0, bandwidth, xl, yl, True)
+    _, got_R = emu.from_cost_forward(D, 0.0, bandwidth, xl, yl, True)
+    want_path = OPS._soft_dtw_from_cost_backward(ones, D, want_R, 0.0, bandwidth, xl, yl)
+    got_path = emu.from_cost_backward(ones, D, got_R, 0.0, bandwidth, xl, yl)
+    assert torch.equal(got_path, want_path) and set(want_path.unique().tolist()) <= {0.0, 1.0}
+    # The checkpointed pair recomputes the tiles at γ = 0 too.
+    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.0, bandwidth, xl, yl)
+    got = emu.fused_backward_checkpointed(ones, x, y, rows, cols, 0.0, bandwidth, xl, yl)
+    want = OPS._soft_dtw_fused_backward(ones, x, y, OPS._soft_dtw_fused_forward(x, y, 0.0, bandwidth, xl, yl, True)[1],
+                                        0.0, bandwidth, xl, yl)
+    for g, w in zip(got, want):
+        scale = w.abs().max().clamp_min(1.0)
+        torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
+    # Forward mode and second order along the path: the weights' tangents are exactly 0.
+    u, v, _, _ = make_pair_batch(batch, n, m, d, dtype, False, seed=n * m + 5)
+    T = torch.randn(D.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64).to(dtype)
+    L = (bandwidth, xl, yl)
+    compare_op_with_cpu(emu, "from_cost_jvp", D, T, 0.0, *L)
+    compare_op_with_cpu(emu, "fused_hvp", ones, None, x, y, u, v, 0.0, *L, True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("shape,bandwidth,ragged", HARD_CASES + [((300, 9, 7, 1), None, True)],
+                         ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v))
+def test_dtw_path_matches_cpu(emu, shape, bandwidth, ragged, dtype):
+    # hard_path_kernel: one thread per pair (300 pairs: two blocks, the second partly idle) walking
+    # back over the row-by-row table; the CPU op walks its anti-diagonal table. Same paths, same
+    # lengths, -1 past each path's end.
+    batch, n, m, d = shape
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n * 3 + m)
+    got = emu.dtw_path(x, y, bandwidth, xl, yl)
+    want = OPS._dtw_path(x, y, bandwidth, xl, yl)
+    torch.testing.assert_close(got[0], want[0], **tolerances(dtype))
+    assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])

@@ -82,11 +82,11 @@ def test_alignment_with_tensor_gamma():
 def test_bad_tensor_gamma():
     x, y = ref.random_pairs(2, 4, 4, 2)
     for bad in (torch.tensor(0.0), torch.tensor(-1.0), torch.tensor(float("nan")), torch.tensor([1.0, 0.0])):
-        with pytest.raises(ValueError, match="soft_dtw: gamma must be positive and finite"):
+        with pytest.raises(ValueError, match="soft_dtw: a tensor gamma must be positive and finite"):
             st.soft_dtw(x, y, gamma=bad)
     with pytest.raises(ValueError, match=r"soft_dtw_from_cost: expected gamma to be a float, a 0-dim tensor or a \(batch,\)"):
         st.soft_dtw_from_cost(torch.rand(2, 3, 3), gamma=torch.ones(3))
-    with pytest.raises(ValueError, match="SoftDTW: gamma must be positive and finite"):
+    with pytest.raises(ValueError, match="SoftDTW: a tensor gamma must be positive and finite"):
         st.SoftDTW(gamma=torch.tensor(-2.0))
 
 

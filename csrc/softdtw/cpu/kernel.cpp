@@ -336,7 +336,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
   const int64_t n = pk.n, m = pk.m, P = pk.lanes();
   const TableLayout layout({n, m, -1});
   const RValue<T> inf = exact_r(positive_infinity<T>());
-  const T inv_gamma = T(1) / gamma;
+  const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   std::vector<T> cost(n * P), tangent_cost(tangent != nullptr ? n * P : 0);
   fill(diagonals(-2), P, exact_r(T(0)));  // R(−1, −1) = 0
   fill(diagonals(-1), 2 * P, inf);        // R(−1, 0), R(0, −1)
@@ -353,7 +353,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
     if (tangent == nullptr) {
       forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P,
-                       run, gamma, inv_gamma);
+                       run, f);
     } else {
       const PackedSequences<T>& uv = tangent->uv;
       squared_euclidean_tangent_run(s.x_at(r_lo), s.y_at(k, r_lo), uv.x_at(r_lo), uv.y_at(k, r_lo), s.d, n * P, m * P,
@@ -363,7 +363,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
       T* t_cur = tangent->diagonals(k);
       forward_tangent_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P,
                                tangent_cost.data(), t_older + r_lo * P, t_prev + r_lo * P, t_prev + (r_lo + 1) * P,
-                               cur + (r_lo + 1) * P, t_cur + (r_lo + 1) * P, run, gamma, inv_gamma);
+                               cur + (r_lo + 1) * P, t_cur + (r_lo + 1) * P, run, f);
       if (k + 1 < m) std::fill_n(t_cur, P, T(0));
       if (k + 1 < n) std::fill_n(t_cur + (k + 2) * P, P, T(0));
     }
@@ -439,7 +439,7 @@ template <typename T, typename TableDiagonals>
 void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDiagonals& table, double* acc_x,
                    double* acc_y, const PackSecondOrder<T>* second = nullptr) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
-  const T inv_gamma = T(1) / gamma;
+  const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   struct Flow {
     T *E, *w_diag, *w_up, *w_left;
   };
@@ -465,7 +465,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
     const Flow &n2 = *next2[0], &n1 = *next1[0], &c0 = *cur[0];
     backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, n2.E + a + P, n2.w_diag + a + P,
                       n1.E + a + P, n1.w_up + a + P, n1.E + a, n1.w_left + a, c0.E + a, c0.w_diag + a, c0.w_up + a,
-                      c0.w_left + a, run, inv_gamma);
+                      c0.w_left + a, run, f);
     if (second != nullptr) {
       const T* t_prev = second->tangent_table(k - 1);
       const T* t_older = second->tangent_table(k - 2);
@@ -474,7 +474,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
                                 t_prev + a + P, n2.E + a + P, n2.w_diag + a + P, t2.E + a + P, t2.w_diag + a + P,
                                 n1.E + a + P, n1.w_up + a + P, t1.E + a + P, t1.w_up + a + P, n1.E + a,
                                 n1.w_left + a, t1.E + a, t1.w_left + a, c1.E + a, c1.w_diag + a, c1.w_up + a,
-                                c1.w_left + a, run, inv_gamma);
+                                c1.w_left + a, run, f);
     }
     if (k == last) {  // E(n−1, m−1) = 1 (and Ė = 0 there)
       for (int64_t p = 0; p < P; ++p) c0.E[(n - 1) * P + p] = is_reachable(load(r_cur, n * P + p)) ? T(1) : T(0);
@@ -601,12 +601,10 @@ at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D
   return grad_D;
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in, double gamma,
-                                                     std::optional<int64_t> bandwidth,
-                                                     const std::optional<at::Tensor>& x_lengths,
-                                                     const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+// The fused forward of validated inputs: its outputs, errors left to finish_forward (by the op).
+ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
   const SoftDTWProblem& p = in.problem;
+  const double gamma = p.gamma;
   const at::Tensor& x = in.x;
   const at::Tensor& y = in.y;
   const int64_t d = x.size(2);
@@ -641,7 +639,48 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
       v[b] = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs, table, parallel, &bad[b]).value;
     });
   });
-  return finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in, double gamma,
+                                                     std::optional<int64_t> bandwidth,
+                                                     const std::optional<at::Tensor>& x_lengths,
+                                                     const std::optional<at::Tensor>& y_lengths, bool keep_table) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  return finish_forward(kFusedOp, run_fused_forward(in, keep_table), x_in.scalar_type(), kInvalidSequenceMessage);
+}
+
+// Hard DTW's values and paths (design doc §10): the fused forward at γ = 0 with its table, then
+// each pair's walk back from its end over the table (laid out by TableLayout), pairs in parallel.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
+                                                            std::optional<int64_t> bandwidth,
+                                                            const std::optional<at::Tensor>& x_lengths,
+                                                            const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, 0.0, bandwidth, x_lengths, y_lengths, kDtwPathOp);
+  const SoftDTWProblem& p = in.problem;
+  const ForwardOutputs out = run_fused_forward(in, /*keep_table=*/true);
+  auto [values, R] = finish_forward(kDtwPathOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  const PathOutputs paths = new_path_outputs(p, x_in.device());
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cpu", [&] {
+    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
+    int64_t* cells = paths.paths.data_ptr<int64_t>();
+    int64_t* lengths = paths.lengths.data_ptr<int64_t>();
+    at::parallel_for(0, p.batch, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const PairGeometry g = pair_geometry(p, xl, yl, b);
+        const TableLayout layout(g);
+        const RValue<scalar_t>* table = r_all + b * p.n * p.m;
+        auto r_at = [&](int64_t i, int64_t j) {
+          if (i < 0 || j < 0) return exact_r((i < 0 && j < 0) ? scalar_t(0) : positive_infinity<scalar_t>());
+          return table[layout.row_offset(i + j) + i];
+        };
+        lengths[b] = hard_path<scalar_t>(g.n, g.m, r_at, cells + b * 2 * (p.n + p.m - 1));
+      }
+    });
+  });
+  return {values, paths.paths, paths.lengths};
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
@@ -1043,6 +1082,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_fused_jvp", &fused_jvp_cpu);
   m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_cpu);
   m.impl("_soft_dtw_fused_hvp", &fused_hvp_cpu);
+  m.impl("_dtw_path", &dtw_path_cpu);
 }
 
 }  // namespace softdtw_torch

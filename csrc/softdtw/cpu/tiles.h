@@ -201,29 +201,41 @@ ForwardBorders<T> borders_of_tangents(const PairGeometry& g) {
   return {g, T(0), T(0)};
 }
 
+// The loops below run with the cell functions of their γ: NaturalCellFunctions, or at γ = 0
+// HardCellFunctions (hard DTW, math.h); `body(functions)` gets the one that applies.
+template <typename T, typename Body>
+inline void with_cell_functions(NaturalCellFunctions<T> f, const Body& body) {
+  if (f.gamma == T(0)) {
+    body(HardCellFunctions<T>{});
+  } else {
+    body(f);
+  }
+}
+
 // One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
 // for the baseline ISA, picked at run time; no FMA contraction (-ffp-contract=off) and the same
 // per-lane operations either way, so both give the same bits.
-template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void forward_diagonal(const T* __restrict cost, Run<RValue<T>> diag, Run<RValue<T>> up,
-                                               Run<RValue<T>> left, Run<RValue<T>> out, int64_t count, T gamma,
-                                               T inv_gamma) {
-  const NaturalCellFunctions<T> f{gamma, inv_gamma};
+template <typename T, typename Functions>
+SOFTDTW_TORCH_CPU_CLONES void forward_cells(const T* __restrict cost, Run<RValue<T>> diag, Run<RValue<T>> up,
+                                            Run<RValue<T>> left, Run<RValue<T>> out, int64_t count, Functions f) {
   SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
     store(out, t, cell_value(cost[t], load(diag, t), load(up, t), load(left, t), f));
   }
 }
+template <typename T>
+void forward_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
+                      Run<RValue<T>> out, int64_t count, NaturalCellFunctions<T> f) {
+  with_cell_functions(f, [&](auto cell) { forward_cells(cost, diag, up, left, out, count, cell); });
+}
 
 // The same with the tangent: tangent_out[t] = tangent_cost[t] + Σ_p w(p)·Ṙ(p), 0 where the cell is
 // unreachable (its Ḋ is ignored there: a +inf cost, or outside the band).
-template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void forward_tangent_diagonal(
+template <typename T, typename Functions>
+SOFTDTW_TORCH_CPU_CLONES void forward_tangent_cells(
     const T* __restrict cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
     const T* __restrict tangent_cost, const T* __restrict tangent_diag, const T* __restrict tangent_up,
-    const T* __restrict tangent_left, Run<RValue<T>> out, T* __restrict tangent_out, int64_t count, T gamma,
-    T inv_gamma) {
-  const NaturalCellFunctions<T> f{gamma, inv_gamma};
+    const T* __restrict tangent_left, Run<RValue<T>> out, T* __restrict tangent_out, int64_t count, Functions f) {
   SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
     const CellValueAndWeights<T> s = cell_value_and_weights(cost[t], load(diag, t), load(up, t), load(left, t), f);
@@ -231,6 +243,15 @@ SOFTDTW_TORCH_CPU_CLONES void forward_tangent_diagonal(
     const T r_tangent = tangent_cost[t] + weighted_tangent(s.w, tangent_diag[t], tangent_up[t], tangent_left[t]);
     tangent_out[t] = is_reachable(s.value) ? r_tangent : T(0);
   }
+}
+template <typename T>
+void forward_tangent_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
+                              const T* tangent_cost, const T* tangent_diag, const T* tangent_up, const T* tangent_left,
+                              Run<RValue<T>> out, T* tangent_out, int64_t count, NaturalCellFunctions<T> f) {
+  with_cell_functions(f, [&](auto cell) {
+    forward_tangent_cells(cost, diag, up, left, tangent_cost, tangent_diag, tangent_up, tangent_left, out,
+                          tangent_out, count, cell);
+  });
 }
 
 // The tile's costs by anti-diagonal, out[k * kTile + r] = cost(i0 + r, j0 + k − r). Cells outside
@@ -303,7 +324,7 @@ struct ForwardDiagonals {
 };
 
 template <typename T, typename TileCosts, typename Tangent>
-void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma, T inv_gamma, const TileCosts& costs,
+void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, NaturalCellFunctions<T> f, const TileCosts& costs,
                   const Tangent& tangent_costs, ForwardBorders<RValue<T>>& borders,
                   ForwardBorders<T>* tangent_borders, const Tables<T>& tables, uint8_t* invalid) {
   const TableLayout layout(g);
@@ -326,11 +347,11 @@ void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T gamma,
     if constexpr (kTangent) {
       forward_tangent_diagonal(cost_diagonals + at, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1,
                                tangent_diagonals + at, rt.older + r_lo, rt.prev + r_lo, rt.prev + r_lo + 1,
-                               r.cur + r_lo + 1, rt.cur + r_lo + 1, count, gamma, inv_gamma);
+                               r.cur + r_lo + 1, rt.cur + r_lo + 1, count, f);
       rt.end_diagonal(t, k, r_lo, r_hi, tables.R_tangent, layout);
     } else {
       forward_diagonal(cost_diagonals + at, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1, r.cur + r_lo + 1, count,
-                       gamma, inv_gamma);
+                       f);
     }
     r.end_diagonal(t, k, r_lo, r_hi, tables.R, layout);
   }
@@ -352,9 +373,9 @@ ForwardEnd<T> forward_pair(const PairGeometry& g, T gamma, const TileCosts& cost
   auto borders = borders_of_values<T>(g);
   auto tangent_borders = borders_of_tangents<T>(kHasTangent<Tangent> ? g : PairGeometry{1, 1, -1});
   std::vector<uint8_t> invalid_in_tile_row(g.tile_rows(), 0);
-  const T inv_gamma = T(1) / gamma;
+  const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   for_each_tile_in_wavefront(g, /*reverse=*/false, parallel, [&](int64_t I, int64_t J) {
-    forward_tile(g, tile_range(g, I, J), I, gamma, inv_gamma, costs, tangent_costs, borders, &tangent_borders, tables,
+    forward_tile(g, tile_range(g, I, J), I, f, costs, tangent_costs, borders, &tangent_borders, tables,
                  &invalid_in_tile_row[I]);
   });
   *invalid = std::any_of(invalid_in_tile_row.begin(), invalid_in_tile_row.end(), [](uint8_t v) { return v != 0; });
@@ -398,16 +419,14 @@ struct FlowDiagonal {
 
 // One anti-diagonal of cells t: E from the successors (diagonal, below, right), zero where the
 // cell is unreachable, then the cell's own weights over its predecessors.
-template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<T>> r_up,
-                                                Run<RValue<T>> r_left, const T* __restrict e_diag_succ,
-                                                const T* __restrict w_diag_succ, const T* __restrict e_below,
-                                                const T* __restrict w_below, const T* __restrict e_right,
-                                                const T* __restrict w_right, T* __restrict e_out,
-                                                T* __restrict w_diag_out, T* __restrict w_up_out,
-                                                T* __restrict w_left_out, int64_t count, T inv_gamma) {
-  // The weights use term() and reciprocal() only: gamma itself is not needed.
-  const NaturalCellFunctions<T> f{T(0), inv_gamma};
+template <typename T, typename Functions>
+SOFTDTW_TORCH_CPU_CLONES void backward_cells(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<T>> r_up,
+                                             Run<RValue<T>> r_left, const T* __restrict e_diag_succ,
+                                             const T* __restrict w_diag_succ, const T* __restrict e_below,
+                                             const T* __restrict w_below, const T* __restrict e_right,
+                                             const T* __restrict w_right, T* __restrict e_out,
+                                             T* __restrict w_diag_out, T* __restrict w_up_out,
+                                             T* __restrict w_left_out, int64_t count, Functions f) {
   SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
     const T e = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
@@ -418,20 +437,30 @@ SOFTDTW_TORCH_CPU_CLONES void backward_diagonal(Run<RValue<T>> r_self, Run<RValu
     w_left_out[t] = w.left;
   }
 }
+template <typename T>
+void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<T>> r_up, Run<RValue<T>> r_left,
+                       const T* e_diag_succ, const T* w_diag_succ, const T* e_below, const T* w_below,
+                       const T* e_right, const T* w_right, T* e_out, T* w_diag_out, T* w_up_out, T* w_left_out,
+                       int64_t count, NaturalCellFunctions<T> f) {
+  with_cell_functions(f, [&](auto cell) {
+    backward_cells(r_self, r_diag, r_up, r_left, e_diag_succ, w_diag_succ, e_below, w_below, e_right, w_right, e_out,
+                   w_diag_out, w_up_out, w_left_out, count, cell);
+  });
+}
 
 // The tangent channel of one anti-diagonal, after backward_diagonal has filled the value channel
 // (whose successors' E and w, and this diagonal's weights w, it reads): Ė(p) = Σ_s ẇ_s(p)·E(s) +
 // w_s(p)·Ė(s) from the successors' tangent flows, then the cell's weight tangents ẇ from its
 // weights and Ṙ of its predecessors.
-template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void backward_tangent_diagonal(
+template <typename T, typename Functions>
+SOFTDTW_TORCH_CPU_CLONES void backward_tangent_cells(
     Run<RValue<T>> r_self, const T* __restrict w_diag, const T* __restrict w_up, const T* __restrict w_left,
     const T* __restrict t_diag, const T* __restrict t_up, const T* __restrict t_left,
     const T* __restrict e_diag_succ, const T* __restrict w_diag_succ, const T* __restrict et_diag_succ,
     const T* __restrict wt_diag_succ, const T* __restrict e_below, const T* __restrict w_below,
     const T* __restrict et_below, const T* __restrict wt_below, const T* __restrict e_right,
     const T* __restrict w_right, const T* __restrict et_right, const T* __restrict wt_right, T* __restrict et_out,
-    T* __restrict wt_diag_out, T* __restrict wt_up_out, T* __restrict wt_left_out, int64_t count, T inv_gamma) {
+    T* __restrict wt_diag_out, T* __restrict wt_up_out, T* __restrict wt_left_out, int64_t count, Functions f) {
   SOFTDTW_TORCH_IVDEP
   for (int64_t t = 0; t < count; ++t) {
     const T et = (wt_diag_succ[t] * e_diag_succ[t] + w_diag_succ[t] * et_diag_succ[t]) +
@@ -439,11 +468,24 @@ SOFTDTW_TORCH_CPU_CLONES void backward_tangent_diagonal(
                  (wt_right[t] * e_right[t] + w_right[t] * et_right[t]);
     et_out[t] = is_reachable(load(r_self, t)) ? et : T(0);
     const PredecessorWeights<T> w{w_diag[t], w_up[t], w_left[t]};
-    const PredecessorWeights<T> wt = weight_tangents(w, t_diag[t], t_up[t], t_left[t], inv_gamma);
+    const PredecessorWeights<T> wt = weight_tangents(w, t_diag[t], t_up[t], t_left[t], f.inv_gamma);
     wt_diag_out[t] = wt.diag;
     wt_up_out[t] = wt.up;
     wt_left_out[t] = wt.left;
   }
+}
+template <typename T>
+void backward_tangent_diagonal(Run<RValue<T>> r_self, const T* w_diag, const T* w_up, const T* w_left,
+                               const T* t_diag, const T* t_up, const T* t_left, const T* e_diag_succ,
+                               const T* w_diag_succ, const T* et_diag_succ, const T* wt_diag_succ, const T* e_below,
+                               const T* w_below, const T* et_below, const T* wt_below, const T* e_right,
+                               const T* w_right, const T* et_right, const T* wt_right, T* et_out, T* wt_diag_out,
+                               T* wt_up_out, T* wt_left_out, int64_t count, NaturalCellFunctions<T> f) {
+  with_cell_functions(f, [&](auto cell) {
+    backward_tangent_cells(r_self, w_diag, w_up, w_left, t_diag, t_up, t_left, e_diag_succ, w_diag_succ,
+                           et_diag_succ, wt_diag_succ, e_below, w_below, et_below, wt_below, e_right, w_right,
+                           et_right, wt_right, et_out, wt_diag_out, wt_up_out, wt_left_out, count, cell);
+  });
 }
 
 // out[r + 1] = table(i0 + r, j0 + k − r) for the tile's cells on diagonal k and the border cells
@@ -545,7 +587,8 @@ struct ReverseChannel {
 // emit(i, j, E) receives every cell's expected alignment; with a tangent (kTangent: tables.R_tangent
 // and tangent_borders given), emit(i, j, E, Ė).
 template <typename T, bool kTangent, typename Emit>
-void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_gamma, const ConstTables<T>& tables,
+void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, NaturalCellFunctions<T> f,
+                   const ConstTables<T>& tables,
                    BackwardBorders<T>& borders, BackwardBorders<T>* tangent_borders, const Emit& emit) {
   const TableLayout layout(g);
   ReverseChannel<T, RValue<T>> v(t, I, borders, tables.R, layout, exact_r(positive_infinity<T>()), exact_r(T(0)));
@@ -562,7 +605,7 @@ void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_g
     backward_diagonal(r.cur + r_lo + 1, r.older + r_lo, r.prev + r_lo, r.prev + r_lo + 1, v.next2->E + r_lo + 1,
                       v.next2->w_diag + r_lo + 1, v.next1->E + r_lo + 1, v.next1->w_up + r_lo + 1, v.next1->E + r_lo,
                       v.next1->w_left + r_lo, v.cur->E + r_lo, v.cur->w_diag + r_lo, v.cur->w_up + r_lo,
-                      v.cur->w_left + r_lo, count, inv_gamma);
+                      v.cur->w_left + r_lo, count, f);
     if (k == last && holds_end) v.cur->E[t.h - 1] = is_reachable(load(r.cur, t.h)) ? T(1) : T(0);  // E(n−1, m−1) = 1
     if constexpr (kTangent) {
       ReverseChannel<T, T>& d = *tangent;
@@ -572,7 +615,7 @@ void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, T inv_g
                                 d.next2->w_diag + r_lo + 1, v.next1->E + r_lo + 1, v.next1->w_up + r_lo + 1,
                                 d.next1->E + r_lo + 1, d.next1->w_up + r_lo + 1, v.next1->E + r_lo,
                                 v.next1->w_left + r_lo, d.next1->E + r_lo, d.next1->w_left + r_lo, d.cur->E + r_lo,
-                                d.cur->w_diag + r_lo, d.cur->w_up + r_lo, d.cur->w_left + r_lo, count, inv_gamma);
+                                d.cur->w_diag + r_lo, d.cur->w_up + r_lo, d.cur->w_left + r_lo, count, f);
       if (k == last && holds_end) d.cur->E[t.h - 1] = T(0);  // Ė(n−1, m−1) = 0
       for (int64_t row = r_lo; row <= r_hi; ++row) emit(t.i0 + row, t.j0 + k - row, v.cur->E[row], d.cur->E[row]);
       d.end_diagonal(k, r_lo, r_hi);
@@ -591,9 +634,9 @@ template <typename T, bool kTangent = false, typename Emit>
 void backward_pair(const PairGeometry& g, T gamma, const ConstTables<T>& tables, bool parallel, const Emit& emit) {
   BackwardBorders<T> borders(g);
   BackwardBorders<T> tangent_borders(kTangent ? g : PairGeometry{1, 1, -1});
-  const T inv_gamma = T(1) / gamma;
+  const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   for_each_tile_in_wavefront(g, /*reverse=*/true, parallel, [&](int64_t I, int64_t J) {
-    backward_tile<T, kTangent>(g, tile_range(g, I, J), I, inv_gamma, tables, borders, &tangent_borders, emit);
+    backward_tile<T, kTangent>(g, tile_range(g, I, J), I, f, tables, borders, &tangent_borders, emit);
   });
 }
 

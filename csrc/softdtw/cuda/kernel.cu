@@ -63,6 +63,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   m.impl("_soft_dtw_fused_jvp", cuda_kernel<FusedJvp, &tiles::fused_jvp_op<CudaLaunch>>);
   m.impl("_soft_dtw_from_cost_hvp", cuda_kernel<FromCostHvp, &tiles::from_cost_hvp_op<CudaLaunch>>);
   m.impl("_soft_dtw_fused_hvp", cuda_kernel<FusedHvp, &tiles::fused_hvp_op<CudaLaunch>>);
+  m.impl("_dtw_path", cuda_kernel<DtwPath, &tiles::dtw_path_op<CudaLaunch>>);
 }
 
 }  // namespace softdtw_torch

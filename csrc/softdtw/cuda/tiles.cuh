@@ -93,6 +93,7 @@ struct Base2CellFunctions {
   float log2e_over_gamma;  // k = log2(e)/γ
   float gamma_ln2;         // γ·ln 2
   float inv_gamma;         // 1/γ: the weights' tangents (design doc §3)
+  static constexpr bool kHardMin = false;
   static Base2CellFunctions for_gamma(double gamma) {
     return {static_cast<float>(1.4426950408889634 / gamma), static_cast<float>(gamma * 0.6931471805599453),
             static_cast<float>(1.0 / gamma)};
@@ -119,6 +120,18 @@ struct CellFunctionsOf<double> {
 };
 template <typename T>
 using CellFunctions = typename CellFunctionsOf<T>::type;
+
+// Hard DTW (γ = 0, design doc §10): the sweeps run with HardCellFunctions (math.h) instead. The
+// kernels are compiled for both (kHard), the launch sequences pick one per call, so the soft
+// kernels are exactly what they were; `sweep(cell)` gets the cell functions of the kernel.
+template <typename T, bool kHard, typename Sweep>
+__device__ __forceinline__ void with_cell_functions(const CellFunctions<T>& cell, const Sweep& sweep) {
+  if constexpr (kHard) {
+    sweep(HardCellFunctions<T>{});
+  } else {
+    sweep(cell);
+  }
+}
 
 // Shapes of one op call (padded sizes; per-pair lengths are clamped to [1, padded]).
 struct Geometry {
@@ -372,6 +385,7 @@ struct ForwardArgs {
   int64_t top_slots, left_slots;  // rolling (kForwardSlots, kColumnSlots) or all blocks (checkpoints)
   T* values;     // (B,)
   bool* invalid; // (B,)
+  bool hard_min = false;  // γ = 0: the kernels with kHard run (HardCellFunctions; `cell` unused)
 };
 
 // The tangent channel of a forward (Ṙ beside R): its border buffers, laid out and slotted as the
@@ -492,8 +506,8 @@ struct NoSweepTangent {};
 // tile: costs in (its his), R out (row stride kTileStride); top_row and left_col: as staged by
 // stage_borders. With a SweepTangent the lane carries Ṙ beside R through the same steps and
 // shuffles: Ṙ = Ḋ + Σ_p w(p)·Ṙ(p), 0 where R is +inf (design doc §3).
-template <typename T, typename Tangent = NoSweepTangent>
-__device__ void forward_sweep(const CellFunctions<T>& cell, const Tile& t, Run<RValue<T>> tile,
+template <typename T, typename Cell, typename Tangent = NoSweepTangent>
+__device__ void forward_sweep(const Cell& cell, const Tile& t, Run<RValue<T>> tile,
                               Run<RValue<T>> top_row, Run<RValue<T>> left_col, int left_stride,
                               const Tangent& tangent = Tangent{}) {
   constexpr bool kTangent = !std::is_same_v<Tangent, NoSweepTangent>;
@@ -605,7 +619,7 @@ __device__ void forward_epilogue(const ForwardArgs<T>& a, const TangentForwardAr
 }
 
 // A forward's tile: its costs (and with Tangents, its Ḋ), borders, the sweep, the epilogue.
-template <typename T, typename Costs, typename Tangents>
+template <typename T, bool kHard, typename Costs, typename Tangents>
 __device__ void forward_tile(const ForwardArgs<T>& a, const TangentForwardArgs<T>& ta, int64_t diagonal,
                              const Costs& costs, const Tangents& tangents) {
   constexpr bool kTangent = kHasTangents<Tangents>;
@@ -635,30 +649,32 @@ __device__ void forward_tile(const ForwardArgs<T>& a, const TangentForwardArgs<T
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
   if (in_band && threadIdx.x < kWarpSize) {
-    if constexpr (kTangent) {
-      forward_sweep<T>(a.cell, t, s.r.tile, s.r.top, s.r.left, 1, SweepTangent<T>{s.rt.tile, s.rt.top, s.rt.left});
-    } else {
-      forward_sweep<T>(a.cell, t, s.r.tile, s.r.top, s.r.left, 1);
-    }
+    with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
+      if constexpr (kTangent) {
+        forward_sweep<T>(cell, t, s.r.tile, s.r.top, s.r.left, 1, SweepTangent<T>{s.rt.tile, s.rt.top, s.rt.left});
+      } else {
+        forward_sweep<T>(cell, t, s.r.tile, s.r.top, s.r.left, 1);
+      }
+    });
   }
   __syncthreads();
   forward_epilogue(a, ta, t, s);
 }
 
-template <typename T, typename Costs, typename Tangents>
+template <typename T, bool kHard, typename Costs, typename Tangents>
 __global__ void __launch_bounds__(kThreads)
     forward_tile_kernel(ForwardArgs<T> a, TangentForwardArgs<T> ta, int64_t diagonal, Costs costs, Tangents tangents) {
-  forward_tile(a, ta, diagonal, costs, tangents);
+  forward_tile<T, kHard>(a, ta, diagonal, costs, tangents);
 }
 
 // The same with the tangent channel; one block per SM is enough to launch, so ptxas may use up to
 // 255 registers for the two channels' sweep state (at its default bound it spilled 12 bytes on
 // sm_90 in float32).
-template <typename T, typename Costs, typename Tangents>
+template <typename T, bool kHard, typename Costs, typename Tangents>
 __global__ void __launch_bounds__(kThreads, 1)
     tangent_forward_tile_kernel(ForwardArgs<T> a, TangentForwardArgs<T> ta, int64_t diagonal, Costs costs,
                                 Tangents tangents) {
-  forward_tile(a, ta, diagonal, costs, tangents);
+  forward_tile<T, kHard>(a, ta, diagonal, costs, tangents);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,6 +687,7 @@ struct BackwardArgs {
   const T* grad;   // (B,): upstream gradient of each pair's value
   T* row_msgs;     // (B, kBackwardSlots, 2, M): [0] up message, [1] diagonal message of a first row's cells
   T* col_msgs;     // (B, kColumnSlots, 2, N): [0] left message, [1] diagonal message of a first column's cells
+  bool hard_min = false;  // γ = 0: the kernels with kHard run (HardCellFunctions; `cell` unused)
 };
 
 // The tangent channel of a backward (Ė beside E, second order): the tangent of grad (null: 0) and
@@ -746,6 +763,7 @@ struct RFromTable {
   const RValue<T>* table;  // (B, N, M)
   static constexpr bool kTangent = false;
   static constexpr int64_t scratch_elements() { return 0; }
+  template <bool kHard>
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
     const RValue<T>* R = table + t.b * a.g.n * a.g.m;
     const Run<RValue<T>> corner = s.v.run_at(-1, -1);
@@ -772,6 +790,7 @@ struct RFromCheckpoints {
   BorderBuffers<RValue<T>> checkpoints;
   static constexpr bool kTangent = false;
   static constexpr int64_t scratch_elements() { return Costs::scratch_elements(); }
+  template <bool kHard>
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T>& s) const {
     costs.stage(a.g, t, &s.at(0, 0), s.scratch);  // inputs were validated by the forward
     if constexpr (kWideR<T>) __syncthreads();      // the scratch is consumed: R's los may overwrite it
@@ -779,7 +798,9 @@ struct RFromCheckpoints {
                   r_origin<T>());
     __syncthreads();
     if (threadIdx.x < kWarpSize) {
-      forward_sweep<T>(a.cell, t, s.v.run_at(0, 0), s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride);
+      with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
+        forward_sweep<T>(cell, t, s.v.run_at(0, 0), s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride);
+      });
     }
   }
 };
@@ -797,6 +818,7 @@ struct RAndTangentFromCheckpoints {
     return Costs::scratch_elements() > Tangents::scratch_elements() ? Costs::scratch_elements()
                                                                     : Tangents::scratch_elements();
   }
+  template <bool kHard>
   __device__ void stage(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T, true>& s) const {
     costs.stage(a.g, t, &s.v.at(0, 0), s.scratch);  // inputs were validated by the forward
     __syncthreads();  // the costs' scratch is consumed
@@ -807,8 +829,10 @@ struct RAndTangentFromCheckpoints {
     stage_borders(a.g, t, tangent_checkpoints, &s.d.at(-1, -1), &s.d.at(0, -1), kTileStride, T(0), T(0));
     __syncthreads();
     if (threadIdx.x < kWarpSize) {
-      forward_sweep<T>(a.cell, t, s.v.run_at(0, 0), s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride,
-                    SweepTangent<T>{&s.d.at(0, 0), &s.d.at(-1, -1), &s.d.at(0, -1)});
+      with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
+        forward_sweep<T>(cell, t, s.v.run_at(0, 0), s.v.run_at(-1, -1), s.v.run_at(0, -1), kTileStride,
+                         SweepTangent<T>{&s.d.at(0, 0), &s.d.at(-1, -1), &s.d.at(0, -1)});
+      });
     }
   }
 };
@@ -888,8 +912,8 @@ struct LaneMessages {
 // and overwrites its R with E (no later cell needs that R: it is a predecessor only of cells
 // already done). With kTangent the same for Ė, whose messages are ẇ·E + w·Ė (design doc §3),
 // ẇ from Ṙ of the predecessors, which Ė overwrites likewise.
-template <typename T, bool kTangent>
-__device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const BackwardSmem<T, kTangent>& s) {
+template <typename T, bool kTangent, typename Cell>
+__device__ void backward_sweep(const Cell& cell, const Tile& t, const BackwardSmem<T, kTangent>& s) {
   const int lane = threadIdx.x;
   const int lead_lane = (t.cols - 1) / kColsPerLane;
   LaneMessages<T> m;
@@ -917,7 +941,7 @@ __device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const Ba
         if (end_here && i == end_i && j == end_j) E = T(1);
         if (!is_reachable(r)) E = T(0);
         const PredecessorWeights<T> w =
-            predecessor_weights(s.v.r_at(i - 1, j - 1), s.v.r_at(i - 1, j), s.v.r_at(i, j - 1), a.cell);
+            predecessor_weights(s.v.r_at(i - 1, j - 1), s.v.r_at(i - 1, j), s.v.r_at(i, j - 1), cell);
         s.v.at(i, j) = E;
         new_up[c] = w.up * E;
         new_diag[c] = w.diag * E;
@@ -926,7 +950,7 @@ __device__ void backward_sweep(const BackwardArgs<T>& a, const Tile& t, const Ba
           T Et = mt.from_below_up[c] + t_left_msg + mt.from_below_diag[c];
           if ((end_here && i == end_i && j == end_j) || !is_reachable(r)) Et = T(0);
           const PredecessorWeights<T> wt =
-              weight_tangents(w, s.d.at(i - 1, j - 1), s.d.at(i - 1, j), s.d.at(i, j - 1), a.cell.inv_gamma);
+              weight_tangents(w, s.d.at(i - 1, j - 1), s.d.at(i - 1, j), s.d.at(i, j - 1), cell.inv_gamma);
           s.d.at(i, j) = Et;
           t_new_up[c] = wt.up * E + w.up * Et;
           t_new_diag[c] = wt.diag * E + w.diag * Et;
@@ -1119,7 +1143,7 @@ __device__ void clear_tile(const ReverseTile<T, V>& s) {
 
 // A backward's tile: R (and Ṙ) staged, the messages from below and the right, the reverse sweep,
 // the messages for the tiles above and to the left, the epilogue.
-template <typename T, typename RSource, typename Epilogue>
+template <typename T, bool kHard, typename RSource, typename Epilogue>
 __device__ void backward_tile(const BackwardArgs<T>& a, const TangentBackwardArgs<T>& ta, int64_t diagonal,
                               const RSource& r_source, const Epilogue& epilogue) {
   constexpr bool kTangent = RSource::kTangent;
@@ -1129,7 +1153,7 @@ __device__ void backward_tile(const BackwardArgs<T>& a, const TangentBackwardArg
   // Outside the band E = 0 (and Ė = 0), and so are the messages the tile sends (its R is +inf).
   const bool in_band = tile_touches_band(a.g, t);
   if (in_band) {
-    r_source.stage(a, t, s);
+    r_source.template stage<kHard>(a, t, s);
     stage_incoming_messages(a.g, t, a.row_msgs, a.col_msgs, s.v);
     if constexpr (kTangent) stage_incoming_messages(a.g, t, ta.row_msgs, ta.col_msgs, s.d);
   } else {
@@ -1137,26 +1161,47 @@ __device__ void backward_tile(const BackwardArgs<T>& a, const TangentBackwardArg
     if constexpr (kTangent) clear_tile(s.d);
   }
   __syncthreads();
-  if (in_band && threadIdx.x < kWarpSize) backward_sweep(a, t, s);
+  if (in_band && threadIdx.x < kWarpSize) {
+    with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) { backward_sweep(cell, t, s); });
+  }
   __syncthreads();
   backward_store_messages(a.g, t, a.row_msgs, a.col_msgs, s.v);
   if constexpr (kTangent) backward_store_messages(a.g, t, ta.row_msgs, ta.col_msgs, s.d);
   if (in_band || Epilogue::kWritesZeros) epilogue(a, ta, t, s);
 }
 
-template <typename T, typename RSource, typename Epilogue>
+template <typename T, bool kHard, typename RSource, typename Epilogue>
 __global__ void __launch_bounds__(kThreads) backward_tile_kernel(BackwardArgs<T> a, TangentBackwardArgs<T> ta,
                                                                  int64_t diagonal, RSource r_source, Epilogue epilogue) {
-  backward_tile(a, ta, diagonal, r_source, epilogue);
+  backward_tile<T, kHard>(a, ta, diagonal, r_source, epilogue);
 }
 
 // The same with the tangent channel: as tangent_forward_tile_kernel, one block per SM is enough
 // (these tiles take 55 KiB of shared memory in float32, 94 KiB in float64, so few fit anyway).
-template <typename T, typename RSource, typename Epilogue>
+template <typename T, bool kHard, typename RSource, typename Epilogue>
 __global__ void __launch_bounds__(kThreads, 1)
     second_order_backward_tile_kernel(BackwardArgs<T> a, TangentBackwardArgs<T> ta, int64_t diagonal,
                                       RSource r_source, Epilogue epilogue) {
-  backward_tile(a, ta, diagonal, r_source, epilogue);
+  backward_tile<T, kHard>(a, ta, diagonal, r_source, epilogue);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hard DTW's paths (γ = 0, design doc §10) from the forward's table (row by row): one thread per
+// pair walks back from its end (math.h, hard_path), O(N + M) steps; paths (B, N + M − 1, 2).
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    hard_path_kernel(Geometry g, const RValue<T>* table, int64_t* paths, int64_t* lengths) {
+  const int64_t b = blockIdx.x * int64_t(kThreads) + threadIdx.x;
+  if (b >= g.batch) return;
+  const RValue<T>* R = table + b * g.n * g.m;
+  const int64_t stride = g.m;
+  auto r_at = [R, stride](int64_t i, int64_t j) {
+    if (i < 0 || j < 0) return exact_r((i < 0 && j < 0) ? T(0) : positive_infinity<T>());
+    return R[i * stride + j];
+  };
+  lengths[b] = hard_path<T>(pair_length(g.x_lengths, b, g.n), pair_length(g.y_lengths, b, g.m), r_at,
+                            paths + b * 2 * (g.n + g.m - 1));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1181,13 +1226,15 @@ template <typename T, typename Costs, typename Tangents, typename Launch>
 void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const TangentForwardArgs<T>& ta, const Costs& costs,
                     const Tangents& tangents) {
   const int64_t smem = forward_smem_bytes<T, Costs, Tangents>();
+  auto kernel = [&](auto hard) {
+    constexpr bool kHard = decltype(hard)::value;
+    if constexpr (kHasTangents<Tangents>) return tangent_forward_tile_kernel<T, kHard, Costs, Tangents>;
+    else return forward_tile_kernel<T, kHard, Costs, Tangents>;
+  };
+  const auto tile_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
   for (int64_t k = 0; k < a.g.diagonals(); ++k) {
     const int64_t blocks = a.g.tiles_on_diagonal(k) * a.g.batch;
-    if constexpr (kHasTangents<Tangents>) {
-      launch(tangent_forward_tile_kernel<T, Costs, Tangents>, blocks, kThreads, smem, a, ta, k, costs, tangents);
-    } else {
-      launch(forward_tile_kernel<T, Costs, Tangents>, blocks, kThreads, smem, a, ta, k, costs, tangents);
-    }
+    launch(tile_kernel, blocks, kThreads, smem, a, ta, k, costs, tangents);
   }
 }
 
@@ -1195,14 +1242,15 @@ template <typename T, typename RSource, typename Epilogue, typename Launch>
 void launch_backward(const Launch& launch, const BackwardArgs<T>& a, const TangentBackwardArgs<T>& ta,
                      const RSource& r_source, const Epilogue& epilogue) {
   const int64_t smem = backward_smem_bytes<T, RSource, Epilogue>();
+  auto kernel = [&](auto hard) {
+    constexpr bool kHard = decltype(hard)::value;
+    if constexpr (RSource::kTangent) return second_order_backward_tile_kernel<T, kHard, RSource, Epilogue>;
+    else return backward_tile_kernel<T, kHard, RSource, Epilogue>;
+  };
+  const auto tile_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
   for (int64_t k = a.g.diagonals() - 1; k >= 0; --k) {
     const int64_t blocks = a.g.tiles_on_diagonal(k) * a.g.batch;
-    if constexpr (RSource::kTangent) {
-      launch(second_order_backward_tile_kernel<T, RSource, Epilogue>, blocks, kThreads, smem, a, ta, k, r_source,
-             epilogue);
-    } else {
-      launch(backward_tile_kernel<T, RSource, Epilogue>, blocks, kThreads, smem, a, ta, k, r_source, epilogue);
-    }
+    launch(tile_kernel, blocks, kThreads, smem, a, ta, k, r_source, epilogue);
   }
 }
 

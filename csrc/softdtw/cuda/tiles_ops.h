@@ -79,7 +79,8 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
                                   top_slots,
                                   left_slots,
                                   f.out.values.data_ptr<scalar_t>(),
-                                  f.out.invalid.data_ptr<bool>()};
+                                  f.out.invalid.data_ptr<bool>(),
+                                  /*hard_min=*/p.gamma == 0};
     const TangentForwardArgs<scalar_t> none{};
     if (fused) {
       launch_forward(launch, a, none,
@@ -115,7 +116,7 @@ inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& r
 template <typename T>
 BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& row_msgs, const at::Tensor& col_msgs) {
   return {geometry_of(in.problem), CellFunctions<T>::for_gamma(in.problem.gamma), in.grad.data_ptr<T>(), row_msgs.data_ptr<T>(),
-          col_msgs.data_ptr<T>()};
+          col_msgs.data_ptr<T>(), /*hard_min=*/in.problem.gamma == 0};
 }
 
 // Message buffers of the backward sweep: (B, slots, 2, M) and (B, slots, 2, N).
@@ -201,6 +202,27 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const 
   return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
 }
 
+// Hard DTW's values and paths: the fused forward at γ = 0 keeping its table, then one launch of
+// hard_path_kernel (a thread per pair).
+template <typename Launch>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch, const at::Tensor& x,
+                                                           const at::Tensor& y, std::optional<int64_t> bandwidth,
+                                                           const std::optional<at::Tensor>& x_lengths,
+                                                           const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x, y, 0.0, bandwidth, x_lengths, y_lengths, kDtwPathOp);
+  const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/true);
+  auto [values, R] = finish_forward(kDtwPathOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+  const PathOutputs paths = new_path_outputs(in.problem, x.device());
+  if (in.problem.batch == 0) return {values, paths.paths, paths.lengths};
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cuda", [&] {
+    const int64_t blocks = (in.problem.batch + kThreads - 1) / kThreads;
+    launch(hard_path_kernel<scalar_t>, blocks, kThreads, 0, geometry_of(in.problem),
+           static_cast<const RValue<scalar_t>*>(r_data<scalar_t>(R)), paths.paths.data_ptr<int64_t>(),
+           paths.lengths.data_ptr<int64_t>());
+  });
+  return {values, paths.paths, paths.lengths};
+}
+
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
                                                      const at::Tensor& y, const at::Tensor& R, double gamma,
@@ -272,7 +294,7 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
     using T = scalar_t;
     const ForwardArgs<T> a{g, CellFunctions<T>::for_gamma(p.gamma), nullptr, r_data<T>(f.values.top_rows),
                            r_data<T>(f.values.left_cols), top_slots, left_slots, f.values.out.values.data_ptr<T>(),
-                           f.values.out.invalid.data_ptr<bool>()};
+                           f.values.out.invalid.data_ptr<bool>(), /*hard_min=*/p.gamma == 0};
     const TangentForwardArgs<T> ta{f.tangent_top_rows.data_ptr<T>(), f.tangent_left_cols.data_ptr<T>(),
                                    f.tangents.data_ptr<T>()};
     auto ptr = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
@@ -324,7 +346,7 @@ void run_second_order_backward(const Launch& launch, const ForwardInputs& in, co
   const auto [row_msgs, col_msgs] = new_message_buffers(p, options);
   const auto [tangent_row_msgs, tangent_col_msgs] = new_message_buffers(p, options);
   const BackwardArgs<T> a{geometry_of(p), CellFunctions<T>::for_gamma(p.gamma), grad.data_ptr<T>(),
-                          row_msgs.data_ptr<T>(), col_msgs.data_ptr<T>()};
+                          row_msgs.data_ptr<T>(), col_msgs.data_ptr<T>(), /*hard_min=*/p.gamma == 0};
   const TangentBackwardArgs<T> ta{grad_tangent.defined() ? grad_tangent.data_ptr<T>() : nullptr,
                                   tangent_row_msgs.data_ptr<T>(), tangent_col_msgs.data_ptr<T>()};
   launch_backward(launch, a, ta,

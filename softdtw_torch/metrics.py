@@ -1,0 +1,168 @@
+"""Hard DTW under tslearn's names (``tslearn.metrics``): :func:`dtw`, :func:`dtw_path`,
+:func:`cdist_dtw`, and the :func:`gamma_soft_dtw` heuristic.
+
+Hard DTW is soft-DTW at ``gamma = 0``: the same operators and kernels (CPU and CUDA), whose cell
+math then takes the hard minimum (docs/design/softdtw.md §10), so everything ``soft_dtw`` offers
+holds here too: batches, ragged lengths, Sakoe–Chiba bands, the fused mode, float32/float64,
+autograd, TorchScript. ``soft_dtw(x, y, gamma=0.0)`` is the squared form, the sum of the squared
+Euclidean costs ``||x_i − y_j||²`` along the optimal path; tslearn's ``dtw`` (and ours) is its
+square root.
+
+- **Path and ties.** Where several predecessors of a cell tie for the minimum, the path takes the
+  first of diagonal, up (i − 1, j), left (i, j − 1): tslearn's ``dtw_path`` rule, which backtracks
+  from the last cell. The path is the alignment matrix ``soft_dtw_alignment(x, y, gamma=0.0)``
+  returns, 1 on the path and 0 elsewhere.
+- **Gradient.** The gradient is the one of the path's cost, the path held fixed: a subgradient
+  where the optimal path is not unique (the path of the tie rule above), the gradient elsewhere.
+  Forward mode and second derivatives follow the same path. For :func:`dtw` (the square root) the
+  gradient at a distance of 0 is 0 (a subgradient of the norm), never NaN.
+- **Constraints.** ``bandwidth`` is tslearn's ``sakoe_chiba_radius`` (with its widening by
+  ``|N − M|`` for unequal lengths). A tensor ``gamma`` cannot be 0 (its gradient is undefined
+  there); barycenters and k-means keep ``gamma > 0``.
+
+numpy arrays and lists are read as tslearn reads them (one series per side, (N,) or (N, d), or
+datasets for :func:`cdist_dtw`) and give numpy results; tensors give tensors.
+"""
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ._input import _checked_argument_types, _is_array_input, _pair_from_arrays, _prepare_series, _to_numpy
+from .functional import cdist_soft_dtw, soft_dtw
+
+__all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw"]
+
+
+def _root(squared: Tensor) -> Tensor:
+    """sqrt, with gradient 0 (not inf·0 = NaN) where the squared distance is 0."""
+    positive = squared > 0
+    safe = torch.where(positive, squared, torch.ones_like(squared))
+    return torch.where(positive, safe.sqrt(), torch.zeros_like(squared))
+
+
+def dtw(
+    x: Tensor,
+    y: Tensor,
+    bandwidth: Optional[int] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+) -> Tensor:
+    """DTW distance between ``x`` (B, N, d) and ``y`` (B, M, d): the square root of the smallest sum of
+    squared Euclidean costs over the warping paths, tslearn's ``dtw``. Returns (B,), or a 0-dim
+    tensor for one unbatched pair (N, d), (M, d).
+
+    ``bandwidth``: the Sakoe–Chiba radius (tslearn's ``sakoe_chiba_radius``); ``x_lengths`` /
+    ``y_lengths``: ragged batches, as for :func:`softdtw_torch.soft_dtw`. Differentiable (module
+    docstring: the gradient along the optimal path). numpy input as tslearn's: ``dtw(s1, s2)`` with
+    each series (N,) or (N, d) gives a float.
+    """
+    if not torch.jit.is_scripting():
+        _, bandwidth, x_lengths, y_lengths = _checked_argument_types("dtw", 0.0, bandwidth, x_lengths, y_lengths)
+        if _is_array_input(x, y):
+            a, b, la, lb, _ = _pair_from_arrays("dtw", x, y, x_lengths, y_lengths)
+            with torch.no_grad():
+                return _to_numpy(dtw(a, b, bandwidth, la, lb))
+    return _root(soft_dtw(x, y, 0.0, bandwidth, x_lengths=x_lengths, y_lengths=y_lengths))
+
+
+def dtw_path(
+    x: Any,
+    y: Any,
+    bandwidth: Optional[int] = None,
+    x_lengths: Any = None,
+    y_lengths: Any = None,
+) -> Tuple[Any, Any]:
+    """The optimal warping path and the DTW distance, tslearn's ``dtw_path``.
+
+    One pair (numpy or tensors, (N,) / (N, d) and (M,) / (M, d)): returns ``(path, distance)``,
+    ``path`` a list of ``(i, j)`` from ``(0, 0)`` to ``(N − 1, M − 1)`` and ``distance`` a float
+    (numpy input) or a 0-dim tensor. A batch ((B, N, d) and (B, M, d), lengths allowed): a list of
+    B paths and the (B,) distances. Ties follow tslearn's rule (module docstring). The paths come
+    from one walk back per pair over the forward's table (O(N + M) each, on the input's device);
+    the distances are differentiable when a tensor input requires grad. For the path as a
+    differentiable (B, N, M) matrix, use ``soft_dtw_alignment(x, y, gamma=0.0)``. Python only (not
+    TorchScript: it returns lists).
+    """
+    _, bandwidth, x_lengths, y_lengths = _checked_argument_types("dtw_path", 0.0, bandwidth, x_lengths, y_lengths)
+    arrays = _is_array_input(x, y)
+    if arrays:
+        x, y, x_lengths, y_lengths, unbatched = _pair_from_arrays("dtw_path", x, y, x_lengths, y_lengths)
+    else:
+        unbatched = x.dim() == 2 and y.dim() == 2
+        if unbatched and (x_lengths is not None or y_lengths is not None):
+            raise ValueError("dtw_path: lengths apply to batches of series, got single series with lengths")
+    if unbatched:
+        x, y = x.unsqueeze(0), y.unsqueeze(0)
+    with torch.no_grad():
+        squared, cells, lengths = torch.ops.softdtw_torch._dtw_path(x, y, bandwidth, x_lengths, y_lengths)
+    if not arrays and torch.is_grad_enabled() and (x.requires_grad or y.requires_grad):
+        # The same fused forward, under autograd: the same bits, and a gradient along the path.
+        squared = soft_dtw(x, y, 0.0, bandwidth, fused=True, x_lengths=x_lengths, y_lengths=y_lengths)
+    distance = _root(squared)
+    cells, path_lengths = cells.cpu().numpy(), lengths.tolist()
+    paths = [list(zip(cells[b, :n, 0].tolist(), cells[b, :n, 1].tolist())) for b, n in enumerate(path_lengths)]
+    if unbatched:
+        paths, distance = paths[0], distance[0]
+    return paths, (_to_numpy(distance) if arrays else distance)
+
+
+def cdist_dtw(
+    X: Tensor,
+    Y: Optional[Tensor] = None,
+    bandwidth: Optional[int] = None,
+    x_lengths: Optional[Tensor] = None,
+    y_lengths: Optional[Tensor] = None,
+    chunk_size: int = 1024,
+) -> Tensor:
+    """All-pairs DTW distances (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d),
+    tslearn's ``cdist_dtw``; ``Y=None`` compares ``X`` with itself (each unordered pair once, the
+    matrix symmetric with a zero diagonal). Chunked as :func:`softdtw_torch.cdist_soft_dtw`, so
+    memory stays bounded; differentiable. numpy / lists as tslearn's datasets ((A, N), (A, N, d),
+    lists of series of any lengths, NaN-padded); the result is then numpy.
+    """
+    if not torch.jit.is_scripting():
+        _, bandwidth, x_lengths, y_lengths = _checked_argument_types("cdist_dtw", 0.0, bandwidth, x_lengths,
+                                                                     y_lengths)
+        if _is_array_input(X, Y):
+            data_x = _prepare_series(X, x_lengths, "cdist_dtw", allow_groups=False)
+            data_y = None if Y is None else _prepare_series(Y, y_lengths, "cdist_dtw", allow_groups=False)
+            a, la = data_x.x[0], data_x.lengths[0]
+            b, lb = (None, None) if data_y is None else (data_y.x[0], data_y.lengths[0])
+            if b is not None and a.dtype != b.dtype:
+                a, b = a.double(), b.double()
+            with torch.no_grad():
+                return _to_numpy(cdist_dtw(a, b, bandwidth, la, lb, chunk_size))
+    if X.dim() != 3 or (Y is not None and Y.dim() != 3):
+        got = str(X.dim()) + "-D" + ("" if Y is None else " and " + str(Y.dim()) + "-D")
+        raise ValueError("cdist_dtw: expected X (A, N, d) and Y (B, M, d) as 3-D tensors (a (A, N) tensor of "
+                         "univariate series: X.unsqueeze(-1)), got " + got)
+    squared = cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths, chunk_size)
+    return _root(squared)
+
+
+def gamma_soft_dtw(X: Any, n_samples: int = 100, random_state: Union[None, int, np.random.RandomState] = None
+                   ) -> float:
+    """tslearn's heuristic for soft-DTW's ``gamma`` on a dataset (tslearn 0.10's ``gamma_soft_dtw``):
+    ``2·σ²``, σ the median Euclidean distance between ``n_samples`` time points drawn from all the
+    series' time points (padding excluded; with replacement when there are fewer points than
+    ``n_samples``), times the square root of the longest length (tslearn's ``sigma_gak``). The
+    draw is tslearn's for the same ``random_state`` (scikit-learn's rule), so is the value. ``X``:
+    (A, N), (A, N, d), a list of series of any lengths, NaN-padded, or a tensor (read on the CPU)."""
+    from scipy.spatial.distance import pdist
+
+    from ._base import check_random_state
+
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+        raise TypeError(f"gamma_soft_dtw: expected n_samples to be an int, got {type(n_samples).__name__}")
+    if n_samples < 2:
+        raise ValueError(f"gamma_soft_dtw: n_samples must be >= 2 (a median of pairwise distances), got {n_samples}")
+    rng = check_random_state(random_state, "gamma_soft_dtw")
+    data = _prepare_series(X.detach().cpu() if isinstance(X, Tensor) else X, None, "gamma_soft_dtw",
+                           allow_groups=False)
+    series, lengths = data.x[0].double().numpy(), data.lengths[0].tolist()
+    points = np.concatenate([s[:length] for s, length in zip(series, lengths)])  # series by series, in time order
+    picked = rng.choice(len(points), size=n_samples, replace=len(points) < n_samples)
+    sigma = float(np.median(pdist(points[picked], metric="euclidean"))) * np.sqrt(series.shape[1])
+    return 2.0 * sigma ** 2

@@ -31,7 +31,7 @@ from softdtw_torch.datasets import load_gunpoint  # noqa: E402
 
 def main(argv=None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("."))
+    parser.add_argument("--out", type=Path, default=Path("out"), help="folder for the PNG (default: out/)")
     parser.add_argument("--pair", type=int, nargs=2, default=(0, 3), help="indices into GunPoint's train split")
     parser.add_argument("--bandwidth", type=int, default=10)
     parser.add_argument("--gamma", type=float, default=1.0)

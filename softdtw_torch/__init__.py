@@ -27,7 +27,8 @@ from .functional import (
     soft_dtw_sharp,
     soft_dtw_sharp_from_cost,
 )
-from .metrics import cdist_dtw, dtw, dtw_path, gamma_soft_dtw
+from .metrics import cdist_dtw, dtw, dtw_path, gamma_soft_dtw, lb_envelope, lb_keogh
+from .neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor
 from .barycenter import softdtw_barycenter
 from ._base import NotFittedError
 from .clustering import SoftDTWKMeans
@@ -56,6 +57,10 @@ __all__ = [
     "dtw_path",
     "cdist_dtw",
     "gamma_soft_dtw",
+    "lb_envelope",
+    "lb_keogh",
+    "KNeighborsTimeSeriesClassifier",
+    "KNeighborsTimeSeriesRegressor",
     "SoftDTW",
     "SharpSoftDTW",
     "DILATELoss",

@@ -1,5 +1,7 @@
 """Hard DTW under tslearn's names (``tslearn.metrics``): :func:`dtw`, :func:`dtw_path`,
-:func:`cdist_dtw`, and the :func:`gamma_soft_dtw` heuristic.
+:func:`cdist_dtw`, the lower bounds :func:`lb_envelope` and :func:`lb_keogh` (defined in
+``softdtw_torch._lower_bounds``, which the nearest-neighbour search shares), and the
+:func:`gamma_soft_dtw` heuristic.
 
 Hard DTW is soft-DTW at ``gamma = 0``: the same operators and kernels (CPU and CUDA), whose cell
 math then takes the hard minimum (docs/design/softdtw.md §10), so everything ``soft_dtw`` offers
@@ -30,9 +32,10 @@ import torch
 from torch import Tensor
 
 from ._input import _checked_argument_types, _is_array_input, _pair_from_arrays, _prepare_series, _to_numpy
+from ._lower_bounds import lb_envelope, lb_keogh
 from .functional import cdist_soft_dtw, soft_dtw
 
-__all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw"]
+__all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh"]
 
 
 def _root(squared: Tensor) -> Tensor:
@@ -54,7 +57,7 @@ def dtw(
     tensor for one unbatched pair (N, d), (M, d).
 
     ``bandwidth``: the Sakoe–Chiba radius (tslearn's ``sakoe_chiba_radius``); ``x_lengths`` /
-    ``y_lengths``: ragged batches, as for :func:`softdtw_torch.soft_dtw`. Differentiable (module
+    ``y_lengths``: ragged batches, as for :func:`softdtw_torch.functional.soft_dtw`. Differentiable (module
     docstring: the gradient along the optimal path). numpy input as tslearn's: ``dtw(s1, s2)`` with
     each series (N,) or (N, d) gives a float.
     """
@@ -118,7 +121,7 @@ def cdist_dtw(
 ) -> Tensor:
     """All-pairs DTW distances (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d),
     tslearn's ``cdist_dtw``; ``Y=None`` compares ``X`` with itself (each unordered pair once, the
-    matrix symmetric with a zero diagonal). Chunked as :func:`softdtw_torch.cdist_soft_dtw`, so
+    matrix symmetric with a zero diagonal). Chunked as :func:`softdtw_torch.functional.cdist_soft_dtw`, so
     memory stays bounded; differentiable. numpy / lists as tslearn's datasets ((A, N), (A, N, d),
     lists of series of any lengths, NaN-padded); the result is then numpy.
     """

@@ -236,7 +236,8 @@ struct NaturalCellFunctions {
 };
 
 // Hard DTW is γ = 0 (design doc §10): the same kernels with these cell functions, picked per call
-// (CPU: per anti-diagonal loop, cpu/tiles.h; CUDA: per sweep, cuda/tiles.cuh), the hard minimum
+// (CPU: the anti-diagonal loops' instance, cpu/tiles.h; CUDA: the tile kernels' kHard instance,
+// cuda/tiles.cuh), the hard minimum
 // as the γ → 0 limit of the soft one: softmin3 = lo exactly (γ·log1p = 0), the weights one-hot
 // (weights_from_terms), their tangents −(1/γ)·w·(Ṙ(p) − Σ w·Ṙ) replaced by 0 (the argmin is
 // locally constant). The exponentials and the logarithm of the soft cells are not evaluated.

@@ -218,13 +218,13 @@ void run_softdtw(const Files& io, const HarnessLaunch& launch) {
                           DeviceArray<RValue<T>>(B * top_slots * M), DeviceArray<RValue<T>>(B * left_slots * N),
                           DeviceArray<T>(B), DeviceArray<bool>(B, false), {}};
     f->args = ForwardArgs<T>{g, cell, table ? f->table.get() : nullptr, f->top_rows.get(), f->left_cols.get(),
-                             top_slots, left_slots, f->values.get(), f->invalid.get()};
+                             top_slots, left_slots, f->values.get(), f->invalid.get(), /*hard_min=*/gamma == 0};
     return std::unique_ptr<Forward>(f);
   };
   const TangentForwardArgs<T> no_tangent{};
   const TangentBackwardArgs<T> no_tangent_back{};
   auto backward_args = [&](DeviceArray<T>& row_msgs, DeviceArray<T>& col_msgs) {
-    return BackwardArgs<T>{g, cell, grad.get(), row_msgs.get(), col_msgs.get()};
+    return BackwardArgs<T>{g, cell, grad.get(), row_msgs.get(), col_msgs.get(), /*hard_min=*/gamma == 0};
   };
   auto row_messages = [&] { return DeviceArray<T>(B * kBackwardSlots * 2 * M); };
   auto column_messages = [&] { return DeviceArray<T>(B * kColumnSlots * 2 * N); };

@@ -108,9 +108,10 @@ def run(exe, case, work_dir, timeout=900):
     return out
 
 
-def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0):
+def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0, gamma=0.5):
     """SoftDTW's inputs as tensors (x, y, u, v, D, D_tangent, grad, grad_tangent, x_lengths,
-    y_lengths; lengths None unless ragged) and the harness case. The float64 forward-mode and
+    y_lengths; lengths None unless ragged) and the harness case; gamma = 0 runs the hard-DTW
+    kernels (their kHard instances). The float64 forward-mode and
     second-order tiles need more than sm_75's 64 KiB of shared memory: float64 runs on an emulated
     sm_90, float32 on sm_75 (the oldest built)."""
     g = torch.Generator().manual_seed(seed + N + M)
@@ -126,7 +127,7 @@ def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0):
     tensors = dict(x=x, y=y, u=u, v=v, D=D, D_tangent=D_tangent, grad=grad, grad_tangent=grad_tangent,
                    x_lengths=xl, y_lengths=yl)
     arrays = {k: t.numpy() for k, t in tensors.items() if t is not None}
-    meta = dict(B=B, N=N, M=M, d=d, gamma=0.5, radius=radius, ragged=int(ragged), grid_cap=3)
+    meta = dict(B=B, N=N, M=M, d=d, gamma=gamma, radius=radius, ragged=int(ragged), grid_cap=3)
     family = "softdtw_float64" if dtype == torch.float64 else "softdtw_float32"
     return tensors, (family, arrays, meta, 90 if dtype == torch.float64 else 75)
 
@@ -176,6 +177,7 @@ def standard_cases(emu):
     return {
         "softdtw_float32": softdtw_case(3, 130, 70, 3, 40, True, torch.float32)[1],
         "softdtw_float64": softdtw_case(3, 130, 70, 3, 40, True, torch.float64)[1],
+        "hard_dtw_float32": softdtw_case(3, 130, 70, 3, 40, True, torch.float32, gamma=0.0)[1],
         "rocket_hard_ppv": rocket_case(4, 3, 50, 12, None)[1],
         "rocket_soft_ppv": rocket_case(4, 3, 50, 12, 0.7)[1],
         "minirocket": minirocket_case(emu, 5, 2, 60, 840)[1],

@@ -83,21 +83,21 @@ def same_bits(got, want):
         want.view(torch.uint8) if want.is_floating_point() else want)
 
 
-# (B, N, M, d, radius, ragged): several tiles per pair with ragged lengths and a band that leaves
-# whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused within a launch
-# (from the fourth row block on); one tile.
-SOFTDTW_CASES = [(3, 130, 70, 3, 40, True), (1, 260, 130, 2, -1, False), (2, 20, 33, 2, -1, False)]
+# (B, N, M, d, radius, ragged, gamma): several tiles per pair with ragged lengths and a band that
+# leaves whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused within a
+# launch (from the fourth row block on); one tile; the first again at gamma = 0 (hard DTW's kernels).
+SOFTDTW_CASES = [(3, 130, 70, 3, 40, True, 0.5), (1, 260, 130, 2, -1, False, 0.5), (2, 20, 33, 2, -1, False, 0.5),
+                 (3, 130, 70, 3, 40, True, 0.0)]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", SOFTDTW_CASES, ids=lambda c: "x".join(map(str, c)))
 def test_softdtw_kernels(harness, emu, case, dtype):
-    B, N, M, d, radius, ragged = case
-    t, harness_case = softdtw_case(B, N, M, d, radius, ragged, dtype)
+    B, N, M, d, radius, ragged, gamma = case
+    t, harness_case = softdtw_case(B, N, M, d, radius, ragged, dtype, gamma=gamma)
     out = harness(harness_case)
     x, y, u, v, D, D_tangent = (t[k] for k in ("x", "y", "u", "v", "D", "D_tangent"))
     grad, grad_tangent, xl, yl = (t[k] for k in ("grad", "grad_tangent", "x_lengths", "y_lengths"))
-    gamma = harness_case[2]["gamma"]
     got = lambda name, shape, kind=dtype: as_tensor(out[name], kind, shape)  # noqa: E731
     band = None if radius < 0 else radius
     L = (band, xl, yl)

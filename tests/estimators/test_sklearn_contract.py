@@ -29,6 +29,7 @@ from conftest import AEON_DATASETS  # noqa: E402
 from softdtw_torch import NotFittedError, SoftDTWKMeans  # noqa: E402
 from softdtw_torch._base import as_numeric_array  # noqa: E402
 from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
+from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor  # noqa: E402
 from softdtw_torch.rocket import MiniRocket, RidgeClassifierCV, Rocket, RocketClassifier, StandardScaler  # noqa: E402
 
 
@@ -83,6 +84,9 @@ SHORT_SERIES = (
 OTHER_LENGTH = (
     "a 2-D X with fewer columns is series of another length, which soft-DTW compares with the "
     "centers: not an error")
+PREDICT_OTHER_LENGTH = (
+    "the check predicts on X.T, a 2-D X of another width, i.e. series of another length, which DTW "
+    "compares with the training series: not an error")
 NAN_INSIDE = (
     "with allow_nan the check puts NaN at X[0, 0], inside the first series; NaN is read only as "
     "trailing padding (tslearn's format), so NaN inside a series is a ValueError")
@@ -119,12 +123,24 @@ EXPECTED_FAILED_CHECKS = {
         "check_transformer_general": OTHER_LENGTH,
         "check_estimators_pickle": NAN_INSIDE,
     },
+    "KNeighborsTimeSeriesClassifier": {
+        "check_n_features_in": N_FEATURES_IN,
+        "check_n_features_in_after_fitting": N_FEATURES_IN,
+        "check_classifiers_train": PREDICT_OTHER_LENGTH,
+        "check_estimators_pickle": NAN_INSIDE,
+    },
+    "KNeighborsTimeSeriesRegressor": {
+        "check_n_features_in": N_FEATURES_IN,
+        "check_n_features_in_after_fitting": N_FEATURES_IN,
+        "check_estimators_pickle": NAN_INSIDE,
+    },
     "RidgeClassifierCV": {},
     "StandardScaler": {},
 }
 
 CHECKED = [_rocket(), _minirocket(), MiniRocketOnPaddedSeries(n_kernels=84, random_state=0), _rocket_classifier(),
-           RidgeClassifierCV(), StandardScaler(), _kmeans()]
+           RidgeClassifierCV(), StandardScaler(), _kmeans(), KNeighborsTimeSeriesClassifier(),
+           KNeighborsTimeSeriesRegressor()]
 
 
 @pytest.mark.parametrize("estimator", CHECKED, ids=lambda e: type(e).__name__)

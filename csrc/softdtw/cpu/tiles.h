@@ -324,8 +324,8 @@ struct ForwardDiagonals {
 };
 
 template <typename T, typename TileCosts, typename Tangent>
-void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, NaturalCellFunctions<T> f, const TileCosts& costs,
-                  const Tangent& tangent_costs, ForwardBorders<RValue<T>>& borders,
+void forward_tile(const PairGeometry& g, const TileRange& t, int64_t I, NaturalCellFunctions<T> f,
+                  const TileCosts& costs, const Tangent& tangent_costs, ForwardBorders<RValue<T>>& borders,
                   ForwardBorders<T>* tangent_borders, const Tables<T>& tables, uint8_t* invalid) {
   const TableLayout layout(g);
   constexpr bool kTangent = kHasTangent<Tangent>;
@@ -588,8 +588,8 @@ struct ReverseChannel {
 // and tangent_borders given), emit(i, j, E, Ė).
 template <typename T, bool kTangent, typename Emit>
 void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, NaturalCellFunctions<T> f,
-                   const ConstTables<T>& tables,
-                   BackwardBorders<T>& borders, BackwardBorders<T>* tangent_borders, const Emit& emit) {
+                   const ConstTables<T>& tables, BackwardBorders<T>& borders, BackwardBorders<T>* tangent_borders,
+                   const Emit& emit) {
   const TableLayout layout(g);
   ReverseChannel<T, RValue<T>> v(t, I, borders, tables.R, layout, exact_r(positive_infinity<T>()), exact_r(T(0)));
   std::optional<ReverseChannel<T, T>> tangent;

@@ -232,10 +232,12 @@ def _check_scalar(value: Any, name: str, arg: str, *, positive: bool = False, no
 
 
 def _check_int(value: Any, name: str, arg: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: expected {arg} to be an integer, got {value!r}")
+    """An integer option: TypeError for another type (bools and integral floats included),
+    ValueError below ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected {arg} to be an int, got {type(value).__name__} {value!r}")
     if int(value) < minimum:
-        raise ValueError(f"{name}: expected {arg} >= {minimum}, got {value}")
+        raise ValueError(f"{name}: expected {arg} >= {minimum}, got {int(value)}")
     return int(value)
 
 

@@ -62,7 +62,7 @@ from sklearn.utils.validation import check_array
 from torch import Tensor
 
 from ._base import Estimator, as_numeric_array, series_tags
-from ._input import _Data, _prepare_series
+from ._input import _check_int, _Data, _prepare_series
 from ._lower_bounds import lower_bound_matrix, rounding_slack
 from .functional import cdist_soft_dtw, soft_dtw
 
@@ -117,14 +117,6 @@ class _Metric:
         self.kind = kind      # "dtw", "softdtw", "euclidean", "sqeuclidean", "cityblock"
         self.radius = radius  # Sakoe–Chiba radius (series metrics), None: no band
         self.gamma = gamma    # softdtw only
-
-
-def _check_int(value: Any, who: str, arg: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{who}: expected {arg} to be an int, got {type(value).__name__} {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{who}: expected {arg} >= {minimum}, got {int(value)}")
-    return int(value)
 
 
 def _resolve_metric(metric: Any, metric_params: Any, who: str) -> _Metric:

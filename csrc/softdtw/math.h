@@ -602,6 +602,24 @@ SOFTDTW_TORCH_HOST_DEVICE void band_columns(int64_t i, int64_t n, int64_t m, int
   *hi = last;
 }
 
+// band_columns along anti-diagonal k (cells (i, k − i)): its rows inside the band, [*lo, *hi], not
+// clipped to the matrix (may be empty: lo > hi). Row i allows column k − i when
+//   n <= m: i − r <= k − i <= i + (m − n) + r, i.e. k − (m − n) − r <= 2i <= k + r;
+//   n > m:  i − (n − m) − r <= k − i <= i + r, i.e. k − r <= 2i <= k + (n − m) + r.
+SOFTDTW_TORCH_HOST_DEVICE void band_rows_on_diagonal(int64_t k, int64_t n, int64_t m, int64_t radius, int64_t* lo,
+                                                     int64_t* hi) {
+  if (radius < 0) {
+    *lo = 0;
+    *hi = n - 1;
+    return;
+  }
+  const int64_t twice_lo = n <= m ? k - (m - n) - radius : k - radius;
+  const int64_t twice_hi = n <= m ? k + radius : k + (n - m) + radius;
+  auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((1 - v) / 2); };
+  *lo = -floor_half(-twice_lo);  // ceil(twice_lo / 2)
+  *hi = floor_half(twice_hi);
+}
+
 SOFTDTW_TORCH_HOST_DEVICE bool in_band(int64_t i, int64_t j, int64_t n, int64_t m, int64_t radius) {
   int64_t lo, hi;
   band_columns(i, n, m, radius, &lo, &hi);

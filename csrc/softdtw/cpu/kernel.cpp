@@ -124,7 +124,7 @@ bool all_finite(const T* values, int64_t count) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Packed pairs (fused ops, short series, no band): a pack of P consecutive pairs with the same
+// Packed pairs (fused ops, short series): a pack of P consecutive pairs with the same
 // lengths runs its whole DP together, one anti-diagonal of the full n × m matrix at a time, with
 // the pairs interleaved: element (slot s, lane p) of every diagonal array is at s·P + p. A
 // diagonal's cells of all P pairs are then one contiguous run of count·P independent cells, so
@@ -137,18 +137,18 @@ constexpr int64_t kMaxPackLanes = 4;
 // Longer pairs run in tiles, whose working set stays in L1; a pack's diagonals have n·P slots.
 constexpr int64_t kMaxPackedLength = 512;
 
-// A pack: pairs [begin, end), all n × m.
+// A pack: pairs [begin, end), all n × m, band radius (−1: none).
 struct Pack {
-  int64_t begin, end, n, m;
+  int64_t begin, end, n, m, radius;
   int64_t lanes() const { return end - begin; }
 };
 
 // Splits the batch into packs of at most kMaxPackLanes pairs, a multiple of the thread count of
 // them in near-equal sizes (so that at::parallel_for hands every thread the same work), cut
-// where the lengths change. Empty when packing does not apply (band, long series).
+// where the lengths change. Empty when packing does not apply (long series, fewer pairs than threads).
 std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths) {
   std::vector<Pack> packs;
-  if (p.band_radius >= 0 || std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
+  if (std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
   const int64_t threads = at::get_num_threads();
   const int64_t count = threads * ceil_div(p.batch, threads * kMaxPackLanes);
   for (int64_t q = 0; q < count; ++q) {
@@ -156,7 +156,7 @@ std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, 
     for (int64_t b = begin; b < end; ++b) {
       const PairGeometry g = pair_geometry(p, x_lengths, y_lengths, b);
       if (b == begin || packs.back().n != g.n || packs.back().m != g.m) {
-        packs.push_back({b, b + 1, g.n, g.m});
+        packs.push_back({b, b + 1, g.n, g.m, p.band_radius});
       } else {
         packs.back().end = b + 1;
       }
@@ -326,6 +326,21 @@ struct PackTangent {
   T* values;
 };
 
+// The rows of a pack's diagonal k that its loops compute: [r_lo, r_hi], the diagonal's rows inside
+// the matrix, narrowed to the band. Outside the band the loops only store what the tile path
+// computes there from its +inf costs: R = +inf (hi = +inf, lo = 0), Ṙ = 0, E = Ė = 0 and zero
+// weights and weight tangents (which, E being 0 there, no message carries); gradient sums skip
+// those cells, whose terms are E·(…) = 0. So both paths give the same bits.
+struct PackRows {
+  int64_t r_lo, r_hi;
+  int64_t count() const { return r_hi - r_lo + 1; }
+};
+inline PackRows pack_rows(const Pack& pk, int64_t k) {
+  int64_t band_lo, band_hi;
+  band_rows_on_diagonal(k, pk.n, pk.m, pk.radius, &band_lo, &band_hi);
+  return {std::max({int64_t(0), k - pk.m + 1, band_lo}), std::min({pk.n - 1, k, band_hi})};
+}
+
 // Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
 // table (laid out by TableLayout, lane p's at tables + p·table_stride) filled too when `tables` is
 // given. With a PackTangent, Ṙ beside R.
@@ -345,25 +360,38 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     std::fill_n(tangent->diagonals(-1), 2 * P, T(0));
   }
   for (int64_t k = 0; k < n + m - 1; ++k) {
-    const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
-    const int64_t run = (r_hi - r_lo + 1) * P;
+    const int64_t first = std::max<int64_t>(0, k - m + 1), last = std::min(n - 1, k);  // the diagonal's rows
+    const auto [r_lo, r_hi] = pack_rows(pk, k);  // computed: those inside the band
+    const int64_t run = std::max<int64_t>(0, r_hi - r_lo + 1) * P;
     const Run<RValue<T>> older = diagonals(k - 2);
     const Run<RValue<T>> prev = diagonals(k - 1);
     const Run<RValue<T>> cur = diagonals(k);
-    squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
-    if (tangent == nullptr) {
-      forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P,
-                       run, f);
-    } else {
-      const PackedSequences<T>& uv = tangent->uv;
-      squared_euclidean_tangent_run(s.x_at(r_lo), s.y_at(k, r_lo), uv.x_at(r_lo), uv.y_at(k, r_lo), s.d, n * P, m * P,
-                                    tangent_cost.data(), run);
-      const T* t_older = tangent->diagonals(k - 2);
-      const T* t_prev = tangent->diagonals(k - 1);
+    // Rows outside the band (slots r + 1): R = +inf, Ṙ = 0.
+    auto outside = [&](int64_t from, int64_t to) {
+      if (from > to) return;
+      fill(cur + (from + 1) * P, (to - from + 1) * P, inf);
+      if (tangent != nullptr) std::fill_n(tangent->diagonals(k) + (from + 1) * P, (to - from + 1) * P, T(0));
+    };
+    outside(first, std::min(last, r_lo - 1));
+    outside(std::max(first, r_hi + 1), last);
+    if (run > 0) {
+      squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
+      if (tangent == nullptr) {
+        forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P,
+                         run, f);
+      } else {
+        const PackedSequences<T>& uv = tangent->uv;
+        squared_euclidean_tangent_run(s.x_at(r_lo), s.y_at(k, r_lo), uv.x_at(r_lo), uv.y_at(k, r_lo), s.d, n * P,
+                                      m * P, tangent_cost.data(), run);
+        const T* t_older = tangent->diagonals(k - 2);
+        const T* t_prev = tangent->diagonals(k - 1);
+        forward_tangent_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P,
+                                 tangent_cost.data(), t_older + r_lo * P, t_prev + r_lo * P, t_prev + (r_lo + 1) * P,
+                                 cur + (r_lo + 1) * P, tangent->diagonals(k) + (r_lo + 1) * P, run, f);
+      }
+    }
+    if (tangent != nullptr) {
       T* t_cur = tangent->diagonals(k);
-      forward_tangent_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P,
-                               tangent_cost.data(), t_older + r_lo * P, t_prev + r_lo * P, t_prev + (r_lo + 1) * P,
-                               cur + (r_lo + 1) * P, t_cur + (r_lo + 1) * P, run, f);
       if (k + 1 < m) std::fill_n(t_cur, P, T(0));
       if (k + 1 < n) std::fill_n(t_cur + (k + 2) * P, P, T(0));
     }
@@ -373,7 +401,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
       const int64_t offset = layout.row_offset(k);  // cell (r, k − r) at offset + r
       for (int64_t p = 0; p < P; ++p) {
         RValue<T>* lane = tables + p * table_stride + offset;
-        for (int64_t r = r_lo; r <= r_hi; ++r) lane[r] = load(cur, (r + 1) * P + p);
+        for (int64_t r = first; r <= last; ++r) lane[r] = load(cur, (r + 1) * P + p);
       }
     }
   }
@@ -457,24 +485,37 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
   Flow* cur[2] = {&flows[0][2], &flows[1][2]};
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
-    const int64_t r_lo = std::max<int64_t>(0, k - m + 1), r_hi = std::min(n - 1, k);
-    const int64_t a = r_lo * P, run = (r_hi - r_lo + 1) * P;
+    const int64_t first = std::max<int64_t>(0, k - m + 1), last_row = std::min(n - 1, k);  // the diagonal's rows
+    const auto [r_lo, r_hi] = pack_rows(pk, k);  // computed: those inside the band
+    const int64_t a = r_lo * P, run = std::max<int64_t>(0, r_hi - r_lo + 1) * P;
     const Run<RValue<T>> r_cur = table(k);
     const Run<RValue<T>> r_prev = table(k - 1);
     const Run<RValue<T>> r_older = table(k - 2);
     const Flow &n2 = *next2[0], &n1 = *next1[0], &c0 = *cur[0];
-    backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, n2.E + a + P, n2.w_diag + a + P,
-                      n1.E + a + P, n1.w_up + a + P, n1.E + a, n1.w_left + a, c0.E + a, c0.w_diag + a, c0.w_up + a,
-                      c0.w_left + a, run, f);
-    if (second != nullptr) {
-      const T* t_prev = second->tangent_table(k - 1);
-      const T* t_older = second->tangent_table(k - 2);
-      const Flow &t2 = *next2[1], &t1 = *next1[1], &c1 = *cur[1];
-      backward_tangent_diagonal(r_cur + a + P, c0.w_diag + a, c0.w_up + a, c0.w_left + a, t_older + a, t_prev + a,
-                                t_prev + a + P, n2.E + a + P, n2.w_diag + a + P, t2.E + a + P, t2.w_diag + a + P,
-                                n1.E + a + P, n1.w_up + a + P, t1.E + a + P, t1.w_up + a + P, n1.E + a,
-                                n1.w_left + a, t1.E + a, t1.w_left + a, c1.E + a, c1.w_diag + a, c1.w_up + a,
-                                c1.w_left + a, run, f);
+    // Rows outside the band: E, Ė, the weights and their tangents 0.
+    for (const auto& [from, to] : {std::pair<int64_t, int64_t>{first, std::min(last_row, r_lo - 1)},
+                                   std::pair<int64_t, int64_t>{std::max(first, r_hi + 1), last_row}}) {
+      if (from > to) continue;
+      for (int c = 0; c < channels; ++c) {
+        for (T* flow : {cur[c]->E, cur[c]->w_diag, cur[c]->w_up, cur[c]->w_left}) {
+          std::fill_n(flow + from * P, (to - from + 1) * P, T(0));
+        }
+      }
+    }
+    if (run > 0) {  // (a narrow band leaves some diagonals without a cell)
+      backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, n2.E + a + P, n2.w_diag + a + P,
+                        n1.E + a + P, n1.w_up + a + P, n1.E + a, n1.w_left + a, c0.E + a, c0.w_diag + a, c0.w_up + a,
+                        c0.w_left + a, run, f);
+      if (second != nullptr) {
+        const T* t_prev = second->tangent_table(k - 1);
+        const T* t_older = second->tangent_table(k - 2);
+        const Flow &t2 = *next2[1], &t1 = *next1[1], &c1 = *cur[1];
+        backward_tangent_diagonal(r_cur + a + P, c0.w_diag + a, c0.w_up + a, c0.w_left + a, t_older + a, t_prev + a,
+                                  t_prev + a + P, n2.E + a + P, n2.w_diag + a + P, t2.E + a + P, t2.w_diag + a + P,
+                                  n1.E + a + P, n1.w_up + a + P, t1.E + a + P, t1.w_up + a + P, n1.E + a,
+                                  n1.w_left + a, t1.E + a, t1.w_left + a, c1.E + a, c1.w_diag + a, c1.w_up + a,
+                                  c1.w_left + a, run, f);
+      }
     }
     if (k == last) {  // E(n−1, m−1) = 1 (and Ė = 0 there)
       for (int64_t p = 0; p < P; ++p) c0.E[(n - 1) * P + p] = is_reachable(load(r_cur, n * P + p)) ? T(1) : T(0);
@@ -487,12 +528,14 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
         if (k - m >= 0) std::fill_n(f + (k - m) * P, P, T(0));
       }
     }
-    gradient_run(c0.E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
-                 acc_y + (r_lo + m - 1 - k) * P, run);
-    if (second != nullptr) {
-      hessian_run(c0.E + a, cur[1]->E + a, s.x_at(r_lo), s.y_at(k, r_lo), second->uv.x_at(r_lo),
-                  second->uv.y_at(k, r_lo), s.d, n * P, m * P, second->hess_x + a,
-                  second->hess_y + (r_lo + m - 1 - k) * P, run);
+    if (run > 0) {
+      gradient_run(c0.E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
+                   acc_y + (r_lo + m - 1 - k) * P, run);
+      if (second != nullptr) {
+        hessian_run(c0.E + a, cur[1]->E + a, s.x_at(r_lo), s.y_at(k, r_lo), second->uv.x_at(r_lo),
+                    second->uv.y_at(k, r_lo), s.d, n * P, m * P, second->hess_x + a,
+                    second->hess_y + (r_lo + m - 1 - k) * P, run);
+      }
     }
     for (int c = 0; c < channels; ++c) {
       std::swap(next2[c], next1[c]);

@@ -5,9 +5,11 @@ Conventions (all functions):
 - Batched inputs are 3-D: ``x`` (B, N, d), ``y`` (B, M, d), or a cost tensor ``D`` (B, N, M);
   the result has shape (B,). A single pair may be given unbatched (``x`` (N, d) and ``y`` (M, d),
   or ``D`` (N, M)); the result is then a 0-dim tensor, as torch's layers do for unbatched input.
-- ``gamma > 0`` is the smoothing: a float, or a tensor (0-dim, or (B,) for one gamma per pair)
-  that may require grad; ∂sdtw/∂γ = (sdtw − ⟨E, D⟩)/γ then flows to it (design doc §3). A tensor
-  gamma uses the homogeneity sdtw_γ(D) = γ·sdtw_1(D/γ): the kernels run with γ = 1 on D/γ (for
+- ``gamma >= 0`` is the smoothing: a float, or a tensor (0-dim, or (B,) for one gamma per pair,
+  positive) that may require grad. ``gamma = 0.0`` is hard DTW in every function (the minimum in
+  every cell, the optimal path as the alignment, tslearn's tie rule: ``softdtw_torch.metrics``,
+  docs/design/softdtw.md §10). To a tensor gamma, ∂sdtw/∂γ = (sdtw − ⟨E, D⟩)/γ flows (design doc
+  §3). A tensor gamma uses the homogeneity sdtw_γ(D) = γ·sdtw_1(D/γ): the kernels run with γ = 1 on D/γ (for
   the squared Euclidean cost, on x/√γ and y/√γ, so the fused mode stays available), and autograd
   gives the γ-gradient, with no (B, N, M) tensor for it. ``bandwidth`` is the Sakoe–Chiba radius (``None``: no band). For
   N != M the band is widened by ``|N − M|`` (tslearn's ``sakoe_chiba_mask``), so the end is always
@@ -31,7 +33,7 @@ Conventions (all functions):
   other numbers in float64. Lengths may be lists of ints.
 - Bad input raises an error naming the function, what was expected and what came: ValueError for
   bad values, shapes and empty input, TypeError for wrong types (dtypes included). ``gamma`` must
-  be a normal number of the compute dtype, and so must 1/gamma (float32: [1.2e-38, 8.5e37]; float64:
+  be 0 or a normal number of the compute dtype, and so must 1/gamma (float32: [1.2e-38, 8.5e37]; float64:
   [2.2e-308, 4.5e307]); inside that range a float32 value beyond float32's range overflows. Non-finite
   values: a cost ``D`` may hold ``+inf`` (a forbidden cell; a pair with every path forbidden gets
   ``+inf`` and a zero gradient), while NaN or ``-inf`` in ``D``, and NaN or ±inf in ``x``/``y`` for

@@ -1,7 +1,7 @@
 // CPU kernels of the SoftDTW ops: forward DP and normalized-weight backward (design doc §1–3),
 // on a precomputed cost tensor or with squared Euclidean costs computed per tile (fused), and
 // their forward-mode and second-order versions (§3), all on the tiled wavefront engine of
-// tiles.h; short fused pairs without a band also run in packs (below).
+// tiles.h; short fused pairs also run in packs (below), a band's rows only.
 //
 // Pairs run in parallel when the batch has at least as many pairs as threads; otherwise the pairs
 // run one after the other with the tiles of each anti-diagonal in parallel. Either way results
@@ -893,7 +893,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_jvp_cpu", [&] {
     const scalar_t* x_all = in.x.data_ptr<scalar_t>();
     const scalar_t* y_all = in.y.data_ptr<scalar_t>();
-    if (!packs.empty()) {  // short pairs without a band: the forward with the tangent in packs
+    if (!packs.empty()) {  // short pairs: the forward with the tangent in packs
       for_each_pack(packs, [&](const Pack& pk) {
         if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
         const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
@@ -985,7 +985,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
   return {value_tangent, grad_D, grad_D_tangent};
 }
 
-// The fused second order in packs (short pairs without a band): each pack's forward keeps all
+// The fused second order in packs (short pairs): each pack's forward keeps all
 // its diagonals of R and Ṙ, and its reverse sweep reads them in the same call.
 template <typename T>
 void fused_hvp_packs(const std::vector<Pack>& packs, const SoftDTWProblem& p, const at::Tensor& x, const at::Tensor& y,

@@ -15,8 +15,12 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils import Tags
 from sklearn.utils.validation import check_array
+from torch import Tensor
 
-__all__ = ["Estimator", "NotFittedError", "as_numeric_array", "check_random_state", "draw_seed", "series_tags"]
+from ._input import _Data, _prepare_series
+
+__all__ = ["Estimator", "NotFittedError", "as_numeric_array", "check_random_state", "draw_seed", "read_series",
+           "series_tags"]
 
 
 class NotFittedError(_SklearnNotFittedError, RuntimeError):
@@ -71,6 +75,20 @@ def as_numeric_array(X: Any, who: str) -> np.ndarray:
     """
     return check_array(X, accept_sparse=False, dtype="numeric", force_writeable=True, ensure_all_finite=False,
                        ensure_2d=False, allow_nd=True, estimator=who, input_name="X")
+
+
+def read_series(X: Any, x_lengths: Any, who: str) -> _Data:
+    """What a SoftDTW-family estimator reads: X (a tensor, a list of series of any lengths, or
+    anything scikit-learn's ``check_array`` takes, through :func:`as_numeric_array`) as one padded
+    group of series in tslearn's layout, with its lengths (``_prepare_series``). A 1-D X is refused,
+    as scikit-learn refuses it: one series or n scalars, only the caller knows."""
+    if not isinstance(X, (Tensor, list, tuple)):  # lists may be series of different lengths
+        X = as_numeric_array(X, who)
+    if getattr(X, "ndim", None) == 1:
+        raise ValueError(f"{who}: expected X of shape (n_series, length, features) or (n_series, length), got a "
+                         f"1-D input of shape {tuple(X.shape)}. Reshape your data: X.reshape(1, -1) for a single "
+                         f"series")
+    return _prepare_series(X, x_lengths, who, allow_groups=False)
 
 
 def _int_seed(random_state: Any, who: str, check_range: bool) -> int:

@@ -382,6 +382,20 @@ def _pair_from_arrays(op: str, x: Any, y: Any, x_lengths: Any, y_lengths: Any, n
     return a, b, la, lb, unbatched
 
 
+def _datasets_from_arrays(op: str, X: Any, Y: Any, x_lengths: Any, y_lengths: Any
+                          ) -> Tuple[Tensor, Optional[Tensor], Tensor, Optional[Tensor]]:
+    """Two datasets given as numpy arrays or lists (``Y`` may be None), read as tslearn's ``cdist_*``
+    read them: (A, N, d), (A, N) univariate, lists of series of any lengths, NaN-padded. Returns X's
+    (A, N, d) tensor, Y's (or None), and their lengths; float32 with float64 computes in float64."""
+    data_x = _prepare_series(X, x_lengths, op, allow_groups=False)
+    data_y = None if Y is None else _prepare_series(Y, y_lengths, op, allow_groups=False)
+    a, la = data_x.x[0], data_x.lengths[0]
+    b, lb = (None, None) if data_y is None else (data_y.x[0], data_y.lengths[0])
+    if b is not None and a.dtype != b.dtype:
+        a, b = a.double(), b.double()
+    return a, b, la, lb
+
+
 def _to_numpy(out: Any) -> Any:
     """The result of a call on arrays, as numpy: 0-dim results as numpy scalars, tuples element-wise."""
     if isinstance(out, tuple):

@@ -15,8 +15,8 @@ import torch
 from sklearn.base import ClusterMixin, TransformerMixin
 from torch import Tensor
 
-from ._base import Estimator, as_numeric_array, check_random_state, series_tags
-from ._input import _Data, _check_bandwidth, _check_int, _check_scalar, _prepare_series, _resample, _to_tensor
+from ._base import Estimator, check_random_state, read_series, series_tags
+from ._input import _check_bandwidth, _check_int, _check_scalar, _resample, _to_tensor
 from .barycenter import _DEFAULTS, _METHODS, ArrayLike, _Objective, _solve
 from .functional import cdist_soft_dtw, soft_dtw
 
@@ -127,15 +127,6 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         if isinstance(self.init, str) and self.init not in ("k-means++", "random"):
             raise ValueError(
                 f"{name}: expected init to be 'k-means++', 'random' or an array of centers, got {self.init!r}")
-
-    def _read(self, X: Any, x_lengths: Any, name: str) -> _Data:
-        if not isinstance(X, (Tensor, list, tuple)):  # lists may be series of different lengths
-            X = as_numeric_array(X, name)
-        if getattr(X, "ndim", None) == 1:  # one series or n scalars? Ask, as scikit-learn does
-            raise ValueError(f"{name}: expected X of shape (n, length, features) or (n, length), got a 1-D "
-                             f"input of shape {tuple(X.shape)}. Reshape your data: X.reshape(1, -1) for a "
-                             f"single series")
-        return _prepare_series(X, x_lengths, name, allow_groups=False)
 
     def _self_terms(self, x: Tensor, lengths: Optional[Tensor]) -> Tensor:
         with torch.no_grad():
@@ -281,7 +272,7 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
     def fit(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None) -> "SoftDTWKMeans":
         """Cluster X; sets ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``. Returns self."""
         self._check_params()
-        data = self._read(X, x_lengths, "SoftDTWKMeans.fit")
+        data = read_series(X, x_lengths, "SoftDTWKMeans.fit")
         x, lengths = data.x[0], data.lengths[0]
         n, T, d = x.shape
         k = int(self.n_clusters)
@@ -321,7 +312,7 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
         """(n, k) soft-DTW values (or divergences) between each series and each center."""
         self._check_is_fitted("transform")
-        data = self._read(X, x_lengths, "SoftDTWKMeans.transform")
+        data = read_series(X, x_lengths, "SoftDTWKMeans.transform")
         x, lengths = data.x[0], data.lengths[0]
         centers = self._centers.to(device=x.device, dtype=x.dtype)
         if x.shape[2] != centers.shape[2]:

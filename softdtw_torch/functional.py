@@ -45,7 +45,7 @@ import torch
 from torch import Tensor
 
 from . import _ops  # noqa: F401  (registers the operators)
-from ._input import (_checked_argument_types, _is_array_input, _pair_from_arrays, _prepare_series, _to_numpy,
+from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays, _to_numpy,
                      _to_tensor)
 
 
@@ -474,6 +474,14 @@ def dilate(
     return loss, shape, temporal
 
 
+def _check_datasets(op: str, X: Tensor, Y: Optional[Tensor]) -> None:
+    """The all-pairs functions' tensors: X (A, N, d) and Y (B, M, d) or None."""
+    if X.dim() != 3 or (Y is not None and Y.dim() != 3):
+        got = str(X.dim()) + "-D" + ("" if Y is None else " and " + str(Y.dim()) + "-D")
+        raise ValueError(op + ": expected X (A, N, d) and Y (B, M, d) as 3-D tensors (a (A, N) tensor of "
+                         "univariate series: X.unsqueeze(-1)), got " + got)
+
+
 def _pairs_in_chunks(
     a: Tensor,
     b: Tensor,
@@ -530,18 +538,10 @@ def cdist_soft_dtw(
         gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
             "cdist_soft_dtw", gamma, bandwidth, x_lengths, y_lengths)
         if _is_array_input(X, Y):
-            data_x = _prepare_series(X, x_lengths, "cdist_soft_dtw", allow_groups=False)
-            data_y = None if Y is None else _prepare_series(Y, y_lengths, "cdist_soft_dtw", allow_groups=False)
-            a, la = data_x.x[0], data_x.lengths[0]
-            b, lb = (None, None) if data_y is None else (data_y.x[0], data_y.lengths[0])
-            if b is not None and a.dtype != b.dtype:
-                a, b = a.double(), b.double()
+            a, b, la, lb = _datasets_from_arrays("cdist_soft_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
                 return _to_numpy(cdist_soft_dtw(a, b, gamma, normalize, bandwidth, cost, fused, la, lb, chunk_size))
-    if X.dim() != 3 or (Y is not None and Y.dim() != 3):
-        got = str(X.dim()) + "-D" + ("" if Y is None else " and " + str(Y.dim()) + "-D")
-        raise ValueError("cdist_soft_dtw: expected X (A, N, d) and Y (B, M, d) as 3-D tensors (a (A, N) tensor of "
-                         "univariate series: X.unsqueeze(-1)), got " + got)
+    _check_datasets("cdist_soft_dtw", X, Y)
     if chunk_size < 1:
         raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
     symmetric = Y is None

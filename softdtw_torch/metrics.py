@@ -31,9 +31,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._input import _checked_argument_types, _is_array_input, _pair_from_arrays, _prepare_series, _to_numpy
+from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays,
+                     _prepare_series, _to_numpy)
 from ._lower_bounds import lb_envelope, lb_keogh
-from .functional import cdist_soft_dtw, soft_dtw
+from .functional import _check_datasets, cdist_soft_dtw, soft_dtw
 
 __all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh"]
 
@@ -129,18 +130,10 @@ def cdist_dtw(
         _, bandwidth, x_lengths, y_lengths = _checked_argument_types("cdist_dtw", 0.0, bandwidth, x_lengths,
                                                                      y_lengths)
         if _is_array_input(X, Y):
-            data_x = _prepare_series(X, x_lengths, "cdist_dtw", allow_groups=False)
-            data_y = None if Y is None else _prepare_series(Y, y_lengths, "cdist_dtw", allow_groups=False)
-            a, la = data_x.x[0], data_x.lengths[0]
-            b, lb = (None, None) if data_y is None else (data_y.x[0], data_y.lengths[0])
-            if b is not None and a.dtype != b.dtype:
-                a, b = a.double(), b.double()
+            a, b, la, lb = _datasets_from_arrays("cdist_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
                 return _to_numpy(cdist_dtw(a, b, bandwidth, la, lb, chunk_size))
-    if X.dim() != 3 or (Y is not None and Y.dim() != 3):
-        got = str(X.dim()) + "-D" + ("" if Y is None else " and " + str(Y.dim()) + "-D")
-        raise ValueError("cdist_dtw: expected X (A, N, d) and Y (B, M, d) as 3-D tensors (a (A, N) tensor of "
-                         "univariate series: X.unsqueeze(-1)), got " + got)
+    _check_datasets("cdist_dtw", X, Y)  # before cdist_soft_dtw's own check: errors name cdist_dtw
     squared = cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths, chunk_size)
     return _root(squared)
 

@@ -61,8 +61,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array
 from torch import Tensor
 
-from ._base import Estimator, as_numeric_array, series_tags
-from ._input import _check_int, _Data, _prepare_series
+from ._base import Estimator, read_series, series_tags
+from ._input import _check_int
 from ._lower_bounds import lower_bound_matrix, rounding_slack
 from .functional import cdist_soft_dtw, soft_dtw
 
@@ -237,22 +237,12 @@ class _KNeighborsTimeSeries(Estimator):
             raise ValueError(f"{type(self).__name__}: expected device to name a device, got {self.device!r} "
                              f"({err})") from None
 
-    def _read(self, X: Any, x_lengths: Any, method: str) -> _Data:
-        who = f"{type(self).__name__}.{method}"
-        if not isinstance(X, (Tensor, list, tuple)):  # lists may be series of different lengths
-            X = as_numeric_array(X, who)
-        if getattr(X, "ndim", None) == 1:  # one series or n scalars? Ask, as scikit-learn does
-            raise ValueError(f"{who}: expected X of shape (n_cases, n_timepoints, n_features) or (n_cases, "
-                             f"n_timepoints), got a 1-D input of shape {tuple(X.shape)}. Reshape your data: "
-                             f"X.reshape(1, -1) for a single series")
-        return _prepare_series(X, x_lengths, who, allow_groups=False)
-
     def _fit_series(self, X: Any, x_lengths: Any) -> int:
         """Reads and stores the training series; returns their number."""
         who = f"{type(self).__name__}.fit"
         metric = self._check_params()
         device = self._compute_device()
-        data = self._read(X, x_lengths, "fit")
+        data = read_series(X, x_lengths, f"{type(self).__name__}.fit")
         x, lengths = data.x[0], data.lengths[0]
         if metric.kind not in _SERIES_METRICS and bool((lengths != x.shape[1]).any()):
             raise ValueError(f"{who}: metric={self.metric!r} compares series of one length; got series of different "
@@ -302,7 +292,7 @@ class _KNeighborsTimeSeries(Estimator):
                 raise ValueError(f"{who}: expected n_neighbors <= n_samples_fit - 1 = {n_fit - 1} with X=None (a "
                                  f"series is not its own neighbour), got n_neighbors = {k}")
         else:
-            data = self._read(X, x_lengths, method)
+            data = read_series(X, x_lengths, who)
             xq, lq, self_query = data.x[0].to(xc.device), data.lengths[0].to(xc.device), False
             out_device = X.device if isinstance(X, Tensor) else (
                 data.x.device if data.kind == "torch" else None)

@@ -326,19 +326,28 @@ struct PackTangent {
   T* values;
 };
 
-// The rows of a pack's diagonal k that its loops compute: [r_lo, r_hi], the diagonal's rows inside
-// the matrix, narrowed to the band. Outside the band the loops only store what the tile path
-// computes there from its +inf costs: R = +inf (hi = +inf, lo = 0), Ṙ = 0, E = Ė = 0 and zero
-// weights and weight tangents (which, E being 0 there, no message carries); gradient sums skip
-// those cells, whose terms are E·(…) = 0. So both paths give the same bits.
+// The rows of a pack's diagonal k: [first, last] inside the matrix, of which the loops compute
+// [r_lo, r_hi], those inside the band (none on some diagonals of a narrow band). Outside the band
+// the loops only store what the tile path computes there from its +inf costs: R = +inf (hi = +inf,
+// lo = 0), Ṙ = 0, E = Ė = 0 and zero weights and weight tangents (which, E being 0 there, no
+// message carries); gradient sums skip those cells, whose terms are E·(…) = 0. So both paths give
+// the same bits.
 struct PackRows {
-  int64_t r_lo, r_hi;
-  int64_t count() const { return r_hi - r_lo + 1; }
+  int64_t first, last, r_lo, r_hi;
+  // Slots of the computed cells of P lanes (0 when none).
+  int64_t run(int64_t P) const { return std::max<int64_t>(0, r_hi - r_lo + 1) * P; }
+  // fill(from, to) for each non-empty run of rows outside the band.
+  template <typename Fill>
+  void for_each_outside(const Fill& fill) const {
+    if (first <= std::min(last, r_lo - 1)) fill(first, std::min(last, r_lo - 1));
+    if (std::max(first, r_hi + 1) <= last) fill(std::max(first, r_hi + 1), last);
+  }
 };
 inline PackRows pack_rows(const Pack& pk, int64_t k) {
   int64_t band_lo, band_hi;
   band_rows_on_diagonal(k, pk.n, pk.m, pk.radius, &band_lo, &band_hi);
-  return {std::max({int64_t(0), k - pk.m + 1, band_lo}), std::min({pk.n - 1, k, band_hi})};
+  const int64_t first = std::max<int64_t>(0, k - pk.m + 1), last = std::min(pk.n - 1, k);
+  return {first, last, std::max(first, band_lo), std::min(last, band_hi)};
 }
 
 // Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
@@ -360,20 +369,15 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     std::fill_n(tangent->diagonals(-1), 2 * P, T(0));
   }
   for (int64_t k = 0; k < n + m - 1; ++k) {
-    const int64_t first = std::max<int64_t>(0, k - m + 1), last = std::min(n - 1, k);  // the diagonal's rows
-    const auto [r_lo, r_hi] = pack_rows(pk, k);  // computed: those inside the band
-    const int64_t run = std::max<int64_t>(0, r_hi - r_lo + 1) * P;
+    const PackRows rows = pack_rows(pk, k);
+    const int64_t r_lo = rows.r_lo, run = rows.run(P);
     const Run<RValue<T>> older = diagonals(k - 2);
     const Run<RValue<T>> prev = diagonals(k - 1);
     const Run<RValue<T>> cur = diagonals(k);
-    // Rows outside the band (slots r + 1): R = +inf, Ṙ = 0.
-    auto outside = [&](int64_t from, int64_t to) {
-      if (from > to) return;
+    rows.for_each_outside([&](int64_t from, int64_t to) {  // slots r + 1: R = +inf, Ṙ = 0
       fill(cur + (from + 1) * P, (to - from + 1) * P, inf);
       if (tangent != nullptr) std::fill_n(tangent->diagonals(k) + (from + 1) * P, (to - from + 1) * P, T(0));
-    };
-    outside(first, std::min(last, r_lo - 1));
-    outside(std::max(first, r_hi + 1), last);
+    });
     if (run > 0) {
       squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
       if (tangent == nullptr) {
@@ -401,7 +405,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
       const int64_t offset = layout.row_offset(k);  // cell (r, k − r) at offset + r
       for (int64_t p = 0; p < P; ++p) {
         RValue<T>* lane = tables + p * table_stride + offset;
-        for (int64_t r = first; r <= last; ++r) lane[r] = load(cur, (r + 1) * P + p);
+        for (int64_t r = rows.first; r <= rows.last; ++r) lane[r] = load(cur, (r + 1) * P + p);
       }
     }
   }
@@ -485,23 +489,19 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
   Flow* cur[2] = {&flows[0][2], &flows[1][2]};
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
-    const int64_t first = std::max<int64_t>(0, k - m + 1), last_row = std::min(n - 1, k);  // the diagonal's rows
-    const auto [r_lo, r_hi] = pack_rows(pk, k);  // computed: those inside the band
-    const int64_t a = r_lo * P, run = std::max<int64_t>(0, r_hi - r_lo + 1) * P;
+    const PackRows rows = pack_rows(pk, k);
+    const int64_t r_lo = rows.r_lo, a = r_lo * P, run = rows.run(P);
     const Run<RValue<T>> r_cur = table(k);
     const Run<RValue<T>> r_prev = table(k - 1);
     const Run<RValue<T>> r_older = table(k - 2);
     const Flow &n2 = *next2[0], &n1 = *next1[0], &c0 = *cur[0];
-    // Rows outside the band: E, Ė, the weights and their tangents 0.
-    for (const auto& [from, to] : {std::pair<int64_t, int64_t>{first, std::min(last_row, r_lo - 1)},
-                                   std::pair<int64_t, int64_t>{std::max(first, r_hi + 1), last_row}}) {
-      if (from > to) continue;
+    rows.for_each_outside([&](int64_t from, int64_t to) {  // E, Ė, the weights and their tangents 0
       for (int c = 0; c < channels; ++c) {
         for (T* flow : {cur[c]->E, cur[c]->w_diag, cur[c]->w_up, cur[c]->w_left}) {
           std::fill_n(flow + from * P, (to - from + 1) * P, T(0));
         }
       }
-    }
+    });
     if (run > 0) {  // (a narrow band leaves some diagonals without a cell)
       backward_diagonal(r_cur + a + P, r_older + a, r_prev + a, r_prev + a + P, n2.E + a + P, n2.w_diag + a + P,
                         n1.E + a + P, n1.w_up + a + P, n1.E + a, n1.w_left + a, c0.E + a, c0.w_diag + a, c0.w_up + a,

@@ -98,16 +98,16 @@ def second_order_lines(repeats):
             st.soft_dtw(a, b, fused=True).sum().backward()
 
         def jvp():
-            return ops._soft_dtw_fused_jvp(x, y, u, None, 1.0, None, None, None)
+            return ops._soft_dtw_fused_jvp(x, y, u, None, 1.0, None, None, None, None)
 
         def hvp():
-            return ops._soft_dtw_fused_hvp(ones, None, x, y, u, None, 1.0, None, None, None, False)
+            return ops._soft_dtw_fused_hvp(ones, None, x, y, u, None, 1.0, None, None, None, None, False)
 
         t_fb, t_jvp, t_hvp = (cuda_time_ms(fn, repeats) for fn in (fwd_bwd, jvp, hvp))
         peak_mb = peak_memory_beyond_inputs(hvp, inputs_bytes=0) / 1e6
         got = hvp()[3][:2].double().cpu()
         want = ops._soft_dtw_fused_hvp(ones[:2].double().cpu(), None, x[:2].double().cpu(), y[:2].double().cpu(),
-                                       u[:2].double().cpu(), None, 1.0, None, None, None, False)[3]
+                                       u[:2].double().cpu(), None, 1.0, None, None, None, None, False)[3]
         err = ((got - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
         lines.append(f"| {name} | {t_fb:.3f} | {t_jvp:.3f} | {t_hvp:.3f} | {t_hvp / t_fb:.2f}x | {peak_mb:.1f} | {err:.1e} |")
         print(lines[-1], flush=True)

@@ -83,7 +83,7 @@ def hvp_rows(B: int, N: int, d: int, repeats: int) -> List[Tuple[str, float, str
         st.soft_dtw(a, b, 1.0).sum().backward()
 
     def hvp_op():
-        return ops._soft_dtw_fused_hvp(ones, None, x, y, u, v, 1.0, None, None, None, False)
+        return ops._soft_dtw_fused_hvp(ones, None, x, y, u, v, 1.0, None, None, None, None, False)
 
     def double_backward():
         a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
@@ -110,7 +110,7 @@ def hvp_rows(B: int, N: int, d: int, repeats: int) -> List[Tuple[str, float, str
         st.soft_dtw_from_cost(d_, 1.0).sum().backward()
 
     def from_cost_hvp_op():
-        return ops._soft_dtw_from_cost_hvp(ones, None, D, T, 1.0, None, None, None, False)
+        return ops._soft_dtw_from_cost_hvp(ones, None, D, T, 1.0, None, None, None, None, False)
 
     fused = [("fused first order: forward + backward", first_order),
              ("fused hvp op (forward and reverse with the tangent)", hvp_op),

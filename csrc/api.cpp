@@ -18,18 +18,22 @@ namespace minirocket_ops = minirocket::ops;
 
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptionalTensor& x_lengths,
-                    const OptionalTensor& y_lengths, const std::string& cost, bool checkpoint) {
-  return sdtw_ops::soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint);
+                    const OptionalTensor& y_lengths, const std::string& cost, bool checkpoint,
+                    std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint,
+                            itakura_max_slope);
 }
 
 at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                          const OptionalTensor& x_lengths, const OptionalTensor& y_lengths, bool checkpoint) {
-  return sdtw_ops::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint);
+                          const OptionalTensor& x_lengths, const OptionalTensor& y_lengths, bool checkpoint,
+                          std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw_fused(x, y, gamma, bandwidth, x_lengths, y_lengths, checkpoint, itakura_max_slope);
 }
 
 at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                              const OptionalTensor& x_lengths, const OptionalTensor& y_lengths) {
-  return sdtw_ops::soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+                              const OptionalTensor& x_lengths, const OptionalTensor& y_lengths,
+                              std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope);
 }
 
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& cost) {
@@ -37,35 +41,40 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::st
 }
 
 std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const at::Tensor& y, double gamma,
-                                                      std::optional<int64_t> bandwidth,
-                                                      const OptionalTensor& x_lengths,
-                                                      const OptionalTensor& y_lengths, const std::string& cost) {
-  return sdtw_ops::soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost);
+                                                      std::optional<int64_t> bandwidth, const OptionalTensor& x_lengths,
+                                                      const OptionalTensor& y_lengths, const std::string& cost,
+                                                      std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost, itakura_max_slope);
 }
 
 std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor& D, double gamma,
                                                                 std::optional<int64_t> bandwidth,
                                                                 const OptionalTensor& x_lengths,
-                                                                const OptionalTensor& y_lengths) {
-  return sdtw_ops::soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+                                                                const OptionalTensor& y_lengths,
+                                                                std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope);
 }
 
 at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                           bool normalize, std::optional<bool> fused, const OptionalTensor& x_lengths,
-                          const OptionalTensor& y_lengths, const std::string& cost) {
-  return sdtw_ops::soft_dtw_sharp(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost);
+                          const OptionalTensor& y_lengths, const std::string& cost,
+                          std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw_sharp(x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost,
+                                  itakura_max_slope);
 }
 
 at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                    const OptionalTensor& x_lengths, const OptionalTensor& y_lengths) {
-  return sdtw_ops::soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+                                    const OptionalTensor& x_lengths, const OptionalTensor& y_lengths,
+                                    std::optional<double> itakura_max_slope) {
+  return sdtw_ops::soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope);
 }
 
 DilateTerms dilate(const at::Tensor& prediction, const at::Tensor& target, double alpha, double gamma,
                    std::optional<int64_t> bandwidth, const OptionalTensor& penalty,
-                   const OptionalTensor& prediction_lengths, const OptionalTensor& target_lengths) {
-  auto [loss, shape, temporal] =
-      sdtw_ops::dilate(prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths);
+                   const OptionalTensor& prediction_lengths, const OptionalTensor& target_lengths,
+                   std::optional<double> itakura_max_slope) {
+  auto [loss, shape, temporal] = sdtw_ops::dilate(prediction, target, alpha, gamma, bandwidth, penalty,
+                                                  prediction_lengths, target_lengths, itakura_max_slope);
   return {loss, shape, temporal};
 }
 

@@ -31,27 +31,27 @@ TORCH_LIBRARY(softdtw_torch, m) {
   // SoftDTW on a precomputed cost tensor D (B, N, M) -> (B,), differentiable w.r.t. D.
   m.def(
       "soft_dtw_from_cost(Tensor D, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
-      "Tensor? y_lengths=None) -> Tensor");
+      "Tensor? y_lengths=None, float? itakura_max_slope=None) -> Tensor");
   // Fused squared-Euclidean SoftDTW on x (B, N, d) and y (B, M, d) -> (B,), no (B, N, M) cost tensor.
   // checkpoint: the backward recomputes R instead of keeping the (B, N, M) table from the forward.
   m.def(
       "soft_dtw_fused(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
-      "Tensor? y_lengths=None, bool checkpoint=False) -> Tensor");
+      "Tensor? y_lengths=None, bool checkpoint=False, float? itakura_max_slope=None) -> Tensor");
   // SoftDTW or divergence of x and y under a named cost ("sqeuclidean", "l1", "cosine"); the
   // squared Euclidean cost runs fused or unfused (fused=None: the documented rule).
   m.def(
       "soft_dtw(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, bool normalize=False, "
       "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\", "
-      "bool checkpoint=False) -> Tensor");
+      "bool checkpoint=False, float? itakura_max_slope=None) -> Tensor");
   // Pairwise cost tensor (B, N, M) of a named cost: the unfused mode's input to soft_dtw_from_cost.
   m.def("pairwise_cost(Tensor x, Tensor y, str cost=\"sqeuclidean\") -> Tensor");
   // Values (B,) and expected alignments E = d value / d D (B, N, M); E is not differentiable.
   m.def(
       "soft_dtw_alignment_from_cost(Tensor D, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
-      "Tensor? y_lengths=None) -> (Tensor, Tensor)");
+      "Tensor? y_lengths=None, float? itakura_max_slope=None) -> (Tensor, Tensor)");
   m.def(
       "soft_dtw_alignment(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
-      "Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> (Tensor, Tensor)");
+      "Tensor? y_lengths=None, str cost=\"sqeuclidean\", float? itakura_max_slope=None) -> (Tensor, Tensor)");
 
   // The sharp soft-DTW ⟨E, D⟩ (Blondel, Mensch & Vert 2021): the cost of the expected alignment, soft-DTW
   // without its entropy term, differentiable to the first order (its gradient is E + H·D, H soft-DTW's
@@ -59,17 +59,19 @@ TORCH_LIBRARY(softdtw_torch, m) {
   // One forward recursion with the tangent D: no (B, N, M) tensor in the fused mode.
   m.def(
       "soft_dtw_sharp(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, bool normalize=False, "
-      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\") -> Tensor");
+      "bool? fused=None, Tensor? x_lengths=None, Tensor? y_lengths=None, str cost=\"sqeuclidean\", "
+      "float? itakura_max_slope=None) -> Tensor");
   m.def(
       "soft_dtw_sharp_from_cost(Tensor D, float gamma=1.0, int? bandwidth=None, Tensor? x_lengths=None, "
-      "Tensor? y_lengths=None) -> Tensor");
+      "Tensor? y_lengths=None, float? itakura_max_slope=None) -> Tensor");
   // DILATE (Le Guen & Thome 2019), per pair: (alpha·shape + (1 − alpha)·temporal, shape, temporal), with
   // shape = sdtw_γ(D) and temporal = ⟨E, Ω⟩ on D_ij = ||prediction_i − target_j||² and the time
   // penalty Ω_ij = ((i + 1)/N − (j + 1)/M)² of each pair's own lengths (for N = M the authors' (i − j)²/N²),
   // or a given penalty (N, M) or (B, N, M). One forward recursion for both terms.
   m.def(
       "dilate(Tensor prediction, Tensor target, float alpha=0.5, float gamma=0.01, int? bandwidth=None, "
-      "Tensor? penalty=None, Tensor? prediction_lengths=None, Tensor? target_lengths=None) -> (Tensor, Tensor, Tensor)");
+      "Tensor? penalty=None, Tensor? prediction_lengths=None, Tensor? target_lengths=None, "
+      "float? itakura_max_slope=None) -> (Tensor, Tensor, Tensor)");
 
   // Forward / backward pairs, each differentiable (their autograd kernels, docs/design/softdtw.md
   // §3). The forward returns the values and, when keep_table, the DP table R (B, N, M) (else an
@@ -77,38 +79,39 @@ TORCH_LIBRARY(softdtw_torch, m) {
   // its inputs are the tensors it depends on, so it can itself be differentiated, and R, the
   // forward's table of those inputs, is a cache it reads (empty: recomputed), not differentiated.
   m.def(
-      "_soft_dtw_from_cost_forward(Tensor D, float gamma, int? bandwidth, Tensor? x_lengths, "
+      "_soft_dtw_from_cost_forward(Tensor D, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
       "Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
   m.def(
-      "_soft_dtw_from_cost_backward(Tensor grad, Tensor D, Tensor R, float gamma, int? bandwidth, Tensor? x_lengths, "
-      "Tensor? y_lengths) -> Tensor");
+      "_soft_dtw_from_cost_backward(Tensor grad, Tensor D, Tensor R, float gamma, int? bandwidth, "
+      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> Tensor");
   m.def(
-      "_soft_dtw_fused_forward(Tensor x, Tensor y, float gamma, int? bandwidth, Tensor? x_lengths, "
-      "Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
+      "_soft_dtw_fused_forward(Tensor x, Tensor y, float gamma, int? bandwidth, float? itakura_max_slope, "
+      "Tensor? x_lengths, Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
   m.def(
       "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor R, float gamma, int? bandwidth, "
-      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
   // The fused pair with checkpoint=True. The forward returns the values and what its backward
   // needs instead of the table: on CUDA, R on the last row of every 64-row block (B, ⌈N/64⌉, M)
   // and the last column of every 64-column block (B, ⌈M/64⌉, N); on other devices two empty
   // tensors (the backward recomputes the whole table there).
   m.def(
-      "_soft_dtw_fused_forward_checkpointed(Tensor x, Tensor y, float gamma, int? bandwidth, Tensor? x_lengths, "
-      "Tensor? y_lengths) -> (Tensor, Tensor, Tensor)");
+      "_soft_dtw_fused_forward_checkpointed(Tensor x, Tensor y, float gamma, int? bandwidth, "
+      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor, Tensor)");
   m.def(
       "_soft_dtw_fused_backward_checkpointed(Tensor grad, Tensor x, Tensor y, Tensor row_borders, "
-      "Tensor column_borders, float gamma, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+      "Tensor column_borders, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
+      "Tensor? y_lengths) -> (Tensor, Tensor)");
   // Forward mode and second order (docs/design/softdtw.md §3). A tangent (Ḋ of D; ẋ, ẏ of x, y; ġ of
   // an upstream gradient) is optional: None stands for a zero tangent.
   // Values (B,) and their directional derivatives ⟨E, D_tangent⟩ (B,): one forward recursion
   // carrying Ṙ beside R, no table, no backward pass.
   m.def(
-      "_soft_dtw_from_cost_jvp(Tensor D, Tensor D_tangent, float gamma, int? bandwidth, Tensor? x_lengths, "
-      "Tensor? y_lengths) -> (Tensor, Tensor)");
+      "_soft_dtw_from_cost_jvp(Tensor D, Tensor D_tangent, float gamma, int? bandwidth, float? itakura_max_slope, "
+      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
   // The same for the fused squared Euclidean cost: Ḋ_ij = 2 (x_i − y_j)·(ẋ_i − ẏ_j), in the kernel.
   m.def(
       "_soft_dtw_fused_jvp(Tensor x, Tensor y, Tensor? x_tangent, Tensor? y_tangent, float gamma, int? bandwidth, "
-      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
   // The gradient grad·E (B, N, M) of grad-weighted values, differentiated in the direction
   // (grad_tangent, D_tangent): returns ⟨E, D_tangent⟩ (B,), grad·E (when with_grad, else empty)
   // and grad_tangent·E + grad·H·D_tangent (B, N, M), H the Hessian of a value w.r.t. its D. One
@@ -116,26 +119,32 @@ TORCH_LIBRARY(softdtw_torch, m) {
   // double backward, the forward mode of the gradient and the reverse mode of the JVP all use it.
   m.def(
       "_soft_dtw_from_cost_hvp(Tensor grad, Tensor? grad_tangent, Tensor D, Tensor? D_tangent, float gamma, "
-      "int? bandwidth, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) -> (Tensor, Tensor, Tensor)");
+      "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) "
+      "-> (Tensor, Tensor, Tensor)");
   // The same for the fused squared Euclidean cost, with no (B, N, M) tensor: returns the directional
   // derivative (B,), the gradient grad·∇v (x then y; empty unless with_grad) and its tangent
   // grad_tangent·∇v + grad·∇²v·(x_tangent, y_tangent) (x then y).
   m.def(
       "_soft_dtw_fused_hvp(Tensor grad, Tensor? grad_tangent, Tensor x, Tensor y, Tensor? x_tangent, "
-      "Tensor? y_tangent, float gamma, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) "
-      "-> (Tensor, Tensor, Tensor, Tensor, Tensor)");
+      "Tensor? y_tangent, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
+      "Tensor? y_lengths, bool with_grad) -> (Tensor, Tensor, Tensor, Tensor, Tensor)");
   // Hard DTW (gamma = 0) of x (B, N, d) and y (B, M, d) with its optimal paths, not differentiable
   // (soft_dtw with gamma=0 is): the squared values (B,), the paths' cells (B, N + M − 1, 2) int64 in
   // order from (0, 0), −1 past each path's end, and the paths' lengths (B,). The fused forward keeps
   // its table, then one walk back per pair, O(N + M) (docs/design/softdtw.md §10).
   m.def(
-      "_dtw_path(Tensor x, Tensor y, int? bandwidth, Tensor? x_lengths, Tensor? y_lengths) "
+      "_dtw_path(Tensor x, Tensor y, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) "
       "-> (Tensor, Tensor, Tensor)");
+  // The Itakura parallelogram of pairs of lengths (n[b], m[b]) with slope max_slope, tslearn's
+  // (docs/design/softdtw.md §11): column j of pair b admits the rows [out[b, j, 0], out[b, j, 1]),
+  // (B, columns, 2) int64, m[b] <= columns; the columns past m[b] admit none (n[b], n[b]). The
+  // table the CUDA tile kernels read, for the masks and the nearest-neighbour bounds too.
+  m.def("_itakura_rows(Tensor n, Tensor m, int columns, float max_slope) -> Tensor");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
   m.def(
       "_soft_dtw_fused_value_and_grad(Tensor x, Tensor y, Tensor weights, float gamma, int? bandwidth, "
-      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
 
   // ROCKET. A kernels tuple is aeon's 7 arrays (weights float32 [sum_i m_i*L_i], lengths int32 [K],
   // biases float32 [K], dilations int32 [K], paddings int32 [K], num_channel_indices int32 [K],

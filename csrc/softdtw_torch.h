@@ -37,7 +37,9 @@ using OptionalTensor = std::optional<at::Tensor>;
 
 // ---- SoftDTW -------------------------------------------------------------------------------
 // Shapes: x (B, N, d), y (B, M, d), D (B, N, M); values (B,). bandwidth: Sakoe-Chiba radius
-// (nullopt: no band). x_lengths / y_lengths: optional (B,) integer tensors for ragged batches.
+// (nullopt: no band); itakura_max_slope: the Itakura parallelogram's slope, >= 1, tslearn's
+// (nullopt: none; both given: their intersection; a pair with no admissible path gets +inf). x_lengths / y_lengths:
+// optional (B,) integer tensors for ragged batches.
 
 // SoftDTW (or, with normalize, the soft-DTW divergence) under a named cost: "sqeuclidean", "l1",
 // "cosine". fused: nullopt picks the fused kernel for d <= 128 (squared Euclidean only).
@@ -47,20 +49,23 @@ SOFTDTW_TORCH_API at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, 
                                       std::optional<bool> fused = std::nullopt,
                                       const OptionalTensor& x_lengths = std::nullopt,
                                       const OptionalTensor& y_lengths = std::nullopt,
-                                      const std::string& cost = "sqeuclidean", bool checkpoint = false);
+                                      const std::string& cost = "sqeuclidean", bool checkpoint = false,
+                                      std::optional<double> itakura_max_slope = std::nullopt);
 
 // Fused squared-Euclidean SoftDTW: costs computed in the kernel, no (B, N, M) cost tensor; with
 // checkpoint, no (B, N, M) table kept for the backward either.
 SOFTDTW_TORCH_API at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma = 1.0,
                                             std::optional<int64_t> bandwidth = std::nullopt,
                                             const OptionalTensor& x_lengths = std::nullopt,
-                                            const OptionalTensor& y_lengths = std::nullopt, bool checkpoint = false);
+                                            const OptionalTensor& y_lengths = std::nullopt, bool checkpoint = false,
+                                            std::optional<double> itakura_max_slope = std::nullopt);
 
 // SoftDTW of a precomputed cost tensor D, differentiable w.r.t. D (any cost written with ATen ops).
 SOFTDTW_TORCH_API at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma = 1.0,
                                                 std::optional<int64_t> bandwidth = std::nullopt,
                                                 const OptionalTensor& x_lengths = std::nullopt,
-                                                const OptionalTensor& y_lengths = std::nullopt);
+                                                const OptionalTensor& y_lengths = std::nullopt,
+                                                std::optional<double> itakura_max_slope = std::nullopt);
 
 // The (B, N, M) cost tensor of a named cost, differentiable.
 SOFTDTW_TORCH_API at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y,
@@ -71,11 +76,12 @@ SOFTDTW_TORCH_API at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor
 SOFTDTW_TORCH_API std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(
     const at::Tensor& x, const at::Tensor& y, double gamma = 1.0, std::optional<int64_t> bandwidth = std::nullopt,
     const OptionalTensor& x_lengths = std::nullopt, const OptionalTensor& y_lengths = std::nullopt,
-    const std::string& cost = "sqeuclidean");
+    const std::string& cost = "sqeuclidean", std::optional<double> itakura_max_slope = std::nullopt);
 
 SOFTDTW_TORCH_API std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(
     const at::Tensor& D, double gamma = 1.0, std::optional<int64_t> bandwidth = std::nullopt,
-    const OptionalTensor& x_lengths = std::nullopt, const OptionalTensor& y_lengths = std::nullopt);
+    const OptionalTensor& x_lengths = std::nullopt, const OptionalTensor& y_lengths = std::nullopt,
+    std::optional<double> itakura_max_slope = std::nullopt);
 
 // The sharp soft-DTW ⟨E, D⟩ (with normalize, the sharp divergence) of Blondel, Mensch & Vert 2021;
 // arguments as soft_dtw's (no checkpoint). Differentiable once (its gradient uses the Hessian).
@@ -84,12 +90,14 @@ SOFTDTW_TORCH_API at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tenso
                                             std::optional<bool> fused = std::nullopt,
                                             const OptionalTensor& x_lengths = std::nullopt,
                                             const OptionalTensor& y_lengths = std::nullopt,
-                                            const std::string& cost = "sqeuclidean");
+                                            const std::string& cost = "sqeuclidean",
+                                            std::optional<double> itakura_max_slope = std::nullopt);
 
 SOFTDTW_TORCH_API at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma = 1.0,
                                                       std::optional<int64_t> bandwidth = std::nullopt,
                                                       const OptionalTensor& x_lengths = std::nullopt,
-                                                      const OptionalTensor& y_lengths = std::nullopt);
+                                                      const OptionalTensor& y_lengths = std::nullopt,
+                                                      std::optional<double> itakura_max_slope = std::nullopt);
 
 // DILATE (Le Guen & Thome 2019) per pair: loss = alpha·shape + (1 − alpha)·temporal, shape the
 // soft-DTW of prediction (B, N, d) and target (B, M, d), temporal ⟨E, Ω⟩ with the time penalty
@@ -101,7 +109,8 @@ SOFTDTW_TORCH_API DilateTerms dilate(const at::Tensor& prediction, const at::Ten
                                      double gamma = 0.01, std::optional<int64_t> bandwidth = std::nullopt,
                                      const OptionalTensor& penalty = std::nullopt,
                                      const OptionalTensor& prediction_lengths = std::nullopt,
-                                     const OptionalTensor& target_lengths = std::nullopt);
+                                     const OptionalTensor& target_lengths = std::nullopt,
+                                     std::optional<double> itakura_max_slope = std::nullopt);
 
 // Derivatives: every function above is differentiable through autograd in reverse and forward
 // mode, to the second order (torch::autograd::grad with create_graph=true gives Hessian-vector

@@ -40,6 +40,7 @@ struct SoftDTWOptions {
   std::string reduction = "mean";
   std::string cost = "sqeuclidean";
   bool checkpoint = false;
+  std::optional<double> itakura_max_slope = std::nullopt;  // last: positional initializers keep their meaning
 };
 
 // The soft-DTW loss (or divergence, with normalize): differentiable twice.
@@ -51,7 +52,8 @@ class SoftDTWImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const OptionalTensor& x_lengths = std::nullopt,
                      const OptionalTensor& y_lengths = std::nullopt) {
     const SoftDTWOptions& o = options;
-    return reduce(soft_dtw(x, y, o.gamma, o.bandwidth, o.normalize, o.fused, x_lengths, y_lengths, o.cost, o.checkpoint),
+    return reduce(soft_dtw(x, y, o.gamma, o.bandwidth, o.normalize, o.fused, x_lengths, y_lengths, o.cost, o.checkpoint,
+                           o.itakura_max_slope),
                   o.reduction);
   }
   SoftDTWOptions options;
@@ -65,6 +67,7 @@ struct SharpSoftDTWOptions {
   std::optional<bool> fused = std::nullopt;
   std::string reduction = "mean";
   std::string cost = "sqeuclidean";
+  std::optional<double> itakura_max_slope = std::nullopt;  // last: positional initializers keep their meaning
 };
 
 // The sharp soft-DTW loss ⟨E, D⟩ (or the sharp divergence, with normalize): differentiable once.
@@ -76,7 +79,8 @@ class SharpSoftDTWImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const OptionalTensor& x_lengths = std::nullopt,
                      const OptionalTensor& y_lengths = std::nullopt) {
     const SharpSoftDTWOptions& o = options;
-    return reduce(soft_dtw_sharp(x, y, o.gamma, o.bandwidth, o.normalize, o.fused, x_lengths, y_lengths, o.cost),
+    return reduce(soft_dtw_sharp(x, y, o.gamma, o.bandwidth, o.normalize, o.fused, x_lengths, y_lengths, o.cost,
+                                 o.itakura_max_slope),
                   o.reduction);
   }
   SharpSoftDTWOptions options;
@@ -89,6 +93,7 @@ struct DILATEOptions {
   std::optional<int64_t> bandwidth = std::nullopt;
   OptionalTensor penalty = std::nullopt;
   std::string reduction = "mean";
+  std::optional<double> itakura_max_slope = std::nullopt;  // last: positional initializers keep their meaning
 };
 
 // The DILATE loss α·shape + (1 − α)·temporal (softdtw_torch::dilate gives the two terms):
@@ -104,9 +109,10 @@ class DILATELossImpl : public torch::nn::Module {
                      const OptionalTensor& prediction_lengths = std::nullopt,
                      const OptionalTensor& target_lengths = std::nullopt) {
     const DILATEOptions& o = options;
-    return reduce(
-        dilate(prediction, target, o.alpha, o.gamma, o.bandwidth, o.penalty, prediction_lengths, target_lengths).loss,
-        o.reduction);
+    return reduce(dilate(prediction, target, o.alpha, o.gamma, o.bandwidth, o.penalty, prediction_lengths,
+                         target_lengths, o.itakura_max_slope)
+                      .loss,
+                  o.reduction);
   }
   DILATEOptions options;
 };

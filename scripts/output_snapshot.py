@@ -43,15 +43,15 @@ def record_ops(out, save):
                         k = f"{dtype}-{B}x{N}x{M}x{d}-g{gamma}-bw{bw}-l{lens}"
                         D = ops.pairwise_cost(x, y, "sqeuclidean")
                         save("pc " + k, D)
-                        save("fcf " + k, ops._soft_dtw_from_cost_forward(D, gamma, bw, *L, True))
-                        v, R = ops._soft_dtw_from_cost_forward(D, gamma, bw, *L, True)
+                        save("fcf " + k, ops._soft_dtw_from_cost_forward(D, gamma, bw, None, *L, True))
+                        v, R = ops._soft_dtw_from_cost_forward(D, gamma, bw, None, *L, True)
                         gr = rnd(B, dtype=R.dtype)
-                        save("fcb " + k, ops._soft_dtw_from_cost_backward(gr, D, R, gamma, bw, *L))
-                        save("ff " + k, ops._soft_dtw_fused_forward(x, y, gamma, bw, *L, True))
-                        v, R = ops._soft_dtw_fused_forward(x, y, gamma, bw, *L, True)
-                        save("fb " + k, ops._soft_dtw_fused_backward(gr, x, y, R, gamma, bw, *L))
-                        save("vg " + k, ops._soft_dtw_fused_value_and_grad(x, y, gr.abs(), gamma, bw, *L))
-                        save("ckf " + k, ops._soft_dtw_fused_forward_checkpointed(x, y, gamma, bw, *L))
+                        save("fcb " + k, ops._soft_dtw_from_cost_backward(gr, D, R, gamma, bw, None, *L))
+                        save("ff " + k, ops._soft_dtw_fused_forward(x, y, gamma, bw, None, *L, True))
+                        v, R = ops._soft_dtw_fused_forward(x, y, gamma, bw, None, *L, True)
+                        save("fb " + k, ops._soft_dtw_fused_backward(gr, x, y, R, gamma, bw, None, *L))
+                        save("vg " + k, ops._soft_dtw_fused_value_and_grad(x, y, gr.abs(), gamma, bw, None, *L))
+                        save("ckf " + k, ops._soft_dtw_fused_forward_checkpointed(x, y, gamma, bw, None, *L))
                         for fused in (None, True, False):
                             for cost in ("sqeuclidean", "l1", "cosine"):
                                 if (fused or dtype == torch.bfloat16) and cost != "sqeuclidean":

@@ -3,8 +3,9 @@ one group (n, T, d) / (n, T) or K groups (K, n, T, d), lists of series of differ
 NaN-padded (tslearn's format), become one padded floating tensor and its lengths (:func:`_prepare_series`);
 plus the checks of the scalar arguments and the linear resampling of series to another length.
 
-The functional API's eager side lives here too: its argument types (gamma, bandwidth, lengths given as
-lists) and its numpy / list input (:func:`_pair_from_arrays`), read as tslearn's metrics read them.
+The functional API's eager side lives here too: its argument types (gamma, bandwidth, the Itakura
+slope, lengths given as lists) and its numpy / list input (:func:`_pair_from_arrays`), read as
+tslearn's metrics read them.
 """
 from __future__ import annotations
 
@@ -291,6 +292,29 @@ def _checked_bandwidth_type(bandwidth: Any, op: str) -> Optional[int]:
     return int(bandwidth)
 
 
+def _checked_itakura_type(value: Any, op: str, arg: str = "itakura_max_slope") -> Optional[float]:
+    """itakura_max_slope as a float or None; TypeError for bools, strings and other types. Its value
+    (finite, >= 1) is the ops' check, or :func:`_check_itakura_slope`'s where no op runs yet."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{op}: expected {arg} to be a float or None, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _check_itakura_slope(value: Any, name: str, arg: str = "itakura_max_slope", optional: bool = True
+                         ) -> Optional[float]:
+    """An Itakura slope given to a module, an estimator or a mask, checked where it is given (not
+    where first used): the type as :func:`_checked_itakura_type` (None only if ``optional``), the
+    value in the ops' words (finite, >= 1)."""
+    if value is None and not optional:
+        raise TypeError(f"{name}: expected {arg} to be a float, got None")
+    slope = _checked_itakura_type(value, name, arg)
+    if slope is not None and not (math.isfinite(slope) and slope >= 1):
+        raise ValueError(f"{name}: {arg} must be a finite number >= 1{' or None' if optional else ''}, got {slope:g}")
+    return slope
+
+
 def _checked_lengths_type(lengths: Any, op: str, arg: str) -> Optional[Tensor]:
     """Lengths as given (a tensor or None), or a list / tuple / numpy array of integers as an int64 tensor."""
     if lengths is None or isinstance(lengths, Tensor):
@@ -305,11 +329,14 @@ def _checked_lengths_type(lengths: Any, op: str, arg: str) -> Optional[Tensor]:
     return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
 
 
-def _checked_argument_types(op: str, gamma: Any, bandwidth: Any, x_lengths: Any, y_lengths: Any,
-                            lengths_names: Tuple[str, str] = ("x_lengths", "y_lengths")) -> Tuple[Any, ...]:
-    """The SoftDTW functions' gamma, bandwidth and lengths, type-checked (TypeError naming ``op``) and
-    converted: gamma a float or a tensor, bandwidth an int or None, lengths tensors or None."""
+def _checked_argument_types(op: str, gamma: Any, bandwidth: Any, itakura_max_slope: Any, x_lengths: Any,
+                            y_lengths: Any, lengths_names: Tuple[str, str] = ("x_lengths", "y_lengths")
+                            ) -> Tuple[Any, ...]:
+    """The SoftDTW functions' gamma, bandwidth, itakura_max_slope and lengths, type-checked (TypeError
+    naming ``op``) and converted: gamma a float or a tensor, bandwidth an int or None, the slope a
+    float or None, lengths tensors or None. Values are the ops' checks."""
     return (_checked_gamma_type(gamma, op), _checked_bandwidth_type(bandwidth, op),
+            _checked_itakura_type(itakura_max_slope, op),
             _checked_lengths_type(x_lengths, op, lengths_names[0]),
             _checked_lengths_type(y_lengths, op, lengths_names[1]))
 

@@ -4,7 +4,11 @@ DTW here is what ``soft_dtw(x, y, gamma=0.0, bandwidth=r)`` computes: the minimu
 of the sum of squared Euclidean costs ``||x_i − y_j||²`` (tslearn's ``dtw`` is its square root), with
 tslearn's Sakoe–Chiba band: radius r, widened by ``|N − M|`` for series of lengths N != M
 (``sakoe_chiba_mask``), so that row i of x may meet columns j in ``[i − before, i + after]`` with
-``before = r + max(0, N − M)`` and ``after = r + max(0, M − N)``; no band: every column.
+``before = r + max(0, N − M)`` and ``after = r + max(0, M − N)``; no band: every column. With
+``itakura_max_slope=s`` (tslearn's Itakura parallelogram, :func:`itakura_column_bounds`), column j
+admits the rows ``[lb_j, ub_j)``, both nondecreasing in j, so row i too admits an interval of
+columns (those j with ``ub_j > i`` and ``lb_j <= i``); with a band as well, the intersection of the
+two intervals. The parallelogram depends on both lengths, so its windows are computed per pair.
 
 Why the bounds hold. A warping path visits every row i of x at least once, always in the band, and
 always passes through the two corners (0, 0) and (N − 1, M − 1); the costs are >= 0. So the cost of
@@ -21,6 +25,10 @@ any set of distinct cells that the path must contain is a lower bound of DTW:
   1 .. N − 2 (distinct cells from the corners), and the same with the roles of x and y swapped
   (the envelope of x over the columns of y); the larger of the two. It is never below LB_Kim nor
   below LB_Keogh of either direction.
+* A pair the parallelogram (with the band) leaves with no path has DTW = +inf: a row of x, or a
+  column of y, whose window is empty shows it (every path visits every row and column), and its
+  bound is then +inf, so the search never computes that pair unless it must (fewer than k pairs
+  with a path). (The rows are examined for series longer than 2; shorter ones keep a finite bound.)
 
 Public functions follow tslearn's ``lb_envelope`` and ``lb_keogh`` (``tslearn.metrics``), same
 signatures and values; see their docstrings for what differs.
@@ -93,6 +101,81 @@ def _envelope(x: Tensor, lengths: Tensor, rows: int, before: int, after: int) ->
     return lo, hi
 
 
+def _window_envelope(x: Tensor, start: Tensor, stop: Tensor) -> Tuple[Tensor, Tensor]:
+    """Lower and upper envelopes (B, R, d) of x (B, T, d) over the windows x[b, start[b, s] :
+    stop[b, s] + 1] of (B, R) index tensors, windows of any widths inside [0, T); an empty window
+    (start > stop) gives (−inf, +inf), an interval no point is away from.
+
+    A sparse table, one level at a time: level k holds the max over 2^k rows, and a window of width
+    w with 2^k <= w < 2^(k+1) is the max of two (overlapping) level-k entries. O(T·log T) per
+    series, one level of max(x) and one of max(−x) alive at once, (B, T, d) each; exact (a maximum
+    rounds nothing). (The band's windows, all of one width, take ``_envelope``'s O(T) route.)"""
+    B, T, d = x.shape
+    width = stop - start + 1
+    empty = width < 1
+    width = width.clamp(min=1)
+    hi_level, lo_level = x, -x                        # level 0; levels shrink by 2^k rows each
+    hi = x.new_full((B, start.shape[1], d), -math.inf)
+    lo = x.new_full((B, start.shape[1], d), -math.inf)
+    size, widest = 1, int(width.max()) if width.numel() else 1
+    while True:
+        take = (width >= size) & (width < 2 * size)   # the windows read at this level
+        if bool(take.any()):
+            a = start.clamp(0, T - size)
+            b = (stop - size + 1).clamp(0, T - size)
+            for level, out in ((hi_level, hi), (lo_level, lo)):
+                first = level.gather(1, a.unsqueeze(-1).expand(-1, -1, d))
+                second = level.gather(1, b.unsqueeze(-1).expand(-1, -1, d))
+                out.copy_(torch.where(take.unsqueeze(-1), torch.maximum(first, second), out))
+        if 2 * size > widest:
+            break
+        hi_level = torch.maximum(hi_level[:, :-size], hi_level[:, size:])
+        lo_level = torch.maximum(lo_level[:, :-size], lo_level[:, size:])
+        size *= 2
+    lo = -lo
+    hi = torch.where(empty.unsqueeze(-1), x.new_tensor(math.inf), hi)
+    lo = torch.where(empty.unsqueeze(-1), x.new_tensor(-math.inf), lo)
+    return lo, hi
+
+
+def itakura_column_bounds(n: Tensor, m: Tensor, m_max: int, slope: float) -> Tuple[Tensor, Tensor]:
+    """tslearn's Itakura parallelogram (``tslearn.metrics.itakura_mask``) column by column: column j
+    of a pair of lengths (n, m) admits the rows ``[lo[..., j], hi[..., j])``. ``n`` and ``m``: int64
+    tensors, broadcast together to a shape S, m <= m_max; returns two int64 tensors (*S, m_max),
+    each nondecreasing along j, with the columns j >= m empty (lo = hi = n). The kernels' own table
+    (the op ``_itakura_rows``, on the lengths' device), so the bounds and the masks admit exactly
+    the cells the DTW computes (docs/design/softdtw.md §11)."""
+    n, m = torch.broadcast_tensors(n, m)
+    rows = torch.ops.softdtw_torch._itakura_rows(n.reshape(-1), m.reshape(-1), m_max, slope)
+    rows = rows.reshape(*n.shape, m_max, 2)
+    return rows[..., 0], rows[..., 1]
+
+
+def _itakura_windows(rows: int, lengths: Tensor, radius: Optional[int], slope: float, transposed: bool
+                     ) -> Tuple[Tensor, Tensor]:
+    """The windows ``[start, stop]`` (C, rows) of the rows 0 .. rows − 1 of a series of length
+    ``rows`` over C series of ``lengths``, under the parallelogram of slope ``slope`` (and the band
+    of ``radius``), per pair. ``transposed=False``: the rows are the pair's x (the mask's rows,
+    (rows, lengths[c])), a row's window the columns its interval admits; ``transposed=True``: they
+    are its y (the mask's columns, (lengths[c], rows)), a window the rows of that column."""
+    C = lengths.shape[0]
+    steps = torch.arange(rows, device=lengths.device)
+    if transposed:
+        lo, hi = itakura_column_bounds(lengths, torch.full_like(lengths, rows), rows, slope)      # (C, rows)
+        start, stop = lo, hi - 1
+    else:
+        lo, hi = itakura_column_bounds(torch.full_like(lengths, rows), lengths, int(lengths.max()), slope)
+        i = steps.unsqueeze(0).expand(C, rows).contiguous()
+        start = torch.searchsorted(hi, i, right=True)       # the first column with ub_j > i
+        stop = torch.searchsorted(lo, i, right=True) - 1    # the last column with lb_j <= i
+    if radius is not None:  # the band's window of the same row; symmetric in the roles of x and y
+        before = radius + (rows - lengths).clamp(min=0)
+        after = radius + (lengths - rows).clamp(min=0)
+        start = torch.maximum(start, steps - before.unsqueeze(1))
+        stop = torch.minimum(stop, steps + after.unsqueeze(1))
+    return start.clamp(min=0), torch.minimum(stop, (lengths - 1).unsqueeze(1))
+
+
 def _interval_sq_dist(points: Tensor, lo: Tensor, hi: Tensor) -> Tensor:
     """Σ over rows and features of the squared distance of ``points`` to the intervals [lo, hi];
     the three broadcast to (..., rows, d); returns (...)."""
@@ -117,7 +200,8 @@ def _corner_matrix(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor) -> Tensor:
     return first + torch.where(one_cell, torch.zeros_like(last), last)
 
 
-def _keogh_rows(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional[int]) -> Tensor:
+def _keogh_rows(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional[int],
+                slope: Optional[float] = None, transposed: bool = False) -> Tensor:
     """(Q, C): Σ over the rows 1 .. N − 2 of each query of the squared distance to the candidate's
     envelope over the row's window (LB_Keogh without its two corner rows).
 
@@ -125,7 +209,8 @@ def _keogh_rows(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional
     is the union over the candidates' lengths of tslearn's window (before = r + max(0, N − M_min),
     after = r + max(0, M_max − N)), each clipped to the candidate's own length: exactly the band's
     window when all candidates have one length, a wider one (a valid, looser bound) for candidates
-    of several lengths."""
+    of several lengths. With an Itakura ``slope``, each (query length, candidate) pair's own
+    windows (:func:`_itakura_windows`; ``transposed``: the queries are the pairs' y)."""
     Q, C = xq.shape[0], xc.shape[0]
     d = xq.shape[2]
     out = xq.new_zeros((Q, C))
@@ -133,12 +218,18 @@ def _keogh_rows(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional
     for n in torch.unique(lq).tolist():
         if n <= 2:
             continue  # no row between the corners
-        if radius is None:
-            before = after = max(n, m_max)
+        no_path = None
+        if slope is not None:
+            start, stop = _itakura_windows(n, lc, radius, slope, transposed)
+            lo, hi = _window_envelope(xc, start, stop)                  # (C, n, d)
+            no_path = (start > stop).any(dim=1)                         # a row no path can visit
         else:
-            before = radius + max(0, n - m_min)
-            after = radius + max(0, m_max - n)
-        lo, hi = _envelope(xc, lc, n, before, after)                    # (C, n, d)
+            if radius is None:
+                before = after = max(n, m_max)
+            else:
+                before = radius + max(0, n - m_min)
+                after = radius + max(0, m_max - n)
+            lo, hi = _envelope(xc, lc, n, before, after)                # (C, n, d)
         lo, hi = lo[:, 1: n - 1], hi[:, 1: n - 1]
         rows_q = (lq == n).nonzero().squeeze(1)
         q = xq.index_select(0, rows_q)[:, 1: n - 1]                     # (Qn, n − 2, d)
@@ -150,20 +241,24 @@ def _keogh_rows(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional
             for q0 in range(0, q.shape[0], q_step):
                 block = _interval_sq_dist(q[q0: q0 + q_step].unsqueeze(1), lo_b, hi_b)
                 out[rows_q[q0: q0 + q_step], c0: c0 + c_step] = block
+        if no_path is not None and bool(no_path.any()):
+            out[rows_q.unsqueeze(1), no_path.nonzero().squeeze(1).unsqueeze(0)] = math.inf
     return out
 
 
-def lower_bound_matrix(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional[int]) -> Tensor:
+def lower_bound_matrix(xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, radius: Optional[int],
+                       slope: Optional[float] = None) -> Tensor:
     """(Q, C) lower bounds of the squared DTW between every query xq[i, :lq[i]] and candidate
-    xc[j, :lc[j]] under the Sakoe–Chiba radius ``radius`` (None: no band).
+    xc[j, :lc[j]] under the Sakoe–Chiba radius ``radius`` (None: no band) and the Itakura
+    parallelogram of ``slope`` (None: none), the query being the pair's x.
 
     LB_Kim's two corner cells plus the larger of LB_Keogh's middle rows in the two directions
     (envelope of the candidate along the query's rows, envelope of the query along the candidate's
     columns); see the module docstring. Computed in the inputs' dtype, in blocks of at most 2^18
     broadcast elements."""
     corners = _corner_matrix(xq, lq, xc, lc)
-    rows = _keogh_rows(xq, lq, xc, lc, radius)
-    cols = _keogh_rows(xc, lc, xq, lq, radius).T
+    rows = _keogh_rows(xq, lq, xc, lc, radius, slope)
+    cols = _keogh_rows(xc, lc, xq, lq, radius, slope, transposed=True).T
     return corners + torch.maximum(rows, cols)
 
 

@@ -24,6 +24,29 @@ def band_mask(n: int, m: int, radius: Optional[int]) -> List[List[bool]]:
     return [[j - radius <= i <= j + (n - m) + radius for j in range(m)] for i in range(n)]
 
 
+def itakura_mask(n: int, m: int, max_slope: float) -> List[List[bool]]:
+    """Allowed cells of the Itakura parallelogram, written from tslearn's ``_itakura_mask_generic``
+    with plain Python floats (the same float64 operations in the same order).
+
+    With a = (1/s)·(n/m) and b = s·(n/m), column j allows the rows [lb_j, ub_j), where
+    lb_j = ceil(max(r(a·j), r(n − 1 − b·(m − 1) + b·j))) and
+    ub_j = floor(min(r(b·j), r(n − 1 − a·(m − 1) + a·j)) + 1), r(v) = round(100·v)/100 (halves to
+    even, as numpy's round). A row or a column may come out empty (no path; tslearn raises there).
+    """
+    low, high = (1.0 / max_slope) * (n / m), max_slope * (n / m)
+
+    def r(v: float) -> float:
+        return round(v * 100) / 100
+
+    mask = [[False] * m for _ in range(n)]
+    for j in range(m):
+        lb = math.ceil(max(r(low * j), r((n - 1) - high * (m - 1) + high * j)))
+        ub = math.floor(min(r(high * j), r((n - 1) - low * (m - 1) + low * j)) + 1)
+        for i in range(max(lb, 0), min(ub, n)):
+            mask[i][j] = True
+    return mask
+
+
 def softmin(values: Sequence[float], gamma: float) -> float:
     """softmin_γ(a_1..a_k) = −γ log Σ exp(−a_l/γ), computed with the minimum factored out."""
     lo = min(values)
@@ -202,6 +225,7 @@ def sqeuclidean(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 __all__ = [
     "band_mask",
+    "itakura_mask",
     "softmin",
     "soft_dtw_table",
     "soft_dtw",

@@ -68,21 +68,22 @@ def _flatten_rule(op: Callable) -> Callable:
     return rule
 
 
-def _from_cost_backward_rule(info, in_dims, grad, D, R, gamma, bandwidth, x_lengths, y_lengths):
+def _from_cost_backward_rule(info, in_dims, grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     op = torch.ops.softdtw_torch._soft_dtw_from_cost_backward
     only_grad = in_dims[0] is not None and all(d is None for d in in_dims[1:])
     if not only_grad:
         return _flattened_call(op, info.batch_size, in_dims,
-                               (grad, D, R, gamma, bandwidth, x_lengths, y_lengths))
+                               (grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths))
     # E once; the kernel's per-pair product grad·E, per sample.
-    E = op(torch.ones_like(grad.select(in_dims[0], 0)), D, R, gamma, bandwidth, x_lengths, y_lengths)
+    E = op(torch.ones_like(grad.select(in_dims[0], 0)), D, R, gamma, bandwidth, itakura_max_slope, x_lengths,
+           y_lengths)
     g = grad.movedim(in_dims[0], 0).to(E.dtype)
     return g.reshape(*g.shape, 1, 1) * E, 0
 
 
 def _dilate_rule(info, in_dims, prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths,
-                 target_lengths):
-    args = [prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths]
+                 target_lengths, itakura_max_slope):
+    args = [prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths, itakura_max_slope]
     dims = list(in_dims)
     if penalty is not None and penalty.dim() - (dims[5] is not None) == 2:
         # An (N, M) penalty is shared by a sample's pairs: made (B, N, M) like the other arguments.
@@ -115,6 +116,7 @@ _RULES = {
     "_soft_dtw_fused_hvp": None,
     "_soft_dtw_fused_value_and_grad": None,
     "_dtw_path": None,
+    "_itakura_rows": None,
 }
 """Every SoftDTW op and its batching rule (None: the flattening rule)."""
 

@@ -128,9 +128,10 @@ class _Objective:
         """Objective (S,) and gradient (S, L, d) at z (S, L, d) for ``problems`` (S,) (distinct ids)."""
         rows, w, xs, ls = self._pairs_for(problems)
         if need_grad and not self.normalize and z.shape[2] <= _MAX_FUSED_FEATURES:
-            # One op call for values and weighted gradients w.r.t. z, no autograd graph, no ∂/∂x_s.
+            # One op call for values and weighted gradients w.r.t. z, no autograd graph, no ∂/∂x_s
+            # (no Itakura slope; z at its full length, the members at theirs).
             values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(
-                z.detach().index_select(0, rows), xs, w, self.gamma, self.bandwidth, None, ls)
+                z.detach().index_select(0, rows), xs, w, self.gamma, self.bandwidth, None, None, ls)
             f = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device).index_add_(0, rows, w * values)
             return f, torch.zeros_like(z).index_add_(0, rows, grad)
         z = z.detach().requires_grad_(need_grad)

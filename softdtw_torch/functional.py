@@ -14,6 +14,14 @@ Conventions (all functions):
   gives the γ-gradient, with no (B, N, M) tensor for it. ``bandwidth`` is the Sakoe–Chiba radius (``None``: no band). For
   N != M the band is widened by ``|N − M|`` (tslearn's ``sakoe_chiba_mask``), so the end is always
   reachable.
+- ``itakura_max_slope`` (the last argument of every function that takes ``bandwidth``) is the
+  Itakura parallelogram of tslearn's ``itakura_max_slope``: a float s >= 1 (``None``: none); a pair
+  of lengths N, M may use only the cells of tslearn's ``itakura_mask(N, M, s)``
+  (``softdtw_torch.metrics.itakura_mask``), each pair on its own lengths in a ragged batch, and the
+  divergence's self terms on their (N, N) and (M, M) parallelograms. With ``bandwidth`` as well, a
+  pair uses the cells both admit (tslearn takes one or the other). A pair left with no path (a row
+  or a column of the parallelogram without an admissible cell, which tslearn refuses with an error)
+  gets ``+inf`` and a zero gradient, as a cost ``D`` whose paths are all forbidden does.
 - ``x_lengths`` / ``y_lengths``: optional (B,) integer tensors for ragged batches; pair b uses
   ``x[b, :x_lengths[b]]`` and ``y[b, :y_lengths[b]]`` (band included), and padding gets a zero
   gradient. The fused mode and ``soft_dtw_from_cost`` (on a given ``D``) compute each pair bit for
@@ -99,6 +107,7 @@ def soft_dtw(
     y_lengths: Optional[Tensor] = None,
     cost: str = "sqeuclidean",
     checkpoint: bool = False,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """Soft-DTW between ``x`` (B, N, d) and ``y`` (B, M, d) under a named cost (default squared
     Euclidean ``||x_i − y_j||²``).
@@ -131,6 +140,8 @@ def soft_dtw(
             sweep); on CPU the backward reruns the whole forward, so the peak during the
             backward is the fused mode's (benchmarks/bench_memory.py). Same values and gradients
             (tests/softdtw/test_checkpoint.py).
+        itakura_max_slope: the Itakura parallelogram's maximum slope (tslearn's), a float >= 1, or
+            ``None`` for none; with ``bandwidth``, the cells both admit (module docstring).
 
     Works on CPU and CUDA, in TorchScript, under ``torch.compile`` and from C++
     (``torch.ops.softdtw_torch.soft_dtw``). SoftDTW values may be negative and sdtw(x, x) != 0:
@@ -141,11 +152,12 @@ def soft_dtw(
     trailing all-NaN time steps as padding (tslearn's format); the result is numpy.
     """
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "soft_dtw", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(x, y):
             return _pair_call_on_arrays(soft_dtw, "soft_dtw", x, y, x_lengths, y_lengths, gamma, bandwidth,
-                                        normalize, fused, cost=cost, checkpoint=checkpoint)
+                                        normalize, fused, cost=cost, checkpoint=checkpoint,
+                                        itakura_max_slope=itakura_max_slope)
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)
@@ -160,7 +172,8 @@ def soft_dtw(
         if cost == "sqeuclidean":  # ||x/√γ − y/√γ||² = ||x − y||²/γ: the fused kernel still applies
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw(
-                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint
+                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint,
+                itakura_max_slope
             )
             values = values * scale.to(values.dtype)
         else:
@@ -169,10 +182,11 @@ def soft_dtw(
                     'soft_dtw: checkpoint=True needs the fused mode (cost="sqeuclidean", fused=None or True), '
                     'got cost="' + cost + '"'
                 )
-            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, normalize, x_lengths, y_lengths, cost)
+            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, itakura_max_slope, normalize, x_lengths,
+                                                    y_lengths, cost)
     else:
         values = torch.ops.softdtw_torch.soft_dtw(
-            x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint
+            x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint, itakura_max_slope
         )
     return values.squeeze(0) if unbatched else values
 
@@ -181,6 +195,7 @@ def _scaled_from_cost(
     D: Tensor,
     scale: Tensor,
     bandwidth: Optional[int],
+    itakura_max_slope: Optional[float],
     x_lengths: Optional[Tensor],
     y_lengths: Optional[Tensor],
     sharp: bool = False,
@@ -190,10 +205,10 @@ def _scaled_from_cost(
     s = scale.to(D.dtype)
     if sharp:
         values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D / s.reshape(-1, 1, 1), 1.0, bandwidth,
-                                                                  x_lengths, y_lengths)
+                                                                  x_lengths, y_lengths, itakura_max_slope)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_from_cost(D / s.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths,
-                                                            y_lengths)
+                                                            y_lengths, itakura_max_slope)
     return values * s
 
 
@@ -202,6 +217,7 @@ def _divergence_or_value_from_cost(
     y: Tensor,
     scale: Tensor,
     bandwidth: Optional[int],
+    itakura_max_slope: Optional[float],
     normalize: bool,
     x_lengths: Optional[Tensor],
     y_lengths: Optional[Tensor],
@@ -209,12 +225,13 @@ def _divergence_or_value_from_cost(
     sharp: bool = False,
 ) -> Tensor:
     """sdtw_γ (or the divergence; with ``sharp``, the sharp ones) of a named cost for a checked
-    (1,) or (B,) tensor γ."""
+    (1,) or (B,) tensor γ. The self terms use their own (N, N) and (M, M) constraints."""
     cost_of = torch.ops.softdtw_torch.pairwise_cost
-    value = _scaled_from_cost(cost_of(x, y, cost), scale, bandwidth, x_lengths, y_lengths, sharp)
+    slope = itakura_max_slope
+    value = _scaled_from_cost(cost_of(x, y, cost), scale, bandwidth, slope, x_lengths, y_lengths, sharp)
     if normalize:
-        xx = _scaled_from_cost(cost_of(x, x, cost), scale, bandwidth, x_lengths, x_lengths, sharp)
-        yy = _scaled_from_cost(cost_of(y, y, cost), scale, bandwidth, y_lengths, y_lengths, sharp)
+        xx = _scaled_from_cost(cost_of(x, x, cost), scale, bandwidth, slope, x_lengths, x_lengths, sharp)
+        yy = _scaled_from_cost(cost_of(y, y, cost), scale, bandwidth, slope, y_lengths, y_lengths, sharp)
         value = value - 0.5 * xx - 0.5 * yy
     return value
 
@@ -225,28 +242,32 @@ def soft_dtw_from_cost(
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """Soft-DTW of a precomputed cost tensor ``D`` (B, N, M) (or (N, M)), differentiable w.r.t. ``D``.
 
     Any differentiable cost written in PyTorch works: autograd carries ∂sdtw/∂D = E (the expected
     alignment) back into it. ``x_lengths`` bound the rows and ``y_lengths`` the columns of each pair;
     each pair's value and gradient are bit for bit those of ``D[b, :x_lengths[b], :y_lengths[b]]``
-    alone, and the padding gets a zero gradient (tests/softdtw/test_ragged.py). A numpy ``D`` gives numpy.
+    alone, and the padding gets a zero gradient (tests/softdtw/test_ragged.py). ``itakura_max_slope``:
+    the Itakura parallelogram of each pair's (x_lengths[b], y_lengths[b]) (module docstring). A numpy
+    ``D`` gives numpy.
     """
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "soft_dtw_from_cost", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_from_cost", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(D):
             return _cost_call_on_arrays(soft_dtw_from_cost, "soft_dtw_from_cost", D, gamma, bandwidth, x_lengths,
-                                        y_lengths)
+                                        y_lengths, itakura_max_slope)
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
         scale = _checked_gamma("soft_dtw_from_cost", gamma, D.shape[0], D.dtype)
-        values = _scaled_from_cost(D, scale, bandwidth, x_lengths, y_lengths)
+        values = _scaled_from_cost(D, scale, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     else:
-        values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+        values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths,
+                                                            itakura_max_slope)
     return values.squeeze(0) if unbatched else values
 
 
@@ -273,13 +294,14 @@ def soft_dtw_alignment(
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
     cost: str = "sqeuclidean",
+    itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor]:
     """Values (B,) and expected alignment matrices E (B, N, M) of ``x`` (B, N, d) and ``y`` (B, M, d).
 
     E[b, i, j] = Σ_A p_γ(A)·A_ij is the probability that the soft alignment matches x_i with y_j;
     it equals ∂value/∂D, lies in [0, 1], has E[0, 0] = E[N−1, M−1] = 1, and tends to the hard
-    DTW path as γ → 0. Padding (ragged batches) and cells outside the band are 0. Unbatched inputs
-    give a 0-dim value and an (N, M) matrix.
+    DTW path as γ → 0. Padding (ragged batches) and cells outside the band or the Itakura
+    parallelogram (``itakura_max_slope``) are 0. Unbatched inputs give a 0-dim value and an (N, M) matrix.
 
     Both outputs are differentiable w.r.t. ``x``, ``y`` and a tensor ``gamma``: E through soft-DTW's
     Hessian (a forward and a reverse recursion carrying a tangent, docs/design/softdtw.md §3), so E
@@ -288,11 +310,11 @@ def soft_dtw_alignment(
     numpy / list input is read as by ``soft_dtw`` and gives numpy.
     """
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "soft_dtw_alignment", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_alignment", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(x, y):
             return _pair_call_on_arrays(soft_dtw_alignment, "soft_dtw_alignment", x, y, x_lengths, y_lengths,
-                                        gamma, bandwidth, cost=cost)
+                                        gamma, bandwidth, cost=cost, itakura_max_slope=itakura_max_slope)
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)
@@ -300,9 +322,10 @@ def soft_dtw_alignment(
     if isinstance(gamma, Tensor):
         _checked_gamma("soft_dtw_alignment", gamma, x.shape[0], x.dtype)  # errors name the function called
         D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
-        values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+        values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope)
     else:
-        values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost)
+        values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost,
+                                                               itakura_max_slope)
     if unbatched:
         return values.squeeze(0), E.squeeze(0)
     return values, E
@@ -314,26 +337,28 @@ def soft_dtw_alignment_from_cost(
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor]:
     """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)), both outputs
     differentiable w.r.t. ``D`` (and a tensor ``gamma``). A numpy ``D`` gives numpy."""
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "soft_dtw_alignment_from_cost", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_alignment_from_cost", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(D):
             return _cost_call_on_arrays(soft_dtw_alignment_from_cost, "soft_dtw_alignment_from_cost", D, gamma,
-                                        bandwidth, x_lengths, y_lengths)
+                                        bandwidth, x_lengths, y_lengths, itakura_max_slope)
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
         scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0], D.dtype).to(D.dtype)
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
-            D / scale.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths
+            D / scale.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths, itakura_max_slope
         )
         values = values * scale.to(values.dtype)
     else:
-        values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+        values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths,
+                                                                         itakura_max_slope)
     if unbatched:
         return values.squeeze(0), E.squeeze(0)
     return values, E
@@ -349,6 +374,7 @@ def soft_dtw_sharp(
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
     cost: str = "sqeuclidean",
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """The sharp soft-DTW ⟨E, D⟩ of ``x`` (B, N, d) and ``y`` (B, M, d) (Blondel, Mensch & Vert 2021):
     the cost of the expected alignment E, i.e. soft-DTW without its entropy term, so it tends to DTW
@@ -364,11 +390,11 @@ def soft_dtw_sharp(
     gives numpy.
     """
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "soft_dtw_sharp", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_sharp", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(x, y):
             return _pair_call_on_arrays(soft_dtw_sharp, "soft_dtw_sharp", x, y, x_lengths, y_lengths, gamma,
-                                        bandwidth, normalize, fused, cost=cost)
+                                        bandwidth, normalize, fused, cost=cost, itakura_max_slope=itakura_max_slope)
     unbatched = x.dim() == 2 and y.dim() == 2
     if unbatched:
         x = x.unsqueeze(0)
@@ -379,15 +405,15 @@ def soft_dtw_sharp(
         if cost == "sqeuclidean":
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw_sharp(
-                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost
+                x / root, y / root, 1.0, bandwidth, normalize, fused, x_lengths, y_lengths, cost, itakura_max_slope
             )
             values = values * scale.to(values.dtype)
         else:
-            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, normalize, x_lengths, y_lengths, cost,
-                                                    sharp=True)
+            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, itakura_max_slope, normalize, x_lengths,
+                                                    y_lengths, cost, sharp=True)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_sharp(
-            x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost
+            x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, itakura_max_slope
         )
     return values.squeeze(0) if unbatched else values
 
@@ -398,23 +424,25 @@ def soft_dtw_sharp_from_cost(
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """The sharp soft-DTW ⟨E, D⟩ of a cost tensor ``D`` (B, N, M) (or (N, M)), differentiable w.r.t.
     ``D`` (gradient E + H·D); see ``soft_dtw_sharp``. A numpy ``D`` gives numpy."""
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "soft_dtw_sharp_from_cost", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "soft_dtw_sharp_from_cost", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(D):
             return _cost_call_on_arrays(soft_dtw_sharp_from_cost, "soft_dtw_sharp_from_cost", D, gamma, bandwidth,
-                                        x_lengths, y_lengths)
+                                        x_lengths, y_lengths, itakura_max_slope)
     unbatched = D.dim() == 2
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
         scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0], D.dtype)
-        values = _scaled_from_cost(D, scale, bandwidth, x_lengths, y_lengths, sharp=True)
+        values = _scaled_from_cost(D, scale, bandwidth, itakura_max_slope, x_lengths, y_lengths, sharp=True)
     else:
-        values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+        values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths,
+                                                                  itakura_max_slope)
     return values.squeeze(0) if unbatched else values
 
 
@@ -427,6 +455,7 @@ def dilate(
     penalty: Optional[Tensor] = None,
     prediction_lengths: Optional[Tensor] = None,
     target_lengths: Optional[Tensor] = None,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor, Tensor]:
     """DILATE (Le Guen & Thome 2019), the shape-and-time loss for forecasting, per pair: returns
     ``(loss, shape, temporal)``, each (B,), with loss = α·shape + (1 − α)·temporal.
@@ -440,18 +469,20 @@ def dilate(
     γ = 0.01 are theirs. Both terms come from one forward recursion carrying Ω as a tangent; the
     backward is one Hessian-vector product (docs/design/softdtw.md §3), with no (B, N, M) tensor
     besides D and Ω. Differentiable w.r.t. ``prediction``, ``target``, ``penalty`` and a tensor
-    ``gamma`` (first order). Works in TorchScript and from C++ (``torch.ops.softdtw_torch.dilate``).
+    ``gamma`` (first order). ``bandwidth`` and ``itakura_max_slope`` constrain the alignments (module
+    docstring). Works in TorchScript and from C++ (``torch.ops.softdtw_torch.dilate``).
     numpy / list input is read as by ``soft_dtw`` and gives numpy.
     """
     if not torch.jit.is_scripting():
-        gamma, bandwidth, prediction_lengths, target_lengths = _checked_argument_types(
-            "dilate", gamma, bandwidth, prediction_lengths, target_lengths, ("prediction_lengths", "target_lengths"))
+        gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths = _checked_argument_types(
+            "dilate", gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths,
+            ("prediction_lengths", "target_lengths"))
         if _is_array_input(prediction, target, penalty):
             a, b, la, lb, _ = _pair_from_arrays("dilate", prediction, target, prediction_lengths, target_lengths,
                                                 ("prediction", "target"))
             omega = None if penalty is None else _to_tensor(penalty, "dilate", "penalty")[0].to(a.dtype)
             with torch.no_grad():
-                return _to_numpy(dilate(a, b, alpha, gamma, bandwidth, omega, la, lb))
+                return _to_numpy(dilate(a, b, alpha, gamma, bandwidth, omega, la, lb, itakura_max_slope))
     unbatched = prediction.dim() == 2 and target.dim() == 2
     if unbatched:
         prediction = prediction.unsqueeze(0)
@@ -461,13 +492,15 @@ def dilate(
         scale = _checked_gamma("dilate", gamma, prediction.shape[0], prediction.dtype)
         root = scale.sqrt().to(prediction.dtype).reshape(-1, 1, 1)
         _, shape, temporal = torch.ops.softdtw_torch.dilate(
-            prediction / root, target / root, alpha, 1.0, bandwidth, penalty, prediction_lengths, target_lengths
+            prediction / root, target / root, alpha, 1.0, bandwidth, penalty, prediction_lengths, target_lengths,
+            itakura_max_slope
         )
         shape = shape * scale.to(shape.dtype)
         loss = alpha * shape + (1 - alpha) * temporal
     else:
         loss, shape, temporal = torch.ops.softdtw_torch.dilate(
-            prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths
+            prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths,
+            itakura_max_slope
         )
     if unbatched:
         return loss.squeeze(0), shape.squeeze(0), temporal.squeeze(0)
@@ -494,6 +527,7 @@ def _pairs_in_chunks(
     fused: Optional[bool],
     cost: str,
     chunk_size: int,
+    itakura_max_slope: Optional[float],
 ) -> Tensor:
     """soft_dtw(a[ia[k]], b[ib[k]]) for every k, ``chunk_size`` pairs per batched call."""
     parts = [a.new_empty((0,))]
@@ -502,7 +536,7 @@ def _pairs_in_chunks(
         j = ib[start : start + chunk_size]
         li = a_lengths[i.to(a_lengths.device)] if a_lengths is not None else None
         lj = b_lengths[j.to(b_lengths.device)] if b_lengths is not None else None
-        parts.append(soft_dtw(a[i], b[j], gamma, bandwidth, False, fused, li, lj, cost))
+        parts.append(soft_dtw(a[i], b[j], gamma, bandwidth, False, fused, li, lj, cost, False, itakura_max_slope))
     return torch.cat(parts)
 
 
@@ -517,6 +551,7 @@ def cdist_soft_dtw(
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
     chunk_size: int = 1024,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """All-pairs soft-DTW matrix (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d).
 
@@ -529,18 +564,20 @@ def cdist_soft_dtw(
     ``X`` and ``Y`` (the gathers' backward accumulates deterministically, with index_put).
     ``x_lengths`` (A,) / ``y_lengths`` (B',) give ragged datasets; each entry is what ``soft_dtw``
     gives for that pair in a ragged batch (bit for bit as if alone in the fused mode, within a few
-    ulps in the unfused mode, see the module docstring).
+    ulps in the unfused mode, see the module docstring). ``itakura_max_slope``: each pair's Itakura
+    parallelogram on its own lengths, the divergence's self terms on theirs (module docstring).
 
     numpy arrays and lists are read as tslearn's ``cdist_soft_dtw`` reads its datasets: (A, N, d),
     (A, N) for univariate series, a list of series of any lengths, or NaN-padded; the result is numpy.
     """
     if not torch.jit.is_scripting():
-        gamma, bandwidth, x_lengths, y_lengths = _checked_argument_types(
-            "cdist_soft_dtw", gamma, bandwidth, x_lengths, y_lengths)
+        gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "cdist_soft_dtw", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(X, Y):
             a, b, la, lb = _datasets_from_arrays("cdist_soft_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
-                return _to_numpy(cdist_soft_dtw(a, b, gamma, normalize, bandwidth, cost, fused, la, lb, chunk_size))
+                return _to_numpy(cdist_soft_dtw(a, b, gamma, normalize, bandwidth, cost, fused, la, lb, chunk_size,
+                                                itakura_max_slope))
     _check_datasets("cdist_soft_dtw", X, Y)
     if chunk_size < 1:
         raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
@@ -556,15 +593,18 @@ def cdist_soft_dtw(
         rows = torch.arange(n_x, device=X.device).repeat_interleave(n_y)
         cols = torch.arange(n_y, device=X.device).repeat(n_x)
 
-    values = _pairs_in_chunks(X, Y, rows, cols, x_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size)
+    slope = itakura_max_slope
+    values = _pairs_in_chunks(X, Y, rows, cols, x_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size, slope)
     if normalize:
         idx_x = torch.arange(n_x, device=X.device)
-        self_x = _pairs_in_chunks(X, X, idx_x, idx_x, x_lengths, x_lengths, gamma, bandwidth, fused, cost, chunk_size)
+        self_x = _pairs_in_chunks(X, X, idx_x, idx_x, x_lengths, x_lengths, gamma, bandwidth, fused, cost, chunk_size,
+                                  slope)
         if symmetric:
             self_y = self_x
         else:
             idx_y = torch.arange(n_y, device=X.device)
-            self_y = _pairs_in_chunks(Y, Y, idx_y, idx_y, y_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size)
+            self_y = _pairs_in_chunks(Y, Y, idx_y, idx_y, y_lengths, y_lengths, gamma, bandwidth, fused, cost,
+                                      chunk_size, slope)
         values = values - 0.5 * self_x[rows] - 0.5 * self_y[cols]
     out = values.new_zeros((n_x, n_y))
     out = out.index_put((rows, cols), values)

@@ -1,7 +1,7 @@
 """Hard DTW under tslearn's names (``tslearn.metrics``): :func:`dtw`, :func:`dtw_path`,
 :func:`cdist_dtw`, the lower bounds :func:`lb_envelope` and :func:`lb_keogh` (defined in
-``softdtw_torch._lower_bounds``, which the nearest-neighbour search shares), and the
-:func:`gamma_soft_dtw` heuristic.
+``softdtw_torch._lower_bounds``, which the nearest-neighbour search shares), the masks of the global
+constraints :func:`sakoe_chiba_mask` and :func:`itakura_mask`, and the :func:`gamma_soft_dtw` heuristic.
 
 Hard DTW is soft-DTW at ``gamma = 0``: the same operators and kernels (CPU and CUDA), whose cell
 math then takes the hard minimum (docs/design/softdtw.md §10), so everything ``soft_dtw`` offers
@@ -19,8 +19,13 @@ square root.
   Forward mode and second derivatives follow the same path. For :func:`dtw` (the square root) the
   gradient at a distance of 0 is 0 (a subgradient of the norm), never NaN.
 - **Constraints.** ``bandwidth`` is tslearn's ``sakoe_chiba_radius`` (with its widening by
-  ``|N − M|`` for unequal lengths). A tensor ``gamma`` cannot be 0 (its gradient is undefined
-  there); barycenters and k-means keep ``gamma > 0``.
+  ``|N − M|`` for unequal lengths), ``itakura_max_slope`` tslearn's ``itakura_max_slope`` (the
+  Itakura parallelogram of :func:`itakura_mask`, on each pair's own lengths); tslearn's
+  ``global_constraint`` is implied by which is given. Where the parallelogram leaves a pair with no
+  path (a row or a column without an admissible cell), tslearn raises; here the distance is
+  ``+inf``, the gradient zero and :func:`dtw_path`'s path empty. Both may be given, which tslearn
+  refuses: a path then keeps to the cells both admit. A tensor ``gamma`` cannot be 0 (its gradient
+  is undefined there); barycenters and k-means keep ``gamma > 0``.
 
 numpy arrays and lists are read as tslearn reads them (one series per side, (N,) or (N, d), or
 datasets for :func:`cdist_dtw`) and give numpy results; tensors give tensors.
@@ -31,12 +36,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays,
-                     _prepare_series, _to_numpy)
-from ._lower_bounds import lb_envelope, lb_keogh
+from ._input import (_check_itakura_slope, _checked_argument_types, _datasets_from_arrays, _is_array_input,
+                     _pair_from_arrays, _prepare_series, _to_numpy)
+from ._lower_bounds import itakura_column_bounds, lb_envelope, lb_keogh
 from .functional import _check_datasets, cdist_soft_dtw, soft_dtw
 
-__all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh"]
+__all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh", "sakoe_chiba_mask",
+           "itakura_mask"]
 
 
 def _root(squared: Tensor) -> Tensor:
@@ -52,23 +58,27 @@ def dtw(
     bandwidth: Optional[int] = None,
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """DTW distance between ``x`` (B, N, d) and ``y`` (B, M, d): the square root of the smallest sum of
     squared Euclidean costs over the warping paths, tslearn's ``dtw``. Returns (B,), or a 0-dim
     tensor for one unbatched pair (N, d), (M, d).
 
-    ``bandwidth``: the Sakoe–Chiba radius (tslearn's ``sakoe_chiba_radius``); ``x_lengths`` /
+    ``bandwidth``: the Sakoe–Chiba radius (tslearn's ``sakoe_chiba_radius``); ``itakura_max_slope``:
+    the Itakura parallelogram (tslearn's ``itakura_max_slope``, module docstring); ``x_lengths`` /
     ``y_lengths``: ragged batches, as for :func:`softdtw_torch.functional.soft_dtw`. Differentiable (module
     docstring: the gradient along the optimal path). numpy input as tslearn's: ``dtw(s1, s2)`` with
     each series (N,) or (N, d) gives a float.
     """
     if not torch.jit.is_scripting():
-        _, bandwidth, x_lengths, y_lengths = _checked_argument_types("dtw", 0.0, bandwidth, x_lengths, y_lengths)
+        _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "dtw", 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(x, y):
             a, b, la, lb, _ = _pair_from_arrays("dtw", x, y, x_lengths, y_lengths)
             with torch.no_grad():
-                return _to_numpy(dtw(a, b, bandwidth, la, lb))
-    return _root(soft_dtw(x, y, 0.0, bandwidth, x_lengths=x_lengths, y_lengths=y_lengths))
+                return _to_numpy(dtw(a, b, bandwidth, la, lb, itakura_max_slope))
+    return _root(soft_dtw(x, y, 0.0, bandwidth, x_lengths=x_lengths, y_lengths=y_lengths,
+                          itakura_max_slope=itakura_max_slope))
 
 
 def dtw_path(
@@ -77,19 +87,22 @@ def dtw_path(
     bandwidth: Optional[int] = None,
     x_lengths: Any = None,
     y_lengths: Any = None,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Any, Any]:
     """The optimal warping path and the DTW distance, tslearn's ``dtw_path``.
 
     One pair (numpy or tensors, (N,) / (N, d) and (M,) / (M, d)): returns ``(path, distance)``,
     ``path`` a list of ``(i, j)`` from ``(0, 0)`` to ``(N − 1, M − 1)`` and ``distance`` a float
     (numpy input) or a 0-dim tensor. A batch ((B, N, d) and (B, M, d), lengths allowed): a list of
-    B paths and the (B,) distances. Ties follow tslearn's rule (module docstring). The paths come
-    from one walk back per pair over the forward's table (O(N + M) each, on the input's device);
-    the distances are differentiable when a tensor input requires grad. For the path as a
-    differentiable (B, N, M) matrix, use ``soft_dtw_alignment(x, y, gamma=0.0)``. Python only (not
-    TorchScript: it returns lists).
+    B paths and the (B,) distances. Ties follow tslearn's rule (module docstring). ``bandwidth`` and
+    ``itakura_max_slope`` as for :func:`dtw`; a pair with no admissible path gets an empty path and
+    an infinite distance (tslearn raises). The paths come from one walk back per pair over the
+    forward's table (O(N + M) each, on the input's device); the distances are differentiable when a
+    tensor input requires grad. For the path as a differentiable (B, N, M) matrix, use
+    ``soft_dtw_alignment(x, y, gamma=0.0)``. Python only (not TorchScript: it returns lists).
     """
-    _, bandwidth, x_lengths, y_lengths = _checked_argument_types("dtw_path", 0.0, bandwidth, x_lengths, y_lengths)
+    _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+        "dtw_path", 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     arrays = _is_array_input(x, y)
     if arrays:
         x, y, x_lengths, y_lengths, unbatched = _pair_from_arrays("dtw_path", x, y, x_lengths, y_lengths)
@@ -100,10 +113,12 @@ def dtw_path(
     if unbatched:
         x, y = x.unsqueeze(0), y.unsqueeze(0)
     with torch.no_grad():
-        squared, cells, lengths = torch.ops.softdtw_torch._dtw_path(x, y, bandwidth, x_lengths, y_lengths)
+        squared, cells, lengths = torch.ops.softdtw_torch._dtw_path(x, y, bandwidth, itakura_max_slope, x_lengths,
+                                                                    y_lengths)
     if not arrays and torch.is_grad_enabled() and (x.requires_grad or y.requires_grad):
         # The same fused forward, under autograd: the same bits, and a gradient along the path.
-        squared = soft_dtw(x, y, 0.0, bandwidth, fused=True, x_lengths=x_lengths, y_lengths=y_lengths)
+        squared = soft_dtw(x, y, 0.0, bandwidth, fused=True, x_lengths=x_lengths, y_lengths=y_lengths,
+                           itakura_max_slope=itakura_max_slope)
     distance = _root(squared)
     cells, path_lengths = cells.cpu().numpy(), lengths.tolist()
     paths = [list(zip(cells[b, :n, 0].tolist(), cells[b, :n, 1].tolist())) for b, n in enumerate(path_lengths)]
@@ -119,23 +134,65 @@ def cdist_dtw(
     x_lengths: Optional[Tensor] = None,
     y_lengths: Optional[Tensor] = None,
     chunk_size: int = 1024,
+    itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
     """All-pairs DTW distances (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d),
     tslearn's ``cdist_dtw``; ``Y=None`` compares ``X`` with itself (each unordered pair once, the
     matrix symmetric with a zero diagonal). Chunked as :func:`softdtw_torch.functional.cdist_soft_dtw`, so
     memory stays bounded; differentiable. numpy / lists as tslearn's datasets ((A, N), (A, N, d),
-    lists of series of any lengths, NaN-padded); the result is then numpy.
+    lists of series of any lengths, NaN-padded); the result is then numpy. ``bandwidth`` and
+    ``itakura_max_slope`` as for :func:`dtw` (tslearn's ``sakoe_chiba_radius`` and
+    ``itakura_max_slope``), each pair on its own lengths.
     """
     if not torch.jit.is_scripting():
-        _, bandwidth, x_lengths, y_lengths = _checked_argument_types("cdist_dtw", 0.0, bandwidth, x_lengths,
-                                                                     y_lengths)
+        _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
+            "cdist_dtw", 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths)
         if _is_array_input(X, Y):
             a, b, la, lb = _datasets_from_arrays("cdist_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
-                return _to_numpy(cdist_dtw(a, b, bandwidth, la, lb, chunk_size))
+                return _to_numpy(cdist_dtw(a, b, bandwidth, la, lb, chunk_size, itakura_max_slope))
     _check_datasets("cdist_dtw", X, Y)  # before cdist_soft_dtw's own check: errors name cdist_dtw
-    squared = cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths, chunk_size)
+    squared = cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths, chunk_size,
+                             itakura_max_slope)
     return _root(squared)
+
+
+def _check_size(value: Any, who: str, arg: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{who}: expected {arg} to be an int, got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{who}: expected {arg} >= 1, got {int(value)}")
+    return int(value)
+
+
+def sakoe_chiba_mask(sz1: int, sz2: int, radius: int = 1) -> np.ndarray:
+    """The cells the Sakoe–Chiba band admits, tslearn's ``sakoe_chiba_mask(sz1, sz2, radius=1)``: a
+    (sz1, sz2) bool array, True where row i may meet column j, i.e. ``j − i`` in
+    ``[−radius − max(0, sz1 − sz2), radius + max(0, sz2 − sz1)]`` (the band widened by the length
+    difference), the cells ``bandwidth=radius`` admits everywhere in this package."""
+    who = "sakoe_chiba_mask"
+    n, m = _check_size(sz1, who, "sz1"), _check_size(sz2, who, "sz2")
+    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)):
+        raise TypeError(f"{who}: expected radius to be an int, got {type(radius).__name__} {radius!r}")
+    if radius < 0:
+        raise ValueError(f"{who}: expected radius >= 0, got {int(radius)}")
+    offset = np.arange(m)[None, :] - np.arange(n)[:, None]
+    return (offset >= -(radius + max(0, n - m))) & (offset <= radius + max(0, m - n))
+
+
+def itakura_mask(sz1: int, sz2: int, max_slope: float = 2.0) -> np.ndarray:
+    """The cells the Itakura parallelogram admits, tslearn's ``itakura_mask(sz1, sz2, max_slope=2.0)``:
+    a (sz1, sz2) bool array, the cells ``itakura_max_slope=max_slope`` admits everywhere in this
+    package. Column j admits the rows ``[lb_j, ub_j)`` of tslearn's construction (slopes
+    ``max_slope·sz1/sz2`` and ``sz1/(sz2·max_slope)`` through the corners, bounds rounded to two
+    decimals). Where the parallelogram leaves a row or a column without a cell (no path), tslearn
+    raises; here the mask is returned as it is (the distances are then ``+inf``)."""
+    who = "itakura_mask"
+    n, m = _check_size(sz1, who, "sz1"), _check_size(sz2, who, "sz2")
+    slope = _check_itakura_slope(max_slope, who, "max_slope", optional=False)
+    lo, hi = itakura_column_bounds(torch.tensor(n), torch.tensor(m), m, slope)
+    rows = np.arange(n)[:, None]
+    return (rows >= lo.numpy()[None, :]) & (rows < hi.numpy()[None, :])
 
 
 def gamma_soft_dtw(X: Any, n_samples: int = 100, random_state: Union[None, int, np.random.RandomState] = None

@@ -13,7 +13,9 @@ scheme (Rakthanmanon et al. 2012) made batched:
 1. For every (query, candidate) pair, a lower bound of the squared DTW
    (:mod:`softdtw_torch._lower_bounds`: LB_Kim's first and last points plus LB_Keogh's envelope
    terms in both directions, over the Sakoe–Chiba window; without a band the window is the whole
-   series), computed for all pairs at once.
+   series; under the Itakura parallelogram each row's window is the interval of columns the
+   parallelogram of that pair's two lengths admits, intersected with the band's when both are
+   given), computed for all pairs at once.
 2. Each query's candidates in increasing order of their bound (ties by index).
 3. Rounds: every query still searching takes its next candidates whose bound does not exceed its
    current k-th best squared distance (times 1 + a rounding margin, below); the exact DTW of all
@@ -62,7 +64,7 @@ from sklearn.utils.validation import check_array
 from torch import Tensor
 
 from ._base import Estimator, read_series, series_tags
-from ._input import _check_int
+from ._input import _check_int, _check_itakura_slope
 from ._lower_bounds import lower_bound_matrix, rounding_slack
 from .functional import cdist_soft_dtw, soft_dtw
 
@@ -113,19 +115,41 @@ class SearchStats:
 class _Metric:
     """A metric resolved from ``metric`` and ``metric_params``."""
 
-    def __init__(self, kind: str, radius: Optional[int], gamma: float):
+    def __init__(self, kind: str, radius: Optional[int], gamma: float, slope: Optional[float] = None):
         self.kind = kind      # "dtw", "softdtw", "euclidean", "sqeuclidean", "cityblock"
         self.radius = radius  # Sakoe–Chiba radius (series metrics), None: no band
         self.gamma = gamma    # softdtw only
+        self.slope = slope    # Itakura max slope (series metrics), None: no parallelogram
+
+
+def _global_constraint(params: Dict[str, Any], who: str) -> Tuple[Optional[int], Optional[float]]:
+    """(Sakoe–Chiba radius, Itakura slope) from tslearn's ``global_constraint``,
+    ``sakoe_chiba_radius`` and ``itakura_max_slope``, by tslearn's ``compute_mask`` rules: at most one
+    of the two is used. ``"sakoe_chiba"``: the radius (1 if not given), the slope ignored;
+    ``"itakura"``: the slope (2.0 if not given), the radius ignored; None or "": whichever is given,
+    neither for none, and both given is an error (tslearn raises too). Only the one used is
+    checked."""
+    constraint = params.get("global_constraint")
+    radius, slope = params.get("sakoe_chiba_radius"), params.get("itakura_max_slope")
+    if constraint not in (None, "", "sakoe_chiba", "itakura"):
+        raise ValueError(f"{who}: expected metric_params['global_constraint'] to be None, 'sakoe_chiba' or "
+                         f"'itakura', got {constraint!r}")
+    if constraint in (None, "") and radius is not None and slope is not None:
+        raise ValueError(f"{who}: metric_params gives both sakoe_chiba_radius and itakura_max_slope without a "
+                         f"global_constraint to choose one ('sakoe_chiba' or 'itakura')")
+    if constraint == "sakoe_chiba" or (constraint in (None, "") and radius is not None):
+        return _check_int(1 if radius is None else radius, who, "metric_params['sakoe_chiba_radius']", 0), None
+    if constraint == "itakura" or slope is not None:
+        return None, _check_itakura_slope(2.0 if slope is None else slope, who, "metric_params['itakura_max_slope']")
+    return None, None
 
 
 def _resolve_metric(metric: Any, metric_params: Any, who: str) -> _Metric:
     """tslearn's reading of ``metric`` and ``metric_params``.
 
-    dtw / softdtw: ``sakoe_chiba_radius`` (int >= 0) selects a Sakoe–Chiba band, also with
-    ``global_constraint="sakoe_chiba"``, whose radius is then 1 when not given (tslearn's
-    ``compute_mask``); ``global_constraint`` None or "" is no band unless a radius is given. The
-    Itakura parallelogram is not supported (ValueError). softdtw: ``gamma`` (tslearn's default 1.0;
+    dtw / softdtw: a Sakoe–Chiba band (``sakoe_chiba_radius``, int >= 0) or an Itakura
+    parallelogram (``itakura_max_slope``, float >= 1), chosen by ``global_constraint`` as tslearn's
+    ``compute_mask`` does (:func:`_global_constraint`). softdtw: ``gamma`` (tslearn's default 1.0;
     ``gamma_sdtw`` is read as ``gamma``, as tslearn does), >= 0; gamma = 0 is DTW (tslearn: hard DTW,
     the square root). ``n_jobs`` and ``verbose`` keys are dropped (tslearn overrides them). The
     Euclidean metrics take no parameters. Unknown keys: ValueError.
@@ -151,19 +175,7 @@ def _resolve_metric(metric: Any, metric_params: Any, who: str) -> _Metric:
                          f"{list(allowed) or 'none'}")
     if metric not in _SERIES_METRICS:
         return _Metric(metric, None, 0.0)
-    constraint = params.get("global_constraint")
-    radius = params.get("sakoe_chiba_radius")
-    if constraint not in (None, "", "sakoe_chiba", "itakura"):
-        raise ValueError(f"{who}: expected metric_params['global_constraint'] to be None, 'sakoe_chiba' (or "
-                         f"'itakura', not supported), got {constraint!r}")
-    if constraint == "itakura" or (constraint in (None, "") and radius is None
-                                   and params.get("itakura_max_slope") is not None):
-        raise ValueError(f"{who}: the Itakura parallelogram (global_constraint='itakura' / itakura_max_slope) is "
-                         f"not supported; use global_constraint='sakoe_chiba' with sakoe_chiba_radius")
-    if constraint == "sakoe_chiba" and radius is None:
-        radius = 1  # tslearn's default radius for this constraint
-    if radius is not None:
-        radius = _check_int(radius, who, "metric_params['sakoe_chiba_radius']", 0)
+    radius, slope = _global_constraint(params, who)
     gamma = 0.0
     if metric == "softdtw":
         gamma = params.get("gamma", 1.0)
@@ -173,8 +185,8 @@ def _resolve_metric(metric: Any, metric_params: Any, who: str) -> _Metric:
         if not math.isfinite(gamma) or gamma < 0:
             raise ValueError(f"{who}: expected metric_params['gamma'] >= 0 and finite, got {gamma!r}")
         if gamma == 0.0:  # tslearn: soft-DTW at gamma 0 is DTW (its square root)
-            return _Metric("dtw", radius, 0.0)
-    return _Metric(metric, radius, gamma)
+            return _Metric("dtw", radius, 0.0, slope)
+    return _Metric(metric, radius, gamma, slope)
 
 
 def _kth_smallest(values: Tensor, index: Tensor, k: int) -> Tuple[Tensor, Tensor]:
@@ -315,7 +327,7 @@ class _KNeighborsTimeSeries(Estimator):
                 xb, lb = xq[q0: q0 + block], lq[q0: q0 + block]
                 offset = q0 if self_query else None
                 if metric.kind == "dtw" and self.pruning:
-                    dist, ind, computed, rounds = self._pruned_dtw(xb, lb, xc, lc, k, metric.radius, offset)
+                    dist, ind, computed, rounds = self._pruned_dtw(xb, lb, xc, lc, k, metric, offset)
                 else:
                     values = self._all_distances(xb, lb, xc, lc, metric, self_query and whole, who)
                     if self_query:
@@ -335,15 +347,16 @@ class _KNeighborsTimeSeries(Estimator):
         return bool((lq != tq).any()) or bool((lc != tc).any())
 
     def _dtw_pairs(self, xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, qi: Tensor, ci: Tensor,
-                   radius: Optional[int], ragged: bool) -> Tensor:
+                   metric: _Metric, ragged: bool) -> Tensor:
         """Squared DTW of the pairs (xq[qi], xc[ci]): batched soft_dtw(gamma=0) calls of at most
         ``chunk_size`` pairs, fused (the kernel computes each pair's bits as if alone)."""
         parts = [xq.new_empty((0,))]
         step = int(self.chunk_size)
         for s in range(0, qi.numel(), step):
             a, b = qi[s: s + step], ci[s: s + step]
-            parts.append(soft_dtw(xq[a], xc[b], gamma=0.0, bandwidth=radius, fused=True,
-                                  x_lengths=lq[a] if ragged else None, y_lengths=lc[b] if ragged else None))
+            parts.append(soft_dtw(xq[a], xc[b], gamma=0.0, bandwidth=metric.radius, fused=True,
+                                  x_lengths=lq[a] if ragged else None, y_lengths=lc[b] if ragged else None,
+                                  itakura_max_slope=metric.slope))
         return torch.cat(parts)
 
     def _all_distances(self, xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, metric: _Metric, symmetric: bool,
@@ -357,7 +370,7 @@ class _KNeighborsTimeSeries(Estimator):
             values = cdist_soft_dtw(xq, None if symmetric else xc, gamma=metric.gamma, bandwidth=metric.radius,
                                     fused=True, x_lengths=lq if ragged else None,
                                     y_lengths=None if symmetric or not ragged else lc,
-                                    chunk_size=int(self.chunk_size))
+                                    chunk_size=int(self.chunk_size), itakura_max_slope=metric.slope)
             return values.sqrt() if metric.kind == "dtw" else values
         if self._ragged(lq, xq.shape[1], lc, xc.shape[1]) or xq.shape[1] != xc.shape[1]:
             raise ValueError(f"{who}: metric={metric.kind!r} compares series of one length, {xc.shape[1]} (as in fit); "
@@ -368,7 +381,7 @@ class _KNeighborsTimeSeries(Estimator):
         values = torch.cdist(a, b, p=2.0, compute_mode="donot_use_mm_for_euclid_dist")  # no cancellation
         return values.square() if metric.kind == "sqeuclidean" else values
 
-    def _pruned_dtw(self, xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, k: int, radius: Optional[int],
+    def _pruned_dtw(self, xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, k: int, metric: _Metric,
                     offset: Optional[int]) -> Tuple[Tensor, Tensor, int, int]:
         """The exact k nearest under DTW with lower-bound pruning (module docstring): the distances
         (square roots, as tslearn) and indices, ordered by (distance, index), the number of DTWs
@@ -377,7 +390,7 @@ class _KNeighborsTimeSeries(Estimator):
         Q, C = xq.shape[0], xc.shape[0]
         dev = xq.device
         ragged = self._ragged(lq, xq.shape[1], lc, xc.shape[1])
-        bounds = lower_bound_matrix(xq, lq, xc, lc, radius)
+        bounds = lower_bound_matrix(xq, lq, xc, lc, metric.radius, metric.slope)
         bounds, order = torch.sort(bounds, dim=1, stable=True)
         n_eligible = C
         if offset is not None:  # a series is not its own candidate: drop it from its row
@@ -403,7 +416,7 @@ class _KNeighborsTimeSeries(Estimator):
             rows = active.unsqueeze(1).expand(n_active, w)
             take = in_range & (bounds[rows, cols] <= threshold.unsqueeze(1))  # a prefix of each row
             qi, ci = rows[take], order[rows, cols][take]
-            values = self._dtw_pairs(xq, lq, xc, lc, qi, ci, radius, ragged)
+            values = self._dtw_pairs(xq, lq, xc, lc, qi, ci, metric, ragged)
             computed += int(values.numel())
             rounds += 1
             cand_sq = xq.new_full((n_active, w), math.inf)
@@ -507,9 +520,13 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
         metric: ``"dtw"`` (default), ``"softdtw"``, ``"euclidean"``, ``"sqeuclidean"`` or
             ``"cityblock"`` (tslearn's metrics; "ctw", "sax", "gak" and "frechet" are not provided).
         metric_params: tslearn's dict: for dtw and softdtw ``sakoe_chiba_radius`` (with optional
-            ``global_constraint="sakoe_chiba"``, radius 1 when only the constraint is given), for
-            softdtw ``gamma`` (default 1.0; 0 gives DTW). Band for series of lengths N != M:
-            widened by ``|N − M|`` (tslearn's ``sakoe_chiba_mask``). See ``_resolve_metric``.
+            ``global_constraint="sakoe_chiba"``, radius 1 when only the constraint is given) or
+            ``itakura_max_slope`` (with optional ``global_constraint="itakura"``, slope 2.0 when
+            only the constraint is given; both without a constraint is a ValueError), for softdtw
+            ``gamma`` (default 1.0; 0 gives DTW). Band for series of lengths N != M: widened by
+            ``|N − M|`` (tslearn's ``sakoe_chiba_mask``); parallelogram: tslearn's
+            ``itakura_mask`` of each pair's lengths, a pair without an admissible path at distance
+            +inf (tslearn raises). See ``_resolve_metric``.
         n_jobs: accepted for tslearn compatibility, unused: the operators run on torch's intra-op
             threads (``torch.set_num_threads``), or on the GPU.
         verbose: accepted for tslearn compatibility, unused.
@@ -542,9 +559,10 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
     Differences from tslearn 0.10: ties by index (tslearn: as argpartition leaves them);
     ``kneighbors(X=None)`` ranks each training series among the others (tslearn's ranks a
     placeholder matrix); asking for more neighbours than training series is a ValueError (tslearn
-    returns fewer); the Itakura constraint and the ctw / sax / gak / frechet metrics are not
-    provided; predict works with ``metric="cityblock"`` and uniform weights (tslearn's raises
-    scikit-learn's feature-count error there).
+    returns fewer); a pair the Itakura parallelogram leaves without a path is at distance +inf
+    (tslearn raises); the ctw / sax / gak / frechet metrics are not provided; predict works with
+    ``metric="cityblock"`` and uniform weights (tslearn's raises scikit-learn's feature-count error
+    there).
     """
 
     def __sklearn_tags__(self):

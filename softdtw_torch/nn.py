@@ -6,15 +6,18 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
+from ._input import _check_itakura_slope
 from .functional import dilate, soft_dtw, soft_dtw_sharp
 
 _REDUCTIONS = ("none", "mean", "sum")
 
 
 def _checked_options(module: str, gamma: Union[float, Tensor], bandwidth: Optional[int],
-                     reduction: str) -> Union[float, Tensor]:
+                     itakura_max_slope: Optional[float], reduction: str
+                     ) -> Tuple[Union[float, Tensor], Optional[float]]:
     """The options every loss module takes, checked; returns gamma as a float or as the tensor given
-    (an ``nn.Parameter`` is then learned with the model: ∂loss/∂γ is exact)."""
+    (an ``nn.Parameter`` is then learned with the model: ∂loss/∂γ is exact), and the Itakura slope as
+    a float or None."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{module}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     if isinstance(gamma, Tensor):
@@ -24,7 +27,8 @@ def _checked_options(module: str, gamma: Union[float, Tensor], bandwidth: Option
         raise ValueError(f"{module}: gamma must be 0 (hard DTW) or a positive finite number, got {gamma}")
     if bandwidth is not None and bandwidth < 0:
         raise ValueError(f"{module}: bandwidth must be >= 0 or None, got {bandwidth}")
-    return gamma if isinstance(gamma, Tensor) else float(gamma)
+    slope = _check_itakura_slope(itakura_max_slope, module)
+    return (gamma if isinstance(gamma, Tensor) else float(gamma)), slope
 
 
 _INPUT_2D = (None, "univariate", "pair")
@@ -111,6 +115,9 @@ class SoftDTW(nn.Module):
         input_2d: how 2-D input reads: ``"univariate"`` ((B, length): B univariate series, as
             ``nn.MSELoss`` reads (B, T)) or ``"pair"`` ((length, features): one unbatched pair).
             ``None`` (default): 2-D input raises a ValueError naming both readings.
+        itakura_max_slope: the Itakura parallelogram's maximum slope (tslearn's ``itakura_max_slope``,
+            a float >= 1), ``None`` (default) for none; with ``bandwidth``, the cells both admit (see
+            ``softdtw_torch.soft_dtw``).
 
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The loss is
     differentiable twice (``create_graph=True``, Hessian-vector products, ``torch.func``). The module
@@ -134,6 +141,7 @@ class SoftDTW(nn.Module):
 
     bandwidth: Optional[int]
     fused: Optional[bool]
+    itakura_max_slope: Optional[float]
 
     def __init__(
         self,
@@ -145,9 +153,11 @@ class SoftDTW(nn.Module):
         cost: str = "sqeuclidean",
         checkpoint: bool = False,
         input_2d: Optional[str] = None,
+        itakura_max_slope: Optional[float] = None,
     ) -> None:
         super().__init__()
-        self.gamma = _checked_options("SoftDTW", gamma, bandwidth, reduction)
+        self.gamma, self.itakura_max_slope = _checked_options("SoftDTW", gamma, bandwidth, itakura_max_slope,
+                                                              reduction)
         self.input_2d = _checked_input_2d("SoftDTW", input_2d)
         self.bandwidth = bandwidth
         self.normalize = normalize
@@ -165,7 +175,7 @@ class SoftDTW(nn.Module):
         x, y = _read_2d("SoftDTW", x, y, self.input_2d)
         values = soft_dtw(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
-            self.checkpoint,
+            self.checkpoint, self.itakura_max_slope,
         )
         return _reduce(values, self.reduction)
 
@@ -173,7 +183,7 @@ class SoftDTW(nn.Module):
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
             f"reduction={self.reduction!r}, cost={self.cost!r}, checkpoint={self.checkpoint}, "
-            f"input_2d={self.input_2d!r}"
+            f"input_2d={self.input_2d!r}, itakura_max_slope={self.itakura_max_slope}"
         )
 
 
@@ -181,7 +191,7 @@ class SharpSoftDTW(nn.Module):
     """Sharp soft-DTW loss ⟨E, D⟩ between ``x`` (B, N, d) and ``y`` (B, M, d), or with
     ``normalize=True`` the sharp soft-DTW divergence (Blondel, Mensch & Vert 2021); see
     ``softdtw_torch.soft_dtw_sharp``. Options as for ``SoftDTW`` (no ``checkpoint``), ``input_2d``
-    included.
+    and ``itakura_max_slope`` included.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)``; differentiable once (its gradient already uses
     soft-DTW's Hessian). Scriptable with ``torch.jit.script``. ``x`` and/or ``y`` may be a
@@ -190,6 +200,7 @@ class SharpSoftDTW(nn.Module):
 
     bandwidth: Optional[int]
     fused: Optional[bool]
+    itakura_max_slope: Optional[float]
 
     def __init__(
         self,
@@ -200,9 +211,11 @@ class SharpSoftDTW(nn.Module):
         reduction: str = "mean",
         cost: str = "sqeuclidean",
         input_2d: Optional[str] = None,
+        itakura_max_slope: Optional[float] = None,
     ) -> None:
         super().__init__()
-        self.gamma = _checked_options("SharpSoftDTW", gamma, bandwidth, reduction)
+        self.gamma, self.itakura_max_slope = _checked_options("SharpSoftDTW", gamma, bandwidth, itakura_max_slope,
+                                                              reduction)
         self.input_2d = _checked_input_2d("SharpSoftDTW", input_2d)
         self.bandwidth = bandwidth
         self.normalize = normalize
@@ -218,14 +231,16 @@ class SharpSoftDTW(nn.Module):
                                                    x_lengths, y_lengths)
         x, y = _read_2d("SharpSoftDTW", x, y, self.input_2d)
         values = soft_dtw_sharp(
-            x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost
+            x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
+            self.itakura_max_slope,
         )
         return _reduce(values, self.reduction)
 
     def extra_repr(self) -> str:
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, fused={self.fused}, "
-            f"reduction={self.reduction!r}, cost={self.cost!r}, input_2d={self.input_2d!r}"
+            f"reduction={self.reduction!r}, cost={self.cost!r}, input_2d={self.input_2d!r}, "
+            f"itakura_max_slope={self.itakura_max_slope}"
         )
 
 
@@ -243,6 +258,8 @@ class DILATELoss(nn.Module):
             registered as a buffer.
         reduction: ``'mean'``, ``'sum'`` or ``'none'``.
         input_2d: how 2-D input reads, as for ``SoftDTW`` (``None``: 2-D input is an error).
+        itakura_max_slope: the Itakura parallelogram of the alignments (tslearn's slope, >= 1), as
+            for ``SoftDTW``; ``None`` (default) for none.
 
     ``forward(prediction, target, prediction_lengths=None, target_lengths=None)``; differentiable once
     (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``. ``prediction``
@@ -253,6 +270,7 @@ class DILATELoss(nn.Module):
 
     bandwidth: Optional[int]
     penalty: Optional[Tensor]
+    itakura_max_slope: Optional[float]
 
     def __init__(
         self,
@@ -262,11 +280,13 @@ class DILATELoss(nn.Module):
         penalty: Optional[Tensor] = None,
         reduction: str = "mean",
         input_2d: Optional[str] = None,
+        itakura_max_slope: Optional[float] = None,
     ) -> None:
         super().__init__()
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"DILATELoss: alpha must be in [0, 1], got {alpha}")
-        self.gamma = _checked_options("DILATELoss", gamma, bandwidth, reduction)
+        self.gamma, self.itakura_max_slope = _checked_options("DILATELoss", gamma, bandwidth, itakura_max_slope,
+                                                              reduction)
         self.input_2d = _checked_input_2d("DILATELoss", input_2d)
         self.alpha = float(alpha)
         self.bandwidth = bandwidth
@@ -287,7 +307,7 @@ class DILATELoss(nn.Module):
         prediction, target = _read_2d("DILATELoss", prediction, target, self.input_2d)
         loss, _, _ = dilate(
             prediction, target, self.alpha, self.gamma, self.bandwidth, self.penalty, prediction_lengths,
-            target_lengths,
+            target_lengths, self.itakura_max_slope,
         )
         return _reduce(loss, self.reduction)
 
@@ -295,5 +315,5 @@ class DILATELoss(nn.Module):
         return (
             f"alpha={self.alpha}, gamma={self.gamma}, bandwidth={self.bandwidth}, "
             f"penalty={'given' if self.penalty is not None else None}, reduction={self.reduction!r}, "
-            f"input_2d={self.input_2d!r}"
+            f"input_2d={self.input_2d!r}, itakura_max_slope={self.itakura_max_slope}"
         )

@@ -35,6 +35,7 @@ namespace ops = softdtw::ops;
 struct Options {
   double gamma;
   std::optional<int64_t> bandwidth;
+  std::optional<double> itakura_max_slope;
   OptTensor x_lengths, y_lengths;
 };
 
@@ -78,8 +79,8 @@ struct FromCostValueBackward : SoftDTWNode {
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor()};
     const at::Tensor d = unpack(D);
-    return {cast_like(ops::from_cost_backward(grads[0], d, unpack(table), opt.gamma, opt.bandwidth, opt.x_lengths,
-                                              opt.y_lengths),
+    return {cast_like(ops::from_cost_backward(grads[0], d, unpack(table), opt.gamma, opt.bandwidth,
+                                              opt.itakura_max_slope, opt.x_lengths, opt.y_lengths),
                       d)};
   }
 };
@@ -98,8 +99,9 @@ struct FromCostGradientBackward : SoftDTWNode {
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
     const at::Tensor g = unpack(grad), d = unpack(D);
-    auto [along, unused, hessian] = ops::from_cost_hvp(g, std::nullopt, d, grads[0], opt.gamma, opt.bandwidth,
-                                                       opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+    auto [along, unused, hessian] =
+        ops::from_cost_hvp(g, std::nullopt, d, grads[0], opt.gamma, opt.bandwidth, opt.itakura_max_slope, opt.x_lengths,
+                           opt.y_lengths, /*with_grad=*/false);
     return {cast_like(along, g), cast_like(hessian, d)};
   }
 };
@@ -122,54 +124,57 @@ struct FromCostJvpBackward : SoftDTWNode {
     if (!g_tangent.defined()) {
       if (!g_value.defined()) return {at::Tensor(), at::Tensor()};
       return {cast_like(ops::from_cost_backward(g_value, d, at::empty({0}, d.options()), opt.gamma, opt.bandwidth,
-                                                opt.x_lengths, opt.y_lengths),
+                                                opt.itakura_max_slope, opt.x_lengths, opt.y_lengths),
                         d),
               at::Tensor()};
     }
     auto [along, grad_D, hessian] =
-        ops::from_cost_hvp(g_tangent, as_optional(g_value), d, dt, opt.gamma, opt.bandwidth, opt.x_lengths,
-                           opt.y_lengths, /*with_grad=*/task_should_compute_output(1));
+        ops::from_cost_hvp(g_tangent, as_optional(g_value), d, dt, opt.gamma, opt.bandwidth, opt.itakura_max_slope,
+                           opt.x_lengths, opt.y_lengths, /*with_grad=*/task_should_compute_output(1));
     return {cast_like(hessian, d), task_should_compute_output(1) ? cast_like(grad_D, dt) : at::Tensor()};
   }
 };
 
 std::tuple<at::Tensor, at::Tensor> from_cost_forward_autograd(const at::Tensor& D, double gamma,
                                                               std::optional<int64_t> bandwidth,
+                                                              std::optional<double> itakura_max_slope,
                                                               const OptTensor& x_lengths, const OptTensor& y_lengths,
                                                               bool keep_table) {
   at::Tensor values, table;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, table) = ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, keep_table);
+    std::tie(values, table) =
+        ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table);
   }
-  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({D})) attach(make_node<FromCostValueBackward>(opt, D, table), {D}, {values});
   if (has_tangent(D)) {
-    set_tangent(values, std::get<1>(ops::from_cost_jvp(primal_of(D), tangent_of(D), gamma, bandwidth, x_lengths,
-                                                       y_lengths)));
+    set_tangent(values, std::get<1>(ops::from_cost_jvp(primal_of(D), tangent_of(D), gamma, bandwidth, itakura_max_slope,
+                                                       x_lengths, y_lengths)));
   }
   return {values, table};
 }
 
 at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R, double gamma,
-                                       std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                       const OptTensor& y_lengths) {
+                                       std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
+                                       const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor grad_D;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    grad_D = ops::from_cost_backward(grad, D, R, gamma, bandwidth, x_lengths, y_lengths);
+    grad_D = ops::from_cost_backward(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({grad, D})) attach(make_node<FromCostGradientBackward>(opt, grad, D), {grad, D}, {grad_D});
   if (has_tangent(grad) || has_tangent(D)) {
     // ġ·E + g·∇²V·Ḋ
     const at::Tensor g = primal_of(grad), d = primal_of(D);
     at::Tensor tangent;
     if (!has_tangent(D)) {
-      tangent = ops::from_cost_backward(tangent_of(grad), d, R, gamma, bandwidth, x_lengths, y_lengths);
+      tangent =
+          ops::from_cost_backward(tangent_of(grad), d, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
     } else {
       tangent = std::get<2>(ops::from_cost_hvp(g, as_optional(tangent_of(grad)), d, tangent_of(D), gamma, bandwidth,
-                                               x_lengths, y_lengths, /*with_grad=*/false));
+                                               itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false));
     }
     set_tangent(grad_D, tangent);
   }
@@ -178,13 +183,15 @@ at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor&
 
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, const at::Tensor& D_tangent,
                                                           double gamma, std::optional<int64_t> bandwidth,
+                                                          std::optional<double> itakura_max_slope,
                                                           const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor values, along;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, along) = ops::from_cost_jvp(D, D_tangent, gamma, bandwidth, x_lengths, y_lengths);
+    std::tie(values, along) =
+        ops::from_cost_jvp(D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({D, D_tangent})) {
     attach(make_node<FromCostJvpBackward>(opt, D, D_tangent), {D, D_tangent}, {values, along});
   }
@@ -193,15 +200,16 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, c
     const at::Tensor d = primal_of(D), dt = primal_of(D_tangent);
     at::Tensor values_tangent, along_tangent;
     if (has_tangent(D)) {
-      values_tangent = std::get<1>(ops::from_cost_jvp(d, tangent_of(D), gamma, bandwidth, x_lengths, y_lengths));
+      values_tangent =
+          std::get<1>(ops::from_cost_jvp(d, tangent_of(D), gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
       const at::Tensor ones = at::ones({d.size(0)}, d.options());
-      const at::Tensor hessian_dt = std::get<2>(
-          ops::from_cost_hvp(ones, std::nullopt, d, dt, gamma, bandwidth, x_lengths, y_lengths, /*with_grad=*/false));
+      const at::Tensor hessian_dt = std::get<2>(ops::from_cost_hvp(
+          ones, std::nullopt, d, dt, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false));
       along_tangent = sum_products(hessian_dt, tangent_of(D)).to(along.scalar_type());
     }
     if (has_tangent(D_tangent)) {
-      const at::Tensor part =
-          std::get<1>(ops::from_cost_jvp(d, tangent_of(D_tangent), gamma, bandwidth, x_lengths, y_lengths));
+      const at::Tensor part = std::get<1>(
+          ops::from_cost_jvp(d, tangent_of(D_tangent), gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
       along_tangent = along_tangent.defined() ? along_tangent + part : part;
     }
     set_tangent(values, values_tangent);
@@ -212,13 +220,13 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, c
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_autograd(
     const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D, const OptTensor& D_tangent,
-    double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths,
-    bool with_grad) {
+    double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope, const OptTensor& x_lengths,
+    const OptTensor& y_lengths, bool with_grad) {
   at::Tensor along, grad_D, hessian;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(along, grad_D, hessian) =
-        ops::from_cost_hvp(grad, grad_tangent, D, D_tangent, gamma, bandwidth, x_lengths, y_lengths, with_grad);
+    std::tie(along, grad_D, hessian) = ops::from_cost_hvp(grad, grad_tangent, D, D_tangent, gamma, bandwidth,
+                                                          itakura_max_slope, x_lengths, y_lengths, with_grad);
   }
   refuse_derivatives(third_derivative_message(kFromCostOp), {grad, or_undefined(grad_tangent), D, or_undefined(D_tangent)},
                      {along, grad_D, hessian});
@@ -249,10 +257,10 @@ struct FusedValueBackward : SoftDTWNode {
     if (checkpointed) {
       std::tie(grad_x, grad_y) =
           ops::fused_backward_checkpointed(grads[0], a, b, unpack(row_borders), unpack(column_borders), opt.gamma,
-                                           opt.bandwidth, opt.x_lengths, opt.y_lengths);
+                                           opt.bandwidth, opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
     } else {
-      std::tie(grad_x, grad_y) =
-          ops::fused_backward(grads[0], a, b, unpack(table), opt.gamma, opt.bandwidth, opt.x_lengths, opt.y_lengths);
+      std::tie(grad_x, grad_y) = ops::fused_backward(grads[0], a, b, unpack(table), opt.gamma, opt.bandwidth,
+                                                     opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
     }
     return {cast_like(grad_x, a), cast_like(grad_y, b)};
   }
@@ -275,7 +283,7 @@ struct FusedGradientBackward : SoftDTWNode {
     const at::Tensor g = unpack(grad), a = unpack(x), b = unpack(y);
     auto [along, unused_x, unused_y, hessian_x, hessian_y] =
         ops::fused_hvp(g, std::nullopt, a, b, as_optional(grads[0]), as_optional(grads[1]), opt.gamma, opt.bandwidth,
-                       opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+                       opt.itakura_max_slope, opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
     return {cast_like(along, g), cast_like(hessian_x, a), cast_like(hessian_y, b)};
   }
 };
@@ -300,14 +308,14 @@ struct FusedJvpBackward : SoftDTWNode {
     const at::Tensor a = unpack(x), b = unpack(y), u = unpack(x_tangent), v = unpack(y_tangent);
     if (!g_tangent.defined()) {
       if (!g_value.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, at::empty({0}, a.options()), opt.gamma,
-                                                  opt.bandwidth, opt.x_lengths, opt.y_lengths);
+      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, at::empty({0}, a.options()), opt.gamma, opt.bandwidth,
+                                                  opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
       return {cast_like(grad_x, a), cast_like(grad_y, b), at::Tensor(), at::Tensor()};
     }
     const bool tangents = task_should_compute_output(2) || task_should_compute_output(3);
     auto [along, grad_x, grad_y, hessian_x, hessian_y] =
-        ops::fused_hvp(g_tangent, as_optional(g_value), a, b, as_optional(u), as_optional(v), opt.gamma,
-                       opt.bandwidth, opt.x_lengths, opt.y_lengths, /*with_grad=*/tangents);
+        ops::fused_hvp(g_tangent, as_optional(g_value), a, b, as_optional(u), as_optional(v), opt.gamma, opt.bandwidth,
+                       opt.itakura_max_slope, opt.x_lengths, opt.y_lengths, /*with_grad=*/tangents);
     return {cast_like(hessian_x, a), cast_like(hessian_y, b), u.defined() && tangents ? cast_like(grad_x, u) : at::Tensor(),
             v.defined() && tangents ? cast_like(grad_y, v) : at::Tensor()};
   }
@@ -315,42 +323,47 @@ struct FusedJvpBackward : SoftDTWNode {
 
 // The forward-mode tangent of V(x, y) along (ẋ, ẏ): F's second output.
 void set_fused_value_tangent(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y, double gamma,
-                             std::optional<int64_t> bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+                             std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
+                             const OptTensor& x_lengths, const OptTensor& y_lengths) {
   if (!has_tangent(x) && !has_tangent(y)) return;
   set_tangent(values, std::get<1>(ops::fused_jvp(primal_of(x), primal_of(y), as_optional(tangent_of(x)),
-                                                 as_optional(tangent_of(y)), gamma, bandwidth, x_lengths, y_lengths)));
+                                                 as_optional(tangent_of(y)), gamma, bandwidth, itakura_max_slope,
+                                                 x_lengths, y_lengths)));
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y, double gamma,
-                                                          std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                                          const OptTensor& y_lengths, bool keep_table) {
+                                                          std::optional<int64_t> bandwidth,
+                                                          std::optional<double> itakura_max_slope,
+                                                          const OptTensor& x_lengths, const OptTensor& y_lengths,
+                                                          bool keep_table) {
   at::Tensor values, table;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, table) = ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, keep_table);
+    std::tie(values, table) =
+        ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table);
   }
-  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({x, y})) {
     attach(make_node<FusedValueBackward>(opt, x, y, table, at::Tensor(), at::Tensor()), {x, y}, {values});
   }
-  set_fused_value_tangent(values, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, table};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autograd(
     const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor values, row_borders, column_borders;
   {
     at::AutoDispatchBelowADInplaceOrView below;
     std::tie(values, row_borders, column_borders) =
-        ops::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths);
+        ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({x, y})) {
     attach(make_node<FusedValueBackward>(opt, x, y, at::Tensor(), row_borders, column_borders), {x, y}, {values});
   }
-  set_fused_value_tangent(values, x, y, gamma, bandwidth, x_lengths, y_lengths);
+  set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, row_borders, column_borders};
 }
 
@@ -365,7 +378,7 @@ void differentiate_fused_gradient(const at::Tensor& grad_x, const at::Tensor& gr
   auto [along, unused_x, unused_y, tangent_x, tangent_y] =
       ops::fused_hvp(primal_of(grad), as_optional(tangent_of(grad)), primal_of(x), primal_of(y),
                      as_optional(tangent_of(x)), as_optional(tangent_of(y)), opt.gamma, opt.bandwidth,
-                     opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+                     opt.itakura_max_slope, opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
   set_tangent(grad_x, tangent_x);
   set_tangent(grad_y, tangent_y);
 }
@@ -373,40 +386,46 @@ void differentiate_fused_gradient(const at::Tensor& grad_x, const at::Tensor& gr
 std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& grad, const at::Tensor& x,
                                                            const at::Tensor& y, const at::Tensor& R, double gamma,
                                                            std::optional<int64_t> bandwidth,
+                                                           std::optional<double> itakura_max_slope,
                                                            const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor grad_x, grad_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) = ops::fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+    std::tie(grad_x, grad_y) =
+        ops::fused_backward(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, Options{gamma, bandwidth, x_lengths, y_lengths});
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
+                               Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
   return {grad_x, grad_y};
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_autograd(
     const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& row_borders,
-    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-    const OptTensor& y_lengths) {
+    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor grad_x, grad_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
     std::tie(grad_x, grad_y) = ops::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, gamma,
-                                                                bandwidth, x_lengths, y_lengths);
+                                                                bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, Options{gamma, bandwidth, x_lengths, y_lengths});
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
+                               Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
   return {grad_x, grad_y};
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const at::Tensor& y,
                                                       const OptTensor& x_tangent, const OptTensor& y_tangent,
                                                       double gamma, std::optional<int64_t> bandwidth,
+                                                      std::optional<double> itakura_max_slope,
                                                       const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor values, along;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, along) = ops::fused_jvp(x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths);
+    std::tie(values, along) =
+        ops::fused_jvp(x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  const Options opt{gamma, bandwidth, x_lengths, y_lengths};
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   const at::Tensor u = or_undefined(x_tangent), v = or_undefined(y_tangent);
   if (needs_node({x, y, u, v})) {
     attach(make_node<FusedJvpBackward>(opt, x, y, u, v), {x, y, u, v}, {values, along});
@@ -417,12 +436,12 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const
     at::Tensor values_tangent, along_tangent;
     if (has_tangent(x) || has_tangent(y)) {
       values_tangent = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(x)), as_optional(tangent_of(y)), gamma,
-                                                  bandwidth, x_lengths, y_lengths));
+                                                  bandwidth, itakura_max_slope, x_lengths, y_lengths));
       if (u.defined() || v.defined()) {
         const at::Tensor ones = at::ones({a.size(0)}, a.options());
         auto [unused, ux, uy, hessian_x, hessian_y] =
             ops::fused_hvp(ones, std::nullopt, a, b, as_optional(primal_of(u)), as_optional(primal_of(v)), gamma,
-                           bandwidth, x_lengths, y_lengths, /*with_grad=*/false);
+                           bandwidth, itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false);
         at::Tensor part = at::zeros({a.size(0)}, along.options());
         if (has_tangent(x)) part = part + sum_products(hessian_x, tangent_of(x)).to(along.scalar_type());
         if (has_tangent(y)) part = part + sum_products(hessian_y, tangent_of(y)).to(along.scalar_type());
@@ -431,7 +450,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const
     }
     if (has_tangent(u) || has_tangent(v)) {
       const at::Tensor part = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(u)), as_optional(tangent_of(v)),
-                                                         gamma, bandwidth, x_lengths, y_lengths));
+                                                         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
       along_tangent = along_tangent.defined() ? along_tangent + part : part;
     }
     set_tangent(values, values_tangent);
@@ -443,12 +462,12 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_autograd(
     const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& x, const at::Tensor& y,
     const OptTensor& x_tangent, const OptTensor& y_tangent, double gamma, std::optional<int64_t> bandwidth,
-    const OptTensor& x_lengths, const OptTensor& y_lengths, bool with_grad) {
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths, bool with_grad) {
   std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> out;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    out = ops::fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths,
-                         with_grad);
+    out = ops::fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths,
+                         y_lengths, with_grad);
   }
   auto& [along, grad_x, grad_y, tangent_x, tangent_y] = out;
   refuse_derivatives(third_derivative_message(kFusedOp),
@@ -458,15 +477,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
 }
 
 // The barycenters' objective and gradient in one call: not differentiable (it is a gradient).
-std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(const at::Tensor& x, const at::Tensor& y,
-                                                                 const at::Tensor& weights, double gamma,
-                                                                 std::optional<int64_t> bandwidth,
-                                                                 const OptTensor& x_lengths,
-                                                                 const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(
+    const at::Tensor& x, const at::Tensor& y, const at::Tensor& weights, double gamma, std::optional<int64_t> bandwidth,
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
   at::Tensor values, grad_x;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, grad_x) = ops::fused_value_and_grad(x, y, weights, gamma, bandwidth, x_lengths, y_lengths);
+    std::tie(values, grad_x) =
+        ops::fused_value_and_grad(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
   refuse_derivatives(std::string(kFusedOp) +
                          ": _soft_dtw_fused_value_and_grad is not differentiable; differentiate soft_dtw instead",
@@ -477,12 +495,13 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(const at::Tenso
 // Hard DTW's paths: not differentiable (the value is, through soft_dtw at gamma = 0).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_autograd(const at::Tensor& x, const at::Tensor& y,
                                                                  std::optional<int64_t> bandwidth,
+                                                                 std::optional<double> itakura_max_slope,
                                                                  const OptTensor& x_lengths,
                                                                  const OptTensor& y_lengths) {
   std::tuple<at::Tensor, at::Tensor, at::Tensor> out;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    out = ops::dtw_path(x, y, bandwidth, x_lengths, y_lengths);
+    out = ops::dtw_path(x, y, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
   refuse_derivatives(std::string(kDtwPathOp) +
                          ": _dtw_path is not differentiable; differentiate soft_dtw(x, y, gamma=0.0) (the squared "

@@ -77,18 +77,22 @@ bool gradient_needed(const at::Tensor& a, const at::Tensor& b = at::Tensor()) {
 }
 
 at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                              const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  return std::get<0>(ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, gradient_needed(D)));
+                              const OptTensor& x_lengths, const OptTensor& y_lengths,
+                              std::optional<double> itakura_max_slope) {
+  return std::get<0>(
+      ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, gradient_needed(D)));
 }
 
 // checkpoint only changes what a differentiable call keeps for its backward.
 at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                          const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint) {
+                          const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint,
+                          std::optional<double> itakura_max_slope) {
   const bool keep = gradient_needed(x, y);
   if (keep && checkpoint) {
-    return std::get<0>(ops::fused_forward_checkpointed(x, y, gamma, bandwidth, x_lengths, y_lengths));
+    return std::get<0>(
+        ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
   }
-  return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, keep));
+  return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep));
 }
 
 // The fused=None rule (kMaxFusedFeatures) and the checks of the fused and checkpoint options, for `op`.
@@ -116,14 +120,17 @@ at::Tensor value_or_divergence(const Value& value, const at::Tensor& x, const at
 
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
-                    c10::string_view cost, bool checkpoint) {
+                    c10::string_view cost, bool checkpoint, std::optional<double> itakura_max_slope) {
   check_sequence_pair(kFusedOp, x, y);
   check_gamma(kFusedOp, gamma, x.scalar_type());  // errors name the op called, whichever op runs below
-  checked_band_radius(kFusedOp, bandwidth);
+  checked_window(kFusedOp, bandwidth, itakura_max_slope);
   const bool use_fused = runs_fused(kFusedOp, x, fused, cost, checkpoint);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
-    if (use_fused) return ops::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint);
-    return ops::soft_dtw_from_cost(ops::pairwise_cost(a, b, cost), gamma, bandwidth, a_lengths, b_lengths);
+    if (use_fused) {
+      return ops::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint, itakura_max_slope);
+    }
+    return ops::soft_dtw_from_cost(ops::pairwise_cost(a, b, cost), gamma, bandwidth, a_lengths, b_lengths,
+                                   itakura_max_slope);
   };
   return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths);
 }
@@ -131,24 +138,25 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std:
 // The sharp soft-DTW ⟨E, D⟩: the directional derivative of sdtw along D itself, one forward
 // recursion carrying the tangent (no E, no backward pass).
 at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                    const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, x_lengths, y_lengths));
+                                    const OptTensor& x_lengths, const OptTensor& y_lengths,
+                                    std::optional<double> itakura_max_slope) {
+  return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
 }
 
 at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                           bool normalize, std::optional<bool> fused, const OptTensor& x_lengths,
-                          const OptTensor& y_lengths, c10::string_view cost) {
+                          const OptTensor& y_lengths, c10::string_view cost, std::optional<double> itakura_max_slope) {
   check_sequence_pair(kSharpOp, x, y);
   check_gamma(kSharpOp, gamma, x.scalar_type());
-  checked_band_radius(kSharpOp, bandwidth);
+  checked_window(kSharpOp, bandwidth, itakura_max_slope);
   const bool use_fused = runs_fused(kSharpOp, x, fused, cost, /*checkpoint=*/false);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
     if (use_fused) {
       // Along (ẋ, ẏ) = (x, y) the fused tangent cost is 2 (x_i − y_j)·(x_i − y_j) = 2·D exactly.
-      return 0.5 * std::get<1>(ops::fused_jvp(a, b, a, b, gamma, bandwidth, a_lengths, b_lengths));
+      return 0.5 * std::get<1>(ops::fused_jvp(a, b, a, b, gamma, bandwidth, itakura_max_slope, a_lengths, b_lengths));
     }
     const at::Tensor D = ops::pairwise_cost(a, b, cost);
-    return soft_dtw_sharp_from_cost(D, gamma, bandwidth, a_lengths, b_lengths);
+    return soft_dtw_sharp_from_cost(D, gamma, bandwidth, a_lengths, b_lengths, itakura_max_slope);
   };
   return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths);
 }
@@ -169,10 +177,11 @@ at::Tensor dilate_time_penalty(const at::Tensor& D, const OptTensor& n_lengths, 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& prediction, const at::Tensor& target,
                                                       double alpha, double gamma, std::optional<int64_t> bandwidth,
                                                       const OptTensor& penalty, const OptTensor& prediction_lengths,
-                                                      const OptTensor& target_lengths) {
+                                                      const OptTensor& target_lengths,
+                                                      std::optional<double> itakura_max_slope) {
   check_sequence_pair(kDilateOp, prediction, target, "prediction", "target");
   check_gamma(kDilateOp, gamma, prediction.scalar_type());
-  checked_band_radius(kDilateOp, bandwidth);
+  checked_window(kDilateOp, bandwidth, itakura_max_slope);
   TORCH_CHECK_VALUE(alpha >= 0 && alpha <= 1, kDilateOp, ": alpha must be in [0, 1], got ", alpha);
   const at::Tensor D = ops::pairwise_cost(prediction, target, "sqeuclidean");
   at::Tensor omega;
@@ -190,56 +199,62 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
   } else {
     omega = dilate_time_penalty(D, prediction_lengths, target_lengths);
   }
-  auto [shape, temporal] = ops::from_cost_jvp(D, omega, gamma, bandwidth, prediction_lengths, target_lengths);
+  auto [shape, temporal] =
+      ops::from_cost_jvp(D, omega, gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths);
   return {alpha * shape + (1 - alpha) * temporal, shape, temporal};
 }
 
 std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor& D, double gamma,
                                                                 std::optional<int64_t> bandwidth,
-                                                                const OptTensor& x_lengths, const OptTensor& y_lengths) {
+                                                                const OptTensor& x_lengths, const OptTensor& y_lengths,
+                                                                std::optional<double> itakura_max_slope) {
   // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair, differentiable
   // through the backward op's own derivatives (design doc §3).
-  auto [values, R] = ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+  auto [values, R] =
+      ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
   const at::Tensor ones = at::ones_symint({D.sym_size(0)}, R.options());
-  const at::Tensor E = ops::from_cost_backward(ones, D, R, gamma, bandwidth, x_lengths, y_lengths);
+  const at::Tensor E = ops::from_cost_backward(ones, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, E.to(D.scalar_type())};
 }
 
 std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const at::Tensor& y, double gamma,
                                                       std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-                                                      const OptTensor& y_lengths, c10::string_view cost) {
+                                                      const OptTensor& y_lengths, c10::string_view cost,
+                                                      std::optional<double> itakura_max_slope) {
   check_sequence_pair(kFusedOp, x, y);
   check_gamma(kFusedOp, gamma, x.scalar_type());
-  checked_band_radius(kFusedOp, bandwidth);
-  return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths);
+  checked_window(kFusedOp, bandwidth, itakura_max_slope);
+  return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths,
+                                      itakura_max_slope);
 }
 
 // The checkpointed pair on devices without a kernel of their own (CPU): the forward keeps nothing,
 // the backward reruns the forward with its table.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_by_recompute(
     const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  auto [values, no_table] = ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/false);
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  auto [values, no_table] =
+      ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/false);
   return {values, no_table, no_table.clone()};
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_by_recompute(
     const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& /*row_borders*/,
-    const at::Tensor& /*column_borders*/, double gamma, std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
-    const OptTensor& y_lengths) {
-  return ops::fused_backward(grad, x, y, at::empty({0}, x.options()), gamma, bandwidth, x_lengths, y_lengths);
+    const at::Tensor& /*column_borders*/, double gamma, std::optional<int64_t> bandwidth,
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  return ops::fused_backward(grad, x, y, at::empty({0}, x.options()), gamma, bandwidth, itakura_max_slope, x_lengths,
+                             y_lengths);
 }
 
 // Forward keeping the table, then the backward op with the weights as upstream gradient.
-std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(const at::Tensor& x, const at::Tensor& y,
-                                                                 const at::Tensor& weights, double gamma,
-                                                                 std::optional<int64_t> bandwidth,
-                                                                 const OptTensor& x_lengths,
-                                                                 const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(
+    const at::Tensor& x, const at::Tensor& y, const at::Tensor& weights, double gamma, std::optional<int64_t> bandwidth,
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
   check_sequence_pair(kFusedOp, x, y);
   check_pair_weights(x, weights);
-  auto [values, R] = ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
-  auto grads = ops::fused_backward(weights, x, y, R, gamma, bandwidth, x_lengths, y_lengths);
+  auto [values, R] =
+      ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
+  auto grads = ops::fused_backward(weights, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, std::get<0>(grads).to(x.scalar_type())};
 }
 

@@ -580,6 +580,13 @@ SOFTDTW_TORCH_HOST_DEVICE int64_t hard_path(int64_t n, int64_t m, const TableAt&
   return length;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Windows: the cells a pair's warping paths may visit (docs/design/softdtw.md §11), a Sakoe–Chiba
+// band, an Itakura parallelogram, both (their intersection) or neither. Every row's admissible
+// columns form one interval, and so do every column's rows and every anti-diagonal's rows: the
+// CPU kernels ask for a row's columns or a diagonal's rows (cpu/tiles.h, WindowRows), the CUDA
+// kernels for a column's rows (cuda/tiles.cuh, column_window).
+
 // Sakoe–Chiba band with tslearn's rule for n != m (sakoe_chiba_mask): the band is widened by
 // |n − m| so that (0, 0) → (n−1, m−1) stays reachable. For n <= m, row i allows columns
 // [i − r, i + (m − n) + r]; for n > m, column j allows rows [j − r, j + (n − m) + r], i.e.
@@ -620,11 +627,67 @@ SOFTDTW_TORCH_HOST_DEVICE void band_rows_on_diagonal(int64_t k, int64_t n, int64
   *hi = floor_half(twice_hi);
 }
 
-SOFTDTW_TORCH_HOST_DEVICE bool in_band(int64_t i, int64_t j, int64_t n, int64_t m, int64_t radius) {
-  int64_t lo, hi;
-  band_columns(i, n, m, radius, &lo, &hi);
-  return lo <= j && j <= hi;
+// tslearn's arithmetic for the parallelogram, one rounding per operation: nvcc would contract
+// a·b + c into an FMA (the host build disables contraction), and one ulp can move a bound.
+SOFTDTW_TORCH_HOST_DEVICE double itakura_mul(double a, double b) {
+#if SOFTDTW_TORCH_DEVICE_PATH
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
 }
+SOFTDTW_TORCH_HOST_DEVICE double itakura_add(double a, double b) {
+#if SOFTDTW_TORCH_DEVICE_PATH
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+// The Itakura parallelogram of an n × m pair with maximum slope s >= 1, exactly tslearn's
+// itakura_mask: with a = (1/s)·(n/m) and b = s·(n/m), column j admits the rows
+// [ceil(max(r(a·j), r(n − 1 − b·(m − 1) + b·j))), floor(min(r(b·j), r(n − 1 − a·(m − 1) + a·j)) + 1)),
+// r() numpy's rounding to two decimals (rint(v·100)/100, halves to even), in tslearn's order of
+// operations. Both bounds are non-decreasing in j, which makes every row's columns and every
+// anti-diagonal's rows an interval.
+struct ItakuraParallelogram {
+  int64_t n, m;
+  double low_slope, high_slope, low_start, high_start;
+
+  SOFTDTW_TORCH_HOST_DEVICE ItakuraParallelogram(int64_t n_, int64_t m_, double max_slope) : n(n_), m(m_) {
+    const double ratio = static_cast<double>(n) / static_cast<double>(m);
+    low_slope = itakura_mul(1.0 / max_slope, ratio);
+    high_slope = itakura_mul(max_slope, ratio);
+    low_start = static_cast<double>(n - 1) - itakura_mul(high_slope, static_cast<double>(m - 1));
+    high_start = static_cast<double>(n - 1) - itakura_mul(low_slope, static_cast<double>(m - 1));
+  }
+  static SOFTDTW_TORCH_HOST_DEVICE double hundredths(double v) { return rint(itakura_mul(v, 100.0)) / 100.0; }
+  // A bound as a row index clamped to [0, n] (slopes near the double range may overflow to ±inf).
+  SOFTDTW_TORCH_HOST_DEVICE int64_t clamped_row(double v) const {
+    return v >= static_cast<double>(n) ? n : (v > 0.0 ? static_cast<int64_t>(v) : 0);
+  }
+  // The first admitted row of column j (n when none).
+  SOFTDTW_TORCH_HOST_DEVICE int64_t first_row(int64_t j) const {
+    const double jd = static_cast<double>(j);
+    const double a = hundredths(itakura_mul(low_slope, jd));
+    const double b = hundredths(itakura_add(low_start, itakura_mul(high_slope, jd)));
+    return clamped_row(ceil(b > a ? b : a));
+  }
+  // One past the last admitted row of column j (in [0, n]).
+  SOFTDTW_TORCH_HOST_DEVICE int64_t end_row(int64_t j) const {
+    const double jd = static_cast<double>(j);
+    const double a = hundredths(itakura_mul(high_slope, jd));
+    const double b = hundredths(itakura_add(high_start, itakura_mul(low_slope, jd)));
+    return clamped_row(floor((b < a ? b : a) + 1.0));
+  }
+};
+
+// A pair's window: band radius (−1: none) and Itakura maximum slope (0: none).
+struct Window {
+  int64_t radius = -1;
+  double itakura_slope = 0.0;
+  SOFTDTW_TORCH_HOST_DEVICE bool has_itakura() const { return itakura_slope > 0.0; }
+};
 
 // A cost the DP accepts: finite or +inf (a forbidden cell). NaN and −inf are rejected.
 template <typename T>

@@ -14,65 +14,77 @@ namespace softdtw_torch::softdtw {
 
 using Tensor = at::Tensor;
 using OptInt = std::optional<int64_t>;
+using OptDouble = std::optional<double>;
 using Pair = std::tuple<at::Tensor, at::Tensor>;
 
 // Public ops.
 using SoftDTWFromCost = Tensor(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
-                               const OptTensor& y_lengths);
+                               const OptTensor& y_lengths, OptDouble itakura_max_slope);
 using SoftDTWFused = Tensor(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth,
-                            const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint);
+                            const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint,
+                            OptDouble itakura_max_slope);
 using SoftDTW = Tensor(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, bool normalize,
                        std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
-                       c10::string_view cost, bool checkpoint);
+                       c10::string_view cost, bool checkpoint, OptDouble itakura_max_slope);
 using PairwiseCost = Tensor(const Tensor& x, const Tensor& y, c10::string_view cost);
 using AlignmentFromCost = Pair(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
-                               const OptTensor& y_lengths);
+                               const OptTensor& y_lengths, OptDouble itakura_max_slope);
 using Alignment = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
-                       const OptTensor& y_lengths, c10::string_view cost);
+                       const OptTensor& y_lengths, c10::string_view cost, OptDouble itakura_max_slope);
 
 using SoftDTWSharp = Tensor(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, bool normalize,
                             std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
-                            c10::string_view cost);
+                            c10::string_view cost, OptDouble itakura_max_slope);
 using SoftDTWSharpFromCost = Tensor(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
-                                    const OptTensor& y_lengths);
+                                    const OptTensor& y_lengths, OptDouble itakura_max_slope);
 using Dilate = std::tuple<Tensor, Tensor, Tensor>(const Tensor& prediction, const Tensor& target, double alpha,
                                                   double gamma, OptInt bandwidth, const OptTensor& penalty,
-                                                  const OptTensor& prediction_lengths, const OptTensor& target_lengths);
+                                                  const OptTensor& prediction_lengths, const OptTensor& target_lengths,
+                                                  OptDouble itakura_max_slope);
 
 // Forward / backward pairs behind the autograd kernels.
-using FromCostForward = Pair(const Tensor& D, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
-                             const OptTensor& y_lengths, bool keep_table);
+using FromCostForward = Pair(const Tensor& D, double gamma, OptInt bandwidth, OptDouble itakura_max_slope,
+                             const OptTensor& x_lengths, const OptTensor& y_lengths, bool keep_table);
 using FromCostBackward = Tensor(const Tensor& grad, const Tensor& D, const Tensor& R, double gamma, OptInt bandwidth,
-                                const OptTensor& x_lengths, const OptTensor& y_lengths);
-using FusedForward = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
-                          const OptTensor& y_lengths, bool keep_table);
+                                OptDouble itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FusedForward = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, OptDouble itakura_max_slope,
+                          const OptTensor& x_lengths, const OptTensor& y_lengths, bool keep_table);
 using FusedBackward = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double gamma,
-                           OptInt bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths);
+                           OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
+                           const OptTensor& y_lengths);
 using FusedForwardCheckpointed = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, double gamma,
-                                                                    OptInt bandwidth, const OptTensor& x_lengths,
+                                                                    OptInt bandwidth, OptDouble itakura_max_slope,
+                                                                    const OptTensor& x_lengths,
                                                                     const OptTensor& y_lengths);
 using FusedBackwardCheckpointed = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& row_borders,
                                        const Tensor& column_borders, double gamma, OptInt bandwidth,
-                                       const OptTensor& x_lengths, const OptTensor& y_lengths);
+                                       OptDouble itakura_max_slope, const OptTensor& x_lengths,
+                                       const OptTensor& y_lengths);
 using FusedValueAndGrad = Pair(const Tensor& x, const Tensor& y, const Tensor& weights, double gamma, OptInt bandwidth,
-                               const OptTensor& x_lengths, const OptTensor& y_lengths);
+                               OptDouble itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths);
 
 // Hard DTW's values and optimal paths (library.cpp).
 using DtwPath = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, OptInt bandwidth,
-                                                   const OptTensor& x_lengths, const OptTensor& y_lengths);
+                                                   OptDouble itakura_max_slope, const OptTensor& x_lengths,
+                                                   const OptTensor& y_lengths);
+
+// The Itakura parallelogram's rows per column (library.cpp).
+using ItakuraRows = Tensor(const Tensor& n, const Tensor& m, int64_t columns, double max_slope);
 
 // Forward mode and second order (library.cpp).
 using FromCostJvp = Pair(const Tensor& D, const Tensor& D_tangent, double gamma, OptInt bandwidth,
-                         const OptTensor& x_lengths, const OptTensor& y_lengths);
+                         OptDouble itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths);
 using FusedJvp = Pair(const Tensor& x, const Tensor& y, const OptTensor& x_tangent, const OptTensor& y_tangent,
-                      double gamma, OptInt bandwidth, const OptTensor& x_lengths, const OptTensor& y_lengths);
+                      double gamma, OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
+                      const OptTensor& y_lengths);
 using FromCostHvp = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad, const OptTensor& grad_tangent,
                                                        const Tensor& D, const OptTensor& D_tangent, double gamma,
-                                                       OptInt bandwidth, const OptTensor& x_lengths,
-                                                       const OptTensor& y_lengths, bool with_grad);
+                                                       OptInt bandwidth, OptDouble itakura_max_slope,
+                                                       const OptTensor& x_lengths, const OptTensor& y_lengths,
+                                                       bool with_grad);
 using FusedHvp = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
     const Tensor& grad, const OptTensor& grad_tangent, const Tensor& x, const Tensor& y, const OptTensor& x_tangent,
-    const OptTensor& y_tangent, double gamma, OptInt bandwidth, const OptTensor& x_lengths,
+    const OptTensor& y_tangent, double gamma, OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
     const OptTensor& y_lengths, bool with_grad);
 
 namespace ops {

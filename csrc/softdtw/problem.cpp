@@ -53,16 +53,16 @@ at::Tensor checked_lengths(const char* op, const char* name, const std::optional
 
 // The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
 SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
-                            std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-                            const std::optional<at::Tensor>& y_lengths, const at::Device& device,
-                            at::ScalarType dtype) {
+                            std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
+                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths,
+                            const at::Device& device, at::ScalarType dtype) {
   check_gamma(op, gamma, dtype);
   SoftDTWProblem p;
   p.batch = batch;
   p.n = n;
   p.m = m;
   p.gamma = gamma;
-  p.band_radius = checked_band_radius(op, bandwidth);
+  p.window = checked_window(op, bandwidth, itakura_max_slope);
   p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, n, device);
   p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, m, device);
   return p;
@@ -81,10 +81,41 @@ void check_gamma(const char* op, double gamma, at::ScalarType dtype) {
                     is_double ? "float64" : "float32", " numbers), got ", gamma);
 }
 
-int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth) {
-  if (!bandwidth.has_value()) return -1;
-  TORCH_CHECK_VALUE(*bandwidth >= 0, op, ": bandwidth must be >= 0 or None, got ", *bandwidth);
-  return *bandwidth;
+Window checked_window(const char* op, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope) {
+  Window w;
+  if (bandwidth.has_value()) {
+    TORCH_CHECK_VALUE(*bandwidth >= 0, op, ": bandwidth must be >= 0 or None, got ", *bandwidth);
+    w.radius = *bandwidth;
+  }
+  if (itakura_max_slope.has_value()) {
+    // Slopes below 1 would make the parallelogram's two slopes (s and 1/s) swap sides.
+    TORCH_CHECK_VALUE(std::isfinite(*itakura_max_slope) && *itakura_max_slope >= 1, op,
+                      ": itakura_max_slope must be a finite number >= 1 or None, got ", *itakura_max_slope);
+    w.itakura_slope = *itakura_max_slope;
+  }
+  return w;
+}
+
+std::pair<at::Tensor, at::Tensor> checked_itakura_lengths(const at::Tensor& n, const at::Tensor& m, int64_t columns,
+                                                          double max_slope) {
+  const char* op = "itakura_mask";
+  checked_window(op, std::nullopt, max_slope);
+  TORCH_CHECK_VALUE(columns >= 0, op, ": expected columns >= 0, got ", columns);
+  for (const at::Tensor* t : {&n, &m}) {
+    TORCH_CHECK_TYPE(at::isIntegralType(t->scalar_type(), /*includeBool=*/false), op,
+                     ": expected integer lengths, got ", t->scalar_type());
+  }
+  TORCH_CHECK_VALUE(n.dim() == 1 && m.sizes() == n.sizes() && n.device() == m.device(), op,
+                    ": expected lengths n and m of one shape (B,) on one device, got ", n.sizes(), " on ", n.device(),
+                    " and ", m.sizes(), " on ", m.device());
+  const at::Tensor n64 = n.to(at::kLong).contiguous(), m64 = m.to(at::kLong).contiguous();
+  if (n.numel() > 0) {
+    TORCH_CHECK_VALUE(
+        n64.min().item<int64_t>() >= 1 && m64.min().item<int64_t>() >= 1 && m64.max().item<int64_t>() <= columns, op,
+        ": expected lengths n >= 1 and 1 <= m <= ", columns, ", got n in [", n64.min().item<int64_t>(), ", ",
+        n64.max().item<int64_t>(), "] and m in [", m64.min().item<int64_t>(), ", ", m64.max().item<int64_t>(), "]");
+  }
+  return {n64, m64};
 }
 
 at::ScalarType compute_dtype(at::ScalarType input_dtype) {
@@ -92,14 +123,15 @@ at::ScalarType compute_dtype(at::ScalarType input_dtype) {
 }
 
 ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+                                std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+                                const std::optional<at::Tensor>& y_lengths) {
   const char* op = kFromCostOp;
   TORCH_CHECK_VALUE(D.dim() == 3, op, ": expected D to be a 3-D tensor (batch, n, m), got ", D.dim(), "-D");
   check_float_tensor(op, "D", D);
   TORCH_CHECK_VALUE(D.size(1) > 0 && D.size(2) > 0, op, ": expected non-empty sequences, got D of shape ", D.sizes());
   ForwardInputs in;
-  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, x_lengths, y_lengths, D.device(),
-                            D.scalar_type());
+  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, itakura_max_slope, x_lengths,
+                            y_lengths, D.device(), D.scalar_type());
   in.D = D.to(compute_dtype(D.scalar_type())).contiguous();
   return in;
 }
@@ -129,12 +161,12 @@ void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& 
 }
 
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths,
-                            const char* op) {
+                            std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+                            const std::optional<at::Tensor>& y_lengths, const char* op) {
   check_sequence_pair(op, x, y);
   ForwardInputs in;
-  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, x_lengths, y_lengths, x.device(),
-                            x.scalar_type());
+  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, itakura_max_slope, x_lengths,
+                            y_lengths, x.device(), x.scalar_type());
   const auto dtype = compute_dtype(x.scalar_type());
   in.x = x.to(dtype).contiguous();
   in.y = y.to(dtype).contiguous();
@@ -212,14 +244,16 @@ at::Tensor table_or_recomputed(const char* op, const at::Tensor& R, const SoftDT
 
 BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
                                           double gamma, std::optional<int64_t> bandwidth,
+                                          std::optional<double> itakura_max_slope,
                                           const std::optional<at::Tensor>& x_lengths,
                                           const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs fwd = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   check_grad(kFromCostOp, grad, fwd.problem.batch, D.device());
   BackwardInputs in;
   in.problem = fwd.problem;
   in.R = table_or_recomputed(kFromCostOp, R, fwd.problem, fwd.D.options(), [&] {
-    return softdtw::ops::from_cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+    return softdtw::ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
+                                           /*keep_table=*/true);
   });
   in.grad = grad.to(in.R.scalar_type()).contiguous();
   return in;
@@ -227,14 +261,16 @@ BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tens
 
 BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                       const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
+                                      std::optional<double> itakura_max_slope,
                                       const std::optional<at::Tensor>& x_lengths,
                                       const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   check_grad(kFusedOp, grad, fwd.problem.batch, x.device());
   BackwardInputs in;
   in.problem = fwd.problem;
   in.R = table_or_recomputed(kFusedOp, R, fwd.problem, fwd.x.options(), [&] {
-    return softdtw::ops::fused_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
+    return softdtw::ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
+                                       /*keep_table=*/true);
   });
   in.grad = grad.to(in.R.scalar_type()).contiguous();
   in.x = fwd.x;
@@ -244,9 +280,10 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
 
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                    double gamma, std::optional<int64_t> bandwidth,
+                                                   std::optional<double> itakura_max_slope,
                                                    const std::optional<at::Tensor>& x_lengths,
                                                    const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == x.size(0), kFusedOp, ": expected grad of shape (", x.size(0),
                     ",), got ", grad.sizes());
   TORCH_CHECK_VALUE(grad.device() == x.device(), kFusedOp, ": expected grad on ", x.device(), ", got ", grad.device());

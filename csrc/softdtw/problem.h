@@ -25,7 +25,7 @@ constexpr const char* kDtwPathOp = "dtw_path";
 struct SoftDTWProblem {
   int64_t batch = 0, n = 0, m = 0;  // padded lengths
   double gamma = 1.0;
-  int64_t band_radius = -1;         // -1: no band
+  Window window;                    // band and/or parallelogram (math.h), by default neither
   at::Tensor x_lengths, y_lengths;  // int64 on the kernel's device, or undefined (all pairs n × m)
   bool ragged() const { return x_lengths.defined() || y_lengths.defined(); }
 };
@@ -40,8 +40,14 @@ void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& 
 // kernels' 1/gamma nor gamma itself rounds to 0 or inf there: ValueError otherwise, naming the range.
 void check_gamma(const char* op, double gamma, at::ScalarType dtype);
 
-// The Sakoe–Chiba radius, -1 for none; negative values raise ValueError.
-int64_t checked_band_radius(const char* op, std::optional<int64_t> bandwidth);
+// The window of bandwidth (the Sakoe–Chiba radius, >= 0) and itakura_max_slope (the Itakura
+// parallelogram's slope, finite and >= 1), either None for none; ValueError for other values.
+Window checked_window(const char* op, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope);
+
+// _itakura_rows's lengths: n and m (B,) integer tensors on one device, n >= 1 and 1 <= m <= columns,
+// returned as contiguous int64; the slope as checked_window checks it. Errors name itakura_mask.
+std::pair<at::Tensor, at::Tensor> checked_itakura_lengths(const at::Tensor& n, const at::Tensor& m, int64_t columns,
+                                                          double max_slope);
 
 // Validated inputs of a forward op, converted to what the kernels read: D (B, N, M), or x
 // (B, N, d) and y (B, M, d), contiguous in the compute dtype.
@@ -51,12 +57,13 @@ struct ForwardInputs {
 };
 
 ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths);
+                                std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+                                const std::optional<at::Tensor>& y_lengths);
 
 // op: the name errors give (the fused op's by default).
 ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths,
-                            const char* op = kFusedOp);
+                            std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+                            const std::optional<at::Tensor>& y_lengths, const char* op = kFusedOp);
 
 // Hard DTW's paths (_dtw_path): (B, N + M − 1, 2) int64 cells, −1 past each path's end, and the
 // paths' lengths (B,), on the problem's device.
@@ -101,12 +108,15 @@ struct BackwardInputs {
   at::Tensor grad, R, x, y;
 };
 
-BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R, double gamma,
-                                          std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
+BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
+                                          double gamma, std::optional<int64_t> bandwidth,
+                                          std::optional<double> itakura_max_slope,
+                                          const std::optional<at::Tensor>& x_lengths,
                                           const std::optional<at::Tensor>& y_lengths);
 
 BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                       const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
+                                      std::optional<double> itakura_max_slope,
                                       const std::optional<at::Tensor>& x_lengths,
                                       const std::optional<at::Tensor>& y_lengths);
 
@@ -114,6 +124,7 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
 // grad (B,) converted to the compute dtype; R stays undefined (it is recomputed).
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                    double gamma, std::optional<int64_t> bandwidth,
+                                                   std::optional<double> itakura_max_slope,
                                                    const std::optional<at::Tensor>& x_lengths,
                                                    const std::optional<at::Tensor>& y_lengths);
 

@@ -3,12 +3,13 @@
 They repeat the shape-level checks of ``csrc/softdtw/problem.cpp`` with the same messages;
 value-level checks (length ranges, NaN inputs) need data and stay in the real kernels.
 """
+import math
 from typing import Optional
 
 import torch
 
 from .._ops import _C
-from ._checks import _check_float, _check_lengths
+from ._checks import _check_float, _check_lengths, _is_integer
 
 _FROM_COST_OP = "soft_dtw_from_cost"
 _FUSED_OP = "soft_dtw"
@@ -23,7 +24,8 @@ _SCALAR_TYPE_NAMES = {torch.float64: "Double", torch.float32: "Float", torch.flo
                       torch.bfloat16: "BFloat16"}
 
 
-def _check_options(op: str, gamma: float, bandwidth: Optional[int], dtype: torch.dtype) -> None:
+def _check_options(op: str, gamma: float, bandwidth: Optional[int], itakura_max_slope: Optional[float],
+                   dtype: torch.dtype) -> None:
     torch._check_value(
         gamma >= 0 and gamma != float("inf"),
         lambda: f"{op}: gamma must be 0 (hard DTW) or a positive finite number, got {gamma}",
@@ -39,21 +41,26 @@ def _check_options(op: str, gamma: float, bandwidth: Optional[int], dtype: torch
     torch._check_value(
         bandwidth is None or bandwidth >= 0, lambda: f"{op}: bandwidth must be >= 0 or None, got {bandwidth}"
     )
+    # As the C++ checked_window (its value printed as C++ streams print a double, hence :g).
+    torch._check_value(
+        itakura_max_slope is None or (math.isfinite(itakura_max_slope) and itakura_max_slope >= 1),
+        lambda: f"{op}: itakura_max_slope must be a finite number >= 1 or None, got {itakura_max_slope:g}",
+    )
 
 
-def _check_cost(D: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths) -> None:
+def _check_cost(D: torch.Tensor, gamma: float, bandwidth, itakura_max_slope, x_lengths, y_lengths) -> None:
     op = _FROM_COST_OP
     torch._check_value(D.dim() == 3, lambda: f"{op}: expected D to be a 3-D tensor (batch, n, m), got {D.dim()}-D")
     _check_float(op, "D", D)
     torch._check_value(
         D.shape[1] > 0 and D.shape[2] > 0, lambda: f"{op}: expected non-empty sequences, got D of shape {list(D.shape)}"
     )
-    _check_options(op, gamma, bandwidth, D.dtype)
+    _check_options(op, gamma, bandwidth, itakura_max_slope, D.dtype)
     _check_lengths(op, "x_lengths", x_lengths, D.shape[0], "pair")
     _check_lengths(op, "y_lengths", y_lengths, D.shape[0], "pair")
 
 
-def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, x_lengths, y_lengths,
+def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, itakura_max_slope, x_lengths, y_lengths,
                 op: str = _FUSED_OP) -> None:
     torch._check_value(x.dim() == 3, lambda: f"{op}: expected x to be a 3-D tensor (batch, n, features), got {x.dim()}-D")
     torch._check_value(y.dim() == 3, lambda: f"{op}: expected y to be a 3-D tensor (batch, m, features), got {y.dim()}-D")
@@ -78,7 +85,7 @@ def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, x_len
         lambda: f"{op}: expected non-empty sequences and features, got x of shape {list(x.shape)} "
         f"and y of shape {list(y.shape)}",
     )
-    _check_options(op, gamma, bandwidth, x.dtype)
+    _check_options(op, gamma, bandwidth, itakura_max_slope, x.dtype)
     _check_lengths(op, "x_lengths", x_lengths, x.shape[0], "pair")
     _check_lengths(op, "y_lengths", y_lengths, x.shape[0], "pair")
 
@@ -92,8 +99,8 @@ def _table(like: torch.Tensor, batch, n, m, keep_table: bool) -> torch.Tensor:
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_forward")
-def _(D, gamma, bandwidth, x_lengths, y_lengths, keep_table):
-    _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+def _(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table):
+    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     batch, n, m = D.shape
     return D.new_empty((batch,)), _table(D, batch, n, m, keep_table)
 
@@ -112,29 +119,29 @@ def _check_tangent(op: str, name: str, tangent: Optional[torch.Tensor], primal_n
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_backward")
-def _(grad, D, R, gamma, bandwidth, x_lengths, y_lengths):
-    _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+def _(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
     return D.new_empty(D.shape, dtype=_compute_dtype(D.dtype))
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward")
-def _(x, y, gamma, bandwidth, x_lengths, y_lengths, keep_table):
-    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     return x.new_empty((x.shape[0],)), _table(x, x.shape[0], x.shape[1], y.shape[1], keep_table)
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward")
-def _(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+def _(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
     dtype = _compute_dtype(x.dtype)
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
-def _(x, y, gamma, bandwidth, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
     dtype = _compute_dtype(x.dtype)
     if x.device.type == "cuda":  # R on the tile borders of the CUDA kernels (csrc/softdtw/constants.h)
@@ -148,45 +155,45 @@ def _(x, y, gamma, bandwidth, x_lengths, y_lengths):
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward_checkpointed")
-def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, x_lengths, y_lengths):
+def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     dtype = _compute_dtype(x.dtype)
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
-def _(x, y, weights, gamma, bandwidth, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+def _(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     torch._check_value(weights.dim() == 1 and weights.shape[0] == x.shape[0],
                        lambda: f"{_FUSED_OP}: expected weights of shape ({x.shape[0]},), got {list(weights.shape)}")
     return x.new_empty((x.shape[0],)), torch.empty_like(x)
 
 
 @torch.library.register_fake("softdtw_torch::_dtw_path")
-def _(x, y, bandwidth, x_lengths, y_lengths):
-    _check_pair(x, y, 0.0, bandwidth, x_lengths, y_lengths, op="dtw_path")
+def _(x, y, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, op="dtw_path")
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
     return (x.new_empty((batch,)), x.new_empty((batch, n + m - 1, 2), dtype=torch.int64),
             x.new_empty((batch,), dtype=torch.int64))
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_jvp")
-def _(D, D_tangent, gamma, bandwidth, x_lengths, y_lengths):
-    _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+def _(D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
     return D.new_empty((D.shape[0],)), D.new_empty((D.shape[0],))
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_jvp")
-def _(x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+def _(x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)
     _check_tangent(_FUSED_OP, "y_tangent", y_tangent, "y", y)
     return x.new_empty((x.shape[0],)), x.new_empty((x.shape[0],))
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_hvp")
-def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, x_lengths, y_lengths, with_grad):
-    _check_cost(D, gamma, bandwidth, x_lengths, y_lengths)
+def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, with_grad):
+    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
     _check_grad(_FROM_COST_OP, "grad_tangent", grad_tangent, D.shape[0])
     _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
@@ -196,8 +203,9 @@ def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, x_lengths, y_lengths, 
 
 
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_hvp")
-def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, x_lengths, y_lengths, with_grad):
-    _check_pair(x, y, gamma, bandwidth, x_lengths, y_lengths)
+def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
+      with_grad):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
     _check_grad(_FUSED_OP, "grad_tangent", grad_tangent, x.shape[0])
     _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)
@@ -207,3 +215,19 @@ def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, x_length
     grad_y = y.new_empty(y.shape if with_grad else (0,), dtype=dtype)
     return (x.new_empty((x.shape[0],), dtype=dtype), grad_x, grad_y, x.new_empty(x.shape, dtype=dtype),
             y.new_empty(y.shape, dtype=dtype))
+
+
+@torch.library.register_fake("softdtw_torch::_itakura_rows")
+def _(n, m, columns, max_slope):
+    op = "itakura_mask"  # as checked_itakura_lengths
+    _check_options(op, 1.0, None, max_slope, torch.float64)
+    torch._check_value(columns >= 0, lambda: f"{op}: expected columns >= 0, got {columns}")
+    for t in (n, m):
+        torch._check_type(_is_integer(t.dtype), lambda: f"{op}: expected integer lengths, got {t.dtype}")
+    torch._check_value(
+        n.dim() == 1 and m.shape == n.shape and n.device == m.device,
+        lambda: f"{op}: expected lengths n and m of one shape (B,) on one device, got {list(n.shape)} on {n.device} "
+        f"and {list(m.shape)} on {m.device}",
+    )
+    return n.new_empty((n.shape[0], columns, 2), dtype=torch.int64)
+

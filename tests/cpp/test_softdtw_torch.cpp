@@ -117,6 +117,20 @@ void softdtw_values_and_gradients(const References& r) {
   check_close("divergence grad x vs Python", x.grad(), r["divergence_band2_grad_x"]);
   check_close("divergence grad y vs Python", y.grad(), r["divergence_band2_grad_y"]);
 
+  x = leaf(r["x"]), y = leaf(r["y"]);
+  values = softdtw_torch::soft_dtw(x, y, 0.7, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt,
+                                   "sqeuclidean", false, /*itakura_max_slope=*/2.0);
+  values.sum().backward();
+  check_close("Itakura parallelogram (slope 2) vs reference DP", values, r["itakura2"], 1e-12);
+  check_close("Itakura grad x vs reference DP autograd", x.grad(), r["itakura2_grad_x"], 1e-9, 1e-10);
+  check_close("Itakura grad y vs reference DP autograd", y.grad(), r["itakura2_grad_y"], 1e-9, 1e-10);
+  softdtw_torch::nn::SoftDTWOptions itakura_options;
+  itakura_options.gamma = 0.7;
+  itakura_options.reduction = "none";
+  itakura_options.itakura_max_slope = 2.0;
+  check_close("Itakura loss module vs reference DP", softdtw_torch::nn::SoftDTW(itakura_options)(r["x"], r["y"]),
+              r["itakura2"], 1e-12);
+
   check_close("ragged vs Python",
               softdtw_torch::soft_dtw(r["x"], r["y"], 0.7, std::nullopt, false, std::nullopt, r["x_lengths"],
                                       r["y_lengths"]),

@@ -72,6 +72,13 @@ def softdtw_references(t: Dict[str, torch.Tensor]) -> None:
         lambda a, b: torch.stack([ref.soft_dtw_autograd(ref.sqeuclidean(a[i], b[i]), GAMMA) for i in range(3)]), x, y)
     t["divergence_band2"], t["divergence_band2_grad_x"], t["divergence_band2_grad_y"] = grads(
         lambda a, b: st.soft_dtw(a, b, GAMMA, bandwidth=2, normalize=True), x, y)
+    # The Itakura parallelogram: the op's last argument, against the reference DP on tslearn's mask
+    # (cells outside it cost +inf).
+    from tslearn.metrics import itakura_mask
+    outside = ~torch.as_tensor(itakura_mask(7, 5, 2.0), dtype=torch.bool)
+    t["itakura2"], t["itakura2_grad_x"], t["itakura2_grad_y"] = grads(
+        lambda a, b: torch.stack([ref.soft_dtw_autograd(ref.sqeuclidean(a[i], b[i]).masked_fill(outside, float("inf")),
+                                                        GAMMA) for i in range(3)]), x, y)
     t["x_lengths"], t["y_lengths"] = torch.tensor([7, 4, 6]), torch.tensor([5, 5, 2])
     t["ragged"] = st.soft_dtw(x, y, GAMMA, x_lengths=t["x_lengths"], y_lengths=t["y_lengths"])
     t["cosine"] = st.soft_dtw(x, y, GAMMA, cost="cosine")

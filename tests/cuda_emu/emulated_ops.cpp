@@ -25,46 +25,52 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   using Tensor = at::Tensor;
   using OptTensor = std::optional<at::Tensor>;
   using OptInt = std::optional<int64_t>;
+  using OptDouble = std::optional<double>;  // the Itakura slope, after the band as in the ops
   namespace tiles = softdtw_torch::tiles;
   const EmulatedLaunch launch{};
-  m.def("from_cost_forward", [=](const Tensor& D, double g, OptInt bw, const OptTensor& xl, const OptTensor& yl,
-                                 bool keep) { return tiles::from_cost_forward_op(launch, D, g, bw, xl, yl, keep); });
+  m.def("from_cost_forward",
+        [=](const Tensor& D, double g, OptInt bw, OptDouble slope, const OptTensor& xl, const OptTensor& yl,
+            bool keep) { return tiles::from_cost_forward_op(launch, D, g, bw, slope, xl, yl, keep); });
   m.def("from_cost_backward", [=](const Tensor& grad, const Tensor& D, const Tensor& R, double g, OptInt bw,
-                                  const OptTensor& xl, const OptTensor& yl) {
-    return tiles::from_cost_backward_op(launch, grad, D, R, g, bw, xl, yl);
+                                  OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
+    return tiles::from_cost_backward_op(launch, grad, D, R, g, bw, slope, xl, yl);
   });
-  m.def("fused_forward", [=](const Tensor& x, const Tensor& y, double g, OptInt bw, const OptTensor& xl,
-                             const OptTensor& yl, bool keep) { return tiles::fused_forward_op(launch, x, y, g, bw, xl, yl, keep); });
-  m.def("fused_backward", [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double g, OptInt bw,
-                              const OptTensor& xl, const OptTensor& yl) {
-    return tiles::fused_backward_op(launch, grad, x, y, R, g, bw, xl, yl);
+  m.def("fused_forward", [=](const Tensor& x, const Tensor& y, double g, OptInt bw, OptDouble slope,
+                             const OptTensor& xl, const OptTensor& yl,
+                             bool keep) { return tiles::fused_forward_op(launch, x, y, g, bw, slope, xl, yl, keep); });
+  m.def("fused_backward", [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double g,
+                              OptInt bw, OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
+    return tiles::fused_backward_op(launch, grad, x, y, R, g, bw, slope, xl, yl);
   });
-  m.def("fused_forward_checkpointed", [=](const Tensor& x, const Tensor& y, double g, OptInt bw, const OptTensor& xl,
-                                          const OptTensor& yl) {
-    return tiles::fused_forward_checkpointed_op(launch, x, y, g, bw, xl, yl);
-  });
-  m.def("fused_backward_checkpointed", [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& rows,
-                                           const Tensor& cols, double g, OptInt bw, const OptTensor& xl,
-                                           const OptTensor& yl) {
-    return tiles::fused_backward_checkpointed_op(launch, grad, x, y, rows, cols, g, bw, xl, yl);
-  });
-  m.def("from_cost_jvp", [=](const Tensor& D, const Tensor& t, double g, OptInt bw, const OptTensor& xl,
-                             const OptTensor& yl) { return tiles::from_cost_jvp_op(launch, D, t, g, bw, xl, yl); });
+  m.def("fused_forward_checkpointed",
+        [=](const Tensor& x, const Tensor& y, double g, OptInt bw, OptDouble slope, const OptTensor& xl,
+            const OptTensor& yl) { return tiles::fused_forward_checkpointed_op(launch, x, y, g, bw, slope, xl, yl); });
+  m.def("fused_backward_checkpointed",
+        [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& rows, const Tensor& cols, double g,
+            OptInt bw, OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
+          return tiles::fused_backward_checkpointed_op(launch, grad, x, y, rows, cols, g, bw, slope, xl, yl);
+        });
+  m.def("from_cost_jvp",
+        [=](const Tensor& D, const Tensor& t, double g, OptInt bw, OptDouble slope, const OptTensor& xl,
+            const OptTensor& yl) { return tiles::from_cost_jvp_op(launch, D, t, g, bw, slope, xl, yl); });
   m.def("fused_jvp", [=](const Tensor& x, const Tensor& y, const OptTensor& u, const OptTensor& v, double g, OptInt bw,
-                         const OptTensor& xl, const OptTensor& yl) {
-    return tiles::fused_jvp_op(launch, x, y, u, v, g, bw, xl, yl);
+                         OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
+    return tiles::fused_jvp_op(launch, x, y, u, v, g, bw, slope, xl, yl);
   });
-  m.def("from_cost_hvp", [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& D, const OptTensor& t,
-                             double g, OptInt bw, const OptTensor& xl, const OptTensor& yl, bool with_grad) {
-    return tiles::from_cost_hvp_op(launch, grad, grad_tangent, D, t, g, bw, xl, yl, with_grad);
-  });
+  m.def("from_cost_hvp",
+        [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& D, const OptTensor& t, double g, OptInt bw,
+            OptDouble slope, const OptTensor& xl, const OptTensor& yl, bool with_grad) {
+          return tiles::from_cost_hvp_op(launch, grad, grad_tangent, D, t, g, bw, slope, xl, yl, with_grad);
+        });
   m.def("fused_hvp", [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& x, const Tensor& y,
-                         const OptTensor& u, const OptTensor& v, double g, OptInt bw, const OptTensor& xl,
-                         const OptTensor& yl, bool with_grad) {
-    return tiles::fused_hvp_op(launch, grad, grad_tangent, x, y, u, v, g, bw, xl, yl, with_grad);
+                         const OptTensor& u, const OptTensor& v, double g, OptInt bw, OptDouble slope,
+                         const OptTensor& xl, const OptTensor& yl, bool with_grad) {
+    return tiles::fused_hvp_op(launch, grad, grad_tangent, x, y, u, v, g, bw, slope, xl, yl, with_grad);
   });
-  m.def("dtw_path", [=](const Tensor& x, const Tensor& y, OptInt bw, const OptTensor& xl, const OptTensor& yl) {
-    return tiles::dtw_path_op(launch, x, y, bw, xl, yl);
+  m.def("dtw_path", [=](const Tensor& x, const Tensor& y, OptInt bw, OptDouble slope, const OptTensor& xl,
+                        const OptTensor& yl) { return tiles::dtw_path_op(launch, x, y, bw, slope, xl, yl); });
+  m.def("itakura_rows", [=](const Tensor& n, const Tensor& m, int64_t columns, double slope) {
+    return tiles::itakura_rows_op(launch, n, m, columns, slope);
   });
   // Dynamic shared memory per block of every kernel the ops launch, in bytes.
   m.def("shared_memory_bytes", [](bool float64) {

@@ -40,7 +40,7 @@ def load():
     return cpp_extension.load(
         name="cuda_emulated_ops",
         sources=sources,
-        extra_include_paths=[CSRC, os.path.join(CSRC, "softdtw"), HERE],
+        extra_include_paths=[CSRC, HERE],
         extra_cflags=["-O2", "-std=c++20", "-pthread"],
         extra_ldflags=["-pthread"],
         build_directory=build_dir,
@@ -84,13 +84,13 @@ def float32_errors(emu, D, gamma):
     on the same float32 costs D (B, N, M): (cpu, emulated), each a Float32Errors."""
     ops = torch.ops.softdtw_torch
     ones = torch.ones(D.shape[0], dtype=torch.float64)
-    want_values, want_table = ops._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, True)
-    want_E = ops._soft_dtw_from_cost_backward(ones, D.double(), want_table, gamma, None, None, None)
+    want_values, want_table = ops._soft_dtw_from_cost_forward(D.double(), gamma, None, None, None, None, True)
+    want_E = ops._soft_dtw_from_cost_backward(ones, D.double(), want_table, gamma, None, None, None, None)
     want_R = cpu_table_by_rows(want_table)
 
     def errors(forward, backward, by_rows):
-        values, table = forward(D, gamma, None, None, None, True)
-        E = backward(ones.to(D.dtype), D, table, gamma, None, None, None)
+        values, table = forward(D, gamma, None, None, None, None, True)
+        E = backward(ones.to(D.dtype), D, table, gamma, None, None, None, None)
         R = by_rows(table)
         return Float32Errors(((values.double() - want_values) / want_values).abs().max().item(),
                              (E.double() - want_E).abs().max().item(),

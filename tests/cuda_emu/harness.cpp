@@ -169,7 +169,7 @@ class Files {
 };
 
 // SoftDTW, every tile kernel the ops launch, in float32 or float64.
-// meta: B N M d gamma radius (-1: no band) ragged (0/1); arrays (T: float or double):
+// meta: B N M d gamma radius (-1: no band) itakura_slope (0: none) ragged (0/1); arrays (T: float or double):
 //   x (B,N,d), y (B,M,d), u (B,N,d), v (B,M,d) tangents, D (B,N,M), D_tangent (B,N,M), grad (B,),
 //   grad_tangent (B,) as T; x_lengths, y_lengths (B,) int64 when ragged.
 // Results: from_cost_values (B,), from_cost_R (table: B,N,M of RValue<T>), from_cost_invalid (B,
@@ -197,6 +197,13 @@ void run_softdtw(const Files& io, const HarnessLaunch& launch) {
   g.radius = io.integer("radius");
   g.x_lengths = ragged ? x_lengths.get() : nullptr;
   g.y_lengths = ragged ? y_lengths.get() : nullptr;
+  const double itakura_slope = io.real("itakura_slope");
+  const DeviceArray<int64_t> itakura_rows(itakura_slope > 0 ? 2 * B * M : 0);
+  if (itakura_slope > 0) {  // the parallelogram's table, by its kernel (as the ops do)
+    launch(itakura_rows_kernel, (B * M + kThreads - 1) / kThreads, kThreads, 0, g, itakura_slope, itakura_rows.get());
+    g.itakura_rows = itakura_rows.get();
+    io.write("itakura_rows", itakura_rows);
+  }
   const auto cell = CellFunctions<T>::for_gamma(gamma);
   const RValue<T> padding = softdtw_torch::exact_r(softdtw_torch::positive_infinity<T>());
   const SquaredEuclideanCosts<T> costs{x.get(), y.get(), d};

@@ -51,7 +51,7 @@ def compiler():
 def build(flavour, exe, csrc=CSRC):
     """Compiles harness.cpp (with the device code under `csrc`) as `flavour` into `exe`."""
     result = subprocess.run(
-        [*compiler(), "-std=c++20", "-pthread", *FLAVOURS[flavour], f"-I{csrc}", f"-I{os.path.join(csrc, 'softdtw')}",
+        [*compiler(), "-std=c++20", "-pthread", *FLAVOURS[flavour], f"-I{csrc}",
          f"-I{HERE}", os.path.join(HERE, "harness.cpp"), "-o", str(exe)],
         capture_output=True, text=True, timeout=900)
     if result.returncode != 0:
@@ -77,7 +77,7 @@ def build_with_nvcc(exe, architectures=("7.5",), csrc=CSRC):
         code = f"[sm_{number},compute_{number}]" if arch.endswith("+PTX") else f"sm_{number}"
         targets += ["-gencode", f"arch=compute_{number},code={code}"]
     result = subprocess.run(
-        [compiler, "-x", "cu", "-std=c++20", "-O3", *targets, f"-I{csrc}", f"-I{os.path.join(csrc, 'softdtw')}",
+        [compiler, "-x", "cu", "-std=c++20", "-O3", *targets, f"-I{csrc}",
          os.path.join(HERE, "harness.cpp"), "-o", str(exe)],
         capture_output=True, text=True, timeout=1800)
     if result.returncode != 0:
@@ -108,10 +108,10 @@ def run(exe, case, work_dir, timeout=900):
     return out
 
 
-def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0, gamma=0.5):
+def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0, gamma=0.5, itakura_slope=0.0):
     """SoftDTW's inputs as tensors (x, y, u, v, D, D_tangent, grad, grad_tangent, x_lengths,
     y_lengths; lengths None unless ragged) and the harness case; gamma = 0 runs the hard-DTW
-    kernels (their kHard instances). The float64 forward-mode and
+    kernels (their kHard instances); itakura_slope 0 is no parallelogram. The float64 forward-mode and
     second-order tiles need more than sm_75's 64 KiB of shared memory: float64 runs on an emulated
     sm_90, float32 on sm_75 (the oldest built)."""
     g = torch.Generator().manual_seed(seed + N + M)
@@ -127,7 +127,8 @@ def softdtw_case(B, N, M, d, radius, ragged, dtype, seed=0, gamma=0.5):
     tensors = dict(x=x, y=y, u=u, v=v, D=D, D_tangent=D_tangent, grad=grad, grad_tangent=grad_tangent,
                    x_lengths=xl, y_lengths=yl)
     arrays = {k: t.numpy() for k, t in tensors.items() if t is not None}
-    meta = dict(B=B, N=N, M=M, d=d, gamma=gamma, radius=radius, ragged=int(ragged), grid_cap=3)
+    meta = dict(B=B, N=N, M=M, d=d, gamma=gamma, radius=radius, itakura_slope=itakura_slope, ragged=int(ragged),
+                grid_cap=3)
     family = "softdtw_float64" if dtype == torch.float64 else "softdtw_float32"
     return tensors, (family, arrays, meta, 90 if dtype == torch.float64 else 75)
 

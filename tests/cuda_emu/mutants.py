@@ -51,8 +51,14 @@ MUTANTS = [
     Mutant("softdtw", "wrong shuffle offset for the backward's diagonal message", "softdtw/cuda/tiles.cuh",
            "    recv_diag = __shfl_down_sync(kFullMask, out_diag, 1);",
            "    recv_diag = __shfl_down_sync(kFullMask, out_diag, 2);"),
-    Mutant("softdtw", "off-by-one in the band test", "softdtw/math.h",
-           "  return lo <= j && j <= hi;", "  return lo <= j && j < hi;"),
+    Mutant("softdtw", "off-by-one in the window test (band and parallelogram)", "softdtw/cuda/tiles.cuh",
+           "return first <= i && i <= last; }", "return first <= i && i < last; }"),
+    Mutant("softdtw", "off-by-one in the parallelogram: one row too many per column", "softdtw/math.h",
+           "    return clamped_row(floor((b < a ? b : a) + 1.0));",
+           "    return clamped_row(floor((b < a ? b : a) + 2.0));"),
+    Mutant("softdtw", "off-by-one in the tile skipping: a tile meeting the window in its last column skipped",
+           "softdtw/cuda/tiles.cuh", "  for (int j = 0; j < t.cols; ++j) {\n    const ColumnWindow w",
+           "  for (int j = 0; j < t.cols - 1; ++j) {\n    const ColumnWindow w"),
     Mutant("softdtw", "missing barrier after the backward's tile is staged", "softdtw/cuda/tiles.cuh",
            "    if constexpr (kWideR<T>) __syncthreads();      // the scratch is consumed: R's los may overwrite it\n"
            "    stage_borders(",
@@ -84,7 +90,9 @@ def cases(emu):
         # 5 × 3 tiles: a rolling border slot is reused within a launch from the fourth row block on.
         "softdtw": [harness_cases.softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]
                     for dtype in (torch.float32, torch.float64)]
-        + [harness_cases.softdtw_case(1, 260, 130, 2, -1, False, torch.float32)[1]],
+        + [harness_cases.softdtw_case(1, 260, 130, 2, -1, False, torch.float32)[1]]
+        # An Itakura parallelogram whose corners leave whole tiles outside it.
+        + [harness_cases.softdtw_case(2, 200, 140, 2, -1, True, torch.float32, itakura_slope=1.5)[1]],
         "rocket": [harness_cases.rocket_case(5, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)],
         # 5 cases × 2 combinations' worth of features over 3 blocks: every block loops, and 200
         # features per combination are 4 chunks of 64 counters.

@@ -83,24 +83,26 @@ def same_bits(got, want):
         want.view(torch.uint8) if want.is_floating_point() else want)
 
 
-# (B, N, M, d, radius, ragged, gamma): several tiles per pair with ragged lengths and a band that
-# leaves whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused within a
-# launch (from the fourth row block on); one tile; the first again at gamma = 0 (hard DTW's kernels).
-SOFTDTW_CASES = [(3, 130, 70, 3, 40, True, 0.5), (1, 260, 130, 2, -1, False, 0.5), (2, 20, 33, 2, -1, False, 0.5),
-                 (3, 130, 70, 3, 40, True, 0.0)]
+# (B, N, M, d, radius, itakura_slope, ragged, gamma): several tiles per pair with ragged lengths and
+# a band that leaves whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused
+# within a launch (from the fourth row block on); one tile; the first again at gamma = 0 (hard DTW's
+# kernels); an Itakura parallelogram that leaves whole tiles outside it (its corners), alone and
+# with a band, soft and hard.
+SOFTDTW_CASES = [(3, 130, 70, 3, 40, 0.0, True, 0.5), (1, 260, 130, 2, -1, 0.0, False, 0.5),
+                 (2, 20, 33, 2, -1, 0.0, False, 0.5), (3, 130, 70, 3, 40, 0.0, True, 0.0),
+                 (2, 200, 140, 2, -1, 1.5, True, 0.5), (2, 200, 140, 2, 60, 2.0, False, 0.0)]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", SOFTDTW_CASES, ids=lambda c: "x".join(map(str, c)))
 def test_softdtw_kernels(harness, emu, case, dtype):
-    B, N, M, d, radius, ragged, gamma = case
-    t, harness_case = softdtw_case(B, N, M, d, radius, ragged, dtype, gamma=gamma)
+    B, N, M, d, radius, slope, ragged, gamma = case
+    t, harness_case = softdtw_case(B, N, M, d, radius, ragged, dtype, gamma=gamma, itakura_slope=slope)
     out = harness(harness_case)
     x, y, u, v, D, D_tangent = (t[k] for k in ("x", "y", "u", "v", "D", "D_tangent"))
     grad, grad_tangent, xl, yl = (t[k] for k in ("grad", "grad_tangent", "x_lengths", "y_lengths"))
     got = lambda name, shape, kind=dtype: as_tensor(out[name], kind, shape)  # noqa: E731
-    band = None if radius < 0 else radius
-    L = (band, xl, yl)
+    L = (None if radius < 0 else radius, slope or None, xl, yl)
 
     def check(name, want, shape=None, scale=None):
         # The harness against the emulated op. The same device code, but float64 cells call libm's
@@ -118,6 +120,10 @@ def test_softdtw_kernels(harness, emu, case, dtype):
             error = (value[finite] - want[finite]).abs().max() / want[finite].abs().max().clamp(min=1e-300)
             assert error <= 1e-13, f"{name}: {error.item():.1e}"
 
+    if slope:  # the parallelogram's table the kernels read, as the op computes it
+        lengths = [torch.full((B,), size) if given is None else given for given, size in ((xl, N), (yl, M))]
+        want = OPS._itakura_rows(*lengths, M, slope)
+        assert same_bits(got("itakura_rows", want.shape, torch.int64), want)
     values, R = emu.from_cost_forward(D, gamma, *L, True)
     check("from_cost_values", values)
     check("from_cost_R", R)

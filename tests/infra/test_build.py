@@ -38,6 +38,7 @@ REGISTRATIONS = {
     "_soft_dtw_fused_backward_checkpointed": ({CUDA, EXPLICIT, AUTOGRAD}, True),
     "_soft_dtw_fused_value_and_grad": ({CPU, EXPLICIT, AUTOGRAD}, True),
     "_dtw_path": ({CPU, CUDA, AUTOGRAD}, True),
+    "_itakura_rows": ({CPU, CUDA}, True),  # integers in and out: nothing to differentiate
     # family rocket
     "rocket_generate_kernels": ({EXPLICIT}, True),
     "rocket_normalise": ({CPU, CUDA, AUTOGRAD}, True),
@@ -101,8 +102,8 @@ def test_cuda_kernels_compiled_when_asked():
 
 
 # --- The layout rule (csrc/library.cpp, CONTRIBUTING.md): any op's parts are found by path alone ---
-FAMILIES = {"softdtw": ("soft_dtw", "_soft_dtw", "pairwise_cost", "dilate", "_dtw"), "rocket": ("rocket_", "_rocket_"),
-            "minirocket": ("minirocket_",)}
+FAMILIES = {"softdtw": ("soft_dtw", "_soft_dtw", "pairwise_cost", "dilate", "_dtw", "_itakura"),
+            "rocket": ("rocket_", "_rocket_"), "minirocket": ("minirocket_",)}
 FILE_OF_KEY = {CPU: "cpu/kernel.cpp", CUDA: "cuda/kernel.cu", AUTOGRAD: "autograd.cpp", IMPLICIT: "composite.cpp",
                EXPLICIT: "composite.cpp"}
 

@@ -56,3 +56,20 @@ def test_every_kernel_within_its_recorded_resources():
     stale = [k for k in accepted if k.rsplit(" @ ", 1)[1] in architectures and
              measured.get(k.rsplit(" @ ", 1)[0], {}).get(k.rsplit(" @ ", 1)[1], {}).get("stack", 0) == 0]
     assert not stale, f"accepted stack frames that are gone (remove them from cuda_resources.json): {stale}"
+
+
+def test_itakura_table_rounds_every_addition_on_its_own():
+    # tslearn rounds each product before its sum, and at some lengths one fused multiply-add moves a
+    # bound by a cell (tests/softdtw/test_itakura.py::test_sizes_where_a_fused_multiply_add_would_move_a_bound).
+    # itakura_rows_kernel adds with __dadd_rn, which ptxas may not fuse: its SASS has exactly one
+    # DADD per addition of the source (two in the constructor, one per bound, the end row's + 1);
+    # its DFMAs are the correctly rounded divisions' Newton steps.
+    import subprocess
+
+    sass = subprocess.run([cuda_resources.find_cuobjdump(), "-sass", cuda_resources.library_path()],
+                          capture_output=True, text=True, check=True).stdout
+    functions = re.split(r"\n\s*Function : ", sass)
+    bodies = [f for f in functions if f.startswith("_ZN13softdtw_torch5tiles19itakura_rows_kernel")]
+    assert len(bodies) == len(built_architectures())
+    for body in bodies:
+        assert len(re.findall(r"\bDADD\b", body)) == 5

@@ -14,39 +14,53 @@ def _softdtw_samples():
     x, y = ref.random_pairs(2, 6, 5, 3)
     D = ref.sqeuclidean(x, y)
     lengths, grad = torch.tensor([6, 3]), torch.tensor([1.0, -0.5], dtype=torch.float64)
-    _, R = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, True)
-    _, rows, cols = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, 1, lengths, None)
+    s = 2.0  # an Itakura slope (itakura_max_slope)
+    _, R = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, None, True)
+    _, rows, cols = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, 1, None, lengths, None)
+    _, rows_s, cols_s = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, None, s, lengths, None)
     grad_x, grad_y = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
     grad_D = D.clone().requires_grad_(True)
     tangent_D, tangent_x = torch.randn_like(D), torch.randn_like(x)
     return {
-        "soft_dtw_from_cost": [(D, 0.5, 2, lengths, None), (grad_D, 0.5, 2, lengths, None)],
-        "soft_dtw_fused": [(x, y, 0.5, None, None, lengths[:2] - 1, False), (grad_x, grad_y, 0.5, None, None, None, True)],
-        "soft_dtw": [(x, y, 0.5, 1, True, None, lengths, None), (grad_x, grad_y, 0.5, None, False, False, None, None, "l1")],
+        "soft_dtw_from_cost": [(D, 0.5, 2, lengths, None), (grad_D, 0.5, 2, lengths, None, s)],
+        "soft_dtw_fused": [(x, y, 0.5, None, None, lengths[:2] - 1, False),
+                           (grad_x, grad_y, 0.5, None, None, None, True, s)],
+        "soft_dtw": [(x, y, 0.5, 1, True, None, lengths, None),
+                     (grad_x, grad_y, 0.5, None, False, False, None, None, "l1", False, s)],
         "pairwise_cost": [(x, y, "sqeuclidean"), (grad_x, grad_y, "cosine")],
-        "soft_dtw_alignment": [(x, y, 0.5, 1, lengths, None, "sqeuclidean")],
-        "soft_dtw_alignment_from_cost": [(D, 0.5, None, None, lengths - 1), (grad_D, 0.5, 1, lengths, None)],
-        "soft_dtw_sharp": [(x, y, 0.5, 1, True, None, lengths, None, "sqeuclidean"),
+        "soft_dtw_alignment": [(x, y, 0.5, 1, lengths, None, "sqeuclidean"),
+                               (x, y, 0.5, None, lengths, None, "sqeuclidean", s)],
+        "soft_dtw_alignment_from_cost": [(D, 0.5, None, None, lengths - 1), (grad_D, 0.5, 1, lengths, None, s)],
+        "soft_dtw_sharp": [(x, y, 0.5, 1, True, None, lengths, None, "sqeuclidean", s),
                            (grad_x, grad_y, 0.5, None, False, False, None, None, "cosine")],
-        "soft_dtw_sharp_from_cost": [(D, 0.5, None, lengths, None), (grad_D, 0.5, 2, None, None)],
-        "dilate": [(x, y, 0.5, 0.1, None, None, lengths, None), (grad_x, grad_y, 0.3, 1.0, 1, torch.rand(6, 5), None, None)],
-        "_soft_dtw_from_cost_forward": [(D, 0.5, None, None, None, keep) for keep in (False, True)],
-        "_soft_dtw_from_cost_backward": [(grad, D, ops._soft_dtw_from_cost_forward(D, 0.5, 1, None, None, True)[1],
-                                          0.5, 1, None, None), (grad, grad_D, torch.empty(0), 0.5, None, lengths, None)],
-        "_soft_dtw_from_cost_jvp": [(D, tangent_D, 0.5, 1, lengths, None), (grad_D, tangent_D, 0.5, None, None, None)],
-        "_soft_dtw_from_cost_hvp": [(grad, None, D, tangent_D, 0.5, 1, lengths, None, False),
-                                    (grad, grad.flip(0), D, None, 0.5, None, None, None, True)],
-        "_soft_dtw_fused_forward": [(x, y, 0.5, 1, None, None, keep) for keep in (False, True)]
-        + [(grad_x, grad_y, 0.5, None, lengths, None, True)],
-        "_soft_dtw_fused_backward": [(grad, x, y, R, 0.5, 1, None, None),
-                                     (grad, grad_x, grad_y, torch.empty(0), 0.5, None, lengths, None)],
-        "_soft_dtw_fused_jvp": [(x, y, tangent_x, None, 0.5, 1, lengths, None), (grad_x, grad_y, None, y, 0.5, None, None, None)],
-        "_soft_dtw_fused_hvp": [(grad, None, x, y, tangent_x, None, 0.5, 1, lengths, None, True),
-                                (grad, grad.flip(0), x, y, None, y, 0.5, None, None, None, False)],
-        "_soft_dtw_fused_forward_checkpointed": [(x, y, 0.5, 1, lengths, None)],
-        "_soft_dtw_fused_backward_checkpointed": [(grad, x, y, rows, cols, 0.5, 1, lengths, None)],
-        "_soft_dtw_fused_value_and_grad": [(x, y, grad.abs(), 0.5, None, lengths, None)],
-        "_dtw_path": [(x, y, None, None, None), (x, y, 1, lengths, lengths[:2] - 1)],
+        "soft_dtw_sharp_from_cost": [(D, 0.5, None, lengths, None), (grad_D, 0.5, 2, None, None, s)],
+        "dilate": [(x, y, 0.5, 0.1, None, None, lengths, None, s),
+                   (grad_x, grad_y, 0.3, 1.0, 1, torch.rand(6, 5), None, None)],
+        "_soft_dtw_from_cost_forward": [(D, 0.5, None, None, None, None, False), (D, 0.5, None, s, None, None, True)],
+        "_soft_dtw_from_cost_backward": [(grad, D, ops._soft_dtw_from_cost_forward(D, 0.5, 1, s, None, None, True)[1],
+                                          0.5, 1, s, None, None),
+                                         (grad, grad_D, torch.empty(0), 0.5, None, None, lengths, None)],
+        "_soft_dtw_from_cost_jvp": [(D, tangent_D, 0.5, 1, s, lengths, None),
+                                    (grad_D, tangent_D, 0.5, None, None, None, None)],
+        "_soft_dtw_from_cost_hvp": [(grad, None, D, tangent_D, 0.5, 1, None, lengths, None, False),
+                                    (grad, grad.flip(0), D, None, 0.5, None, s, None, None, True)],
+        "_soft_dtw_fused_forward": [(x, y, 0.5, 1, None, None, None, keep) for keep in (False, True)]
+        + [(grad_x, grad_y, 0.5, None, s, lengths, None, True)],
+        "_soft_dtw_fused_backward": [(grad, x, y, R, 0.5, 1, None, None, None),
+                                     (grad, grad_x, grad_y, torch.empty(0), 0.5, None, s, lengths, None)],
+        "_soft_dtw_fused_jvp": [(x, y, tangent_x, None, 0.5, 1, s, lengths, None),
+                                (grad_x, grad_y, None, y, 0.5, None, None, None, None)],
+        "_soft_dtw_fused_hvp": [(grad, None, x, y, tangent_x, None, 0.5, 1, None, lengths, None, True),
+                                (grad, grad.flip(0), x, y, None, y, 0.5, None, s, None, None, False)],
+        "_soft_dtw_fused_forward_checkpointed": [(x, y, 0.5, 1, None, lengths, None),
+                                                 (x, y, 0.5, None, s, lengths, None)],
+        "_soft_dtw_fused_backward_checkpointed": [(grad, x, y, rows, cols, 0.5, 1, None, lengths, None),
+                                                  (grad, x, y, rows_s, cols_s, 0.5, None, s, lengths, None)],
+        "_soft_dtw_fused_value_and_grad": [(x, y, grad.abs(), 0.5, None, None, lengths, None),
+                                           (x, y, grad.abs(), 0.5, 1, s, None, None)],
+        "_dtw_path": [(x, y, None, None, None, None), (x, y, 1, s, lengths, lengths[:2] - 1)],
+        "_itakura_rows": [(torch.tensor([5, 9, 1]), torch.tensor([7, 3, 1]), 8, 2.0),
+                          (torch.tensor([40, 2], dtype=torch.int32), torch.tensor([13, 2]), 13, 1.0)],
     }
 
 

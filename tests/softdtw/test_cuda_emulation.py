@@ -145,22 +145,23 @@ def test_float32_fidelity_on_unnormalised_real_data(emu, gamma):
     assert cpu.value <= 1e-6 and emulated.value <= 1e-6
 
 
-def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused):
+def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused, itakura_max_slope=None):
     dtype = x.dtype
     grad = torch.linspace(0.5, 1.5, x.shape[0], dtype=dtype)
+    window = (bandwidth, itakura_max_slope)
     if fused:
-        args = (x, y, gamma, bandwidth, x_lengths, y_lengths)
+        args = (x, y, gamma, *window, x_lengths, y_lengths)
         want_values, want_R = OPS._soft_dtw_fused_forward(*args, True)
         got_values, got_R = emu.fused_forward(*args, True)
-        want_grads = OPS._soft_dtw_fused_backward(grad, x, y, want_R, gamma, bandwidth, x_lengths, y_lengths)
-        got_grads = emu.fused_backward(grad, x, y, got_R, gamma, bandwidth, x_lengths, y_lengths)
+        want_grads = OPS._soft_dtw_fused_backward(grad, x, y, want_R, gamma, *window, x_lengths, y_lengths)
+        got_grads = emu.fused_backward(grad, x, y, got_R, gamma, *window, x_lengths, y_lengths)
     else:
         D = OPS.pairwise_cost(x, y, "sqeuclidean")
-        args = (D, gamma, bandwidth, x_lengths, y_lengths)
+        args = (D, gamma, *window, x_lengths, y_lengths)
         want_values, want_R = OPS._soft_dtw_from_cost_forward(*args, True)
         got_values, got_R = emu.from_cost_forward(*args, True)
-        want_grads = (OPS._soft_dtw_from_cost_backward(grad, D, want_R, gamma, bandwidth, x_lengths, y_lengths),)
-        got_grads = (emu.from_cost_backward(grad, D, got_R, gamma, bandwidth, x_lengths, y_lengths),)
+        want_grads = (OPS._soft_dtw_from_cost_backward(grad, D, want_R, gamma, *window, x_lengths, y_lengths),)
+        got_grads = (emu.from_cost_backward(grad, D, got_R, gamma, *window, x_lengths, y_lengths),)
     torch.testing.assert_close(got_values, want_values, **tolerances(dtype))
     assert_tables_match(got_R, want_R, dtype, gamma, x_lengths, y_lengths)
     for got, want in zip(got_grads, want_grads):
@@ -171,9 +172,9 @@ def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused):
 
 def test_no_grad_forward_keeps_no_table(emu):
     x, y, xl, yl = make_pair_batch(3, 140, 90, 5, torch.float64, ragged=True, seed=11)
-    values, R = emu.fused_forward(x, y, 1.0, 20, xl, yl, False)
+    values, R = emu.fused_forward(x, y, 1.0, 20, None, xl, yl, False)
     assert R.numel() == 0
-    want, _ = OPS._soft_dtw_fused_forward(x, y, 1.0, 20, xl, yl, False)
+    want, _ = OPS._soft_dtw_fused_forward(x, y, 1.0, 20, None, xl, yl, False)
     torch.testing.assert_close(values, want, **tolerances(torch.float64))
 
 
@@ -181,22 +182,22 @@ def test_no_grad_forward_keeps_no_table(emu):
 def test_one_launch_per_tile_anti_diagonal(emu, n, m):
     x, y, _, _ = make_pair_batch(2, n, m, 1, torch.float32, ragged=False, seed=1)
     emu.reset_launch_count()
-    emu.fused_forward(x, y, 1.0, None, None, None, True)
+    emu.fused_forward(x, y, 1.0, None, None, None, None, True)
     diagonals = -(-n // TILE) + -(-m // TILE) - 1
     assert emu.launches() == diagonals
     emu.reset_launch_count()
-    emu.fused_forward(x, y, 1.0, None, None, None, False)
+    emu.fused_forward(x, y, 1.0, None, None, None, None, False)
     assert emu.launches() == diagonals  # no extra launch without a table
 
 
 def test_results_are_bitwise_reproducible(emu):
     x, y, xl, yl = make_pair_batch(2, 100, 90, 20, torch.float32, ragged=True, seed=5)
     grad = torch.ones(2)
-    first = emu.fused_forward(x, y, 0.1, None, xl, yl, True)
-    second = emu.fused_forward(x, y, 0.1, None, xl, yl, True)
+    first = emu.fused_forward(x, y, 0.1, None, None, xl, yl, True)
+    second = emu.fused_forward(x, y, 0.1, None, None, xl, yl, True)
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
-    g1 = emu.fused_backward(grad, x, y, first[1], 0.1, None, xl, yl)
-    g2 = emu.fused_backward(grad, x, y, first[1], 0.1, None, xl, yl)
+    g1 = emu.fused_backward(grad, x, y, first[1], 0.1, None, None, xl, yl)
+    g2 = emu.fused_backward(grad, x, y, first[1], 0.1, None, None, xl, yl)
     assert all(torch.equal(a, b) for a, b in zip(g1, g2))
 
 
@@ -206,17 +207,17 @@ def test_invalid_values_inside_pairs_raise_and_padding_is_ignored(emu):
     xl, yl = torch.tensor([80, 10]), torch.tensor([70, 9])
     padded = D.clone()
     padded[1, 50:, :] = float("nan")  # past pair 1's lengths: never read
-    want, _ = OPS._soft_dtw_from_cost_forward(D, 1.0, None, xl, yl, False)
-    got, _ = emu.from_cost_forward(padded, 1.0, None, xl, yl, False)
+    want, _ = OPS._soft_dtw_from_cost_forward(D, 1.0, None, None, xl, yl, False)
+    got, _ = emu.from_cost_forward(padded, 1.0, None, None, xl, yl, False)
     torch.testing.assert_close(got, want)
     bad = D.clone()
     bad[0, 70, 65] = float("nan")  # inside pair 0, in its second row and column block
     with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
-        emu.from_cost_forward(bad, 1.0, None, None, None, False)
+        emu.from_cost_forward(bad, 1.0, None, None, None, None, False)
     bad_x = x.clone()
     bad_x[0, 75, 1] = float("inf")
     with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
-        emu.fused_forward(bad_x, y, 1.0, None, None, None, False)
+        emu.fused_forward(bad_x, y, 1.0, None, None, None, None, False)
 
 
 def test_unreachable_end_gives_inf_and_zero_gradient(emu):
@@ -224,10 +225,10 @@ def test_unreachable_end_gives_inf_and_zero_gradient(emu):
     x, y, _, _ = make_pair_batch(1, 70, 70, 1, torch.float64, ragged=False, seed=4)
     D = OPS.pairwise_cost(x, y, "sqeuclidean")
     D[0, 66, :] = float("inf")
-    values, R = emu.from_cost_forward(D, 1.0, None, None, None, True)
+    values, R = emu.from_cost_forward(D, 1.0, None, None, None, None, True)
     assert torch.isinf(values).all()
-    grad_D = emu.from_cost_backward(torch.ones(1, dtype=torch.float64), D, R, 1.0, None, None, None)
-    want = OPS._soft_dtw_from_cost_backward(torch.ones(1, dtype=torch.float64), D, R, 1.0, None, None, None)
+    grad_D = emu.from_cost_backward(torch.ones(1, dtype=torch.float64), D, R, 1.0, None, None, None, None)
+    want = OPS._soft_dtw_from_cost_backward(torch.ones(1, dtype=torch.float64), D, R, 1.0, None, None, None, None)
     assert torch.equal(grad_D, want) and not grad_D.any()
 
 
@@ -241,13 +242,13 @@ def test_checkpointed_backward_matches_cpu(emu, shape, dtype, bandwidth):
     batch, n, m, d = shape
     x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged=batch > 2, seed=n + m + d)
     grad = torch.linspace(0.5, 1.5, batch, dtype=dtype)
-    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.3, bandwidth, xl, yl)
+    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.3, bandwidth, None, xl, yl)
     pair = (2,) if dtype == torch.float32 else ()  # float32: each R as hi + lo
     assert rows.shape == (batch, -(-n // TILE), m, *pair) and cols.shape == (batch, -(-m // TILE), n, *pair)
-    want_values, want_R = OPS._soft_dtw_fused_forward(x, y, 0.3, bandwidth, xl, yl, True)
+    want_values, want_R = OPS._soft_dtw_fused_forward(x, y, 0.3, bandwidth, None, xl, yl, True)
     torch.testing.assert_close(values, want_values, **tolerances(dtype))
-    got = emu.fused_backward_checkpointed(grad, x, y, rows, cols, 0.3, bandwidth, xl, yl)
-    want = OPS._soft_dtw_fused_backward(grad, x, y, want_R, 0.3, bandwidth, xl, yl)
+    got = emu.fused_backward_checkpointed(grad, x, y, rows, cols, 0.3, bandwidth, None, xl, yl)
+    want = OPS._soft_dtw_fused_backward(grad, x, y, want_R, 0.3, bandwidth, None, xl, yl)
     for g, w in zip(got, want):
         scale = w.abs().max().clamp_min(1.0)
         torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
@@ -260,9 +261,10 @@ def test_checkpointed_backward_matches_cpu(emu, shape, dtype, bandwidth):
 
 def test_checkpointed_backward_rejects_mismatched_borders(emu):
     x, y, _, _ = make_pair_batch(2, 100, 90, 2, torch.float64, ragged=False, seed=1)
-    _, rows, cols = emu.fused_forward_checkpointed(x, y, 1.0, None, None, None)
+    _, rows, cols = emu.fused_forward_checkpointed(x, y, 1.0, None, None, None, None)
     with pytest.raises(RuntimeError, match="soft_dtw: expected the checkpointed forward's borders"):
-        emu.fused_backward_checkpointed(torch.ones(2, dtype=torch.float64), x, y, cols, rows, 1.0, None, None, None)
+        emu.fused_backward_checkpointed(torch.ones(2, dtype=torch.float64), x, y, cols, rows, 1.0, None, None, None,
+                                        None)
 
 
 # ---- forward mode and second order (docs/design/softdtw.md §3) ----------------------------------
@@ -275,13 +277,17 @@ def compare_outputs(emulated, cpu, exact=None):
     assert len(emulated) == len(cpu)
     for i, (g, w) in enumerate(zip(emulated, cpu)):
         assert g.dtype == w.dtype and g.shape == w.shape
+        # +inf values (pairs without an admissible path) on the same pairs; the rest compared below.
+        infinite = torch.isinf(w)
+        assert torch.equal(torch.isinf(g), infinite) and torch.equal(g[infinite], w[infinite]), i
+        g, w = g[~infinite], w[~infinite]
         if not w.numel():
             continue
         if exact is None:
             scale = w.abs().max().clamp_min(1.0)
             torch.testing.assert_close(g / scale, w / scale, **tolerances(torch.float64))
         else:
-            x = exact[i]
+            x = exact[i][~infinite]
             scale = x.abs().max().clamp_min(1.0)
             cpu_error = ((w.double() - x) / scale).abs().max().item()
             error = ((g.double() - x) / scale).abs().max().item()
@@ -322,7 +328,7 @@ def test_jvp_and_hvp_match_cpu(emu, shape, bandwidth, ragged, dtype):
     grad = torch.linspace(0.5, 1.5, batch, dtype=dtype)
     grad_tangent = torch.linspace(-1.0, 0.3, batch, dtype=dtype)
     gamma = 0.5
-    L = (bandwidth, xl, yl)
+    L = (bandwidth, None, xl, yl)
     check = functools.partial(compare_op_with_cpu, emu)
     check("from_cost_jvp", D, T, gamma, *L)
     check("fused_jvp", x, y, u, v, gamma, *L)
@@ -338,16 +344,16 @@ def test_second_order_launches_and_no_table(emu):
     x, y, _, _ = make_pair_batch(2, 130, 70, 3, torch.float64, ragged=False, seed=3)
     diagonals = -(-130 // TILE) + -(-70 // TILE) - 1
     emu.reset_launch_count()
-    emu.fused_jvp(x, y, x, None, 1.0, None, None, None)
+    emu.fused_jvp(x, y, x, None, 1.0, None, None, None, None)
     assert emu.launches() == diagonals
     emu.reset_launch_count()
-    emu.fused_hvp(torch.ones(2, dtype=torch.float64), None, x, y, x, None, 1.0, None, None, None, False)
+    emu.fused_hvp(torch.ones(2, dtype=torch.float64), None, x, y, x, None, 1.0, None, None, None, None, False)
     assert emu.launches() == 2 * diagonals
 
 
 def test_second_order_results_are_bitwise_reproducible(emu):
     x, y, xl, yl = make_pair_batch(2, 100, 90, 20, torch.float32, ragged=True, seed=5)
-    args = (torch.ones(2), torch.full((2,), 0.5), x, y, 0.5 * x, y, 0.1, None, xl, yl, True)
+    args = (torch.ones(2), torch.full((2,), 0.5), x, y, 0.5 * x, y, 0.1, None, None, xl, yl, True)
     first, second = emu.fused_hvp(*args), emu.fused_hvp(*args)
     assert all(torch.equal(a, b) for a, b in zip(first, second))
 
@@ -373,7 +379,7 @@ def test_launches_on_sm75_opt_in_or_refuse(emu, monkeypatch):
         x, y, _, _ = make_pair_batch(2, 70, 65, 3, dtype, ragged=False, seed=3)
         u, v = torch.randn_like(x), torch.randn_like(y)
         grad = torch.ones(2, dtype=dtype)
-        args = (grad, None, x, y, u, v, 1.0, None, None, None, True)
+        args = (grad, None, x, y, u, v, 1.0, None, None, None, None, True)
         if dtype == torch.float32:
             got = emu.fused_hvp(*args)
             monkeypatch.setenv("CUDA_EMU_ARCH", "90")
@@ -402,23 +408,23 @@ def test_hard_dtw_matches_cpu(emu, shape, bandwidth, ragged, dtype):
         compare_with_cpu(emu, x, y, xl, yl, gamma=0.0, bandwidth=bandwidth, fused=fused)
     D = OPS.pairwise_cost(x, y, "sqeuclidean")
     ones = torch.ones(batch, dtype=dtype)
-    _, want_R = OPS._soft_dtw_from_cost_forward(D, 0.0, bandwidth, xl, yl, True)
-    _, got_R = emu.from_cost_forward(D, 0.0, bandwidth, xl, yl, True)
-    want_path = OPS._soft_dtw_from_cost_backward(ones, D, want_R, 0.0, bandwidth, xl, yl)
-    got_path = emu.from_cost_backward(ones, D, got_R, 0.0, bandwidth, xl, yl)
+    _, want_R = OPS._soft_dtw_from_cost_forward(D, 0.0, bandwidth, None, xl, yl, True)
+    _, got_R = emu.from_cost_forward(D, 0.0, bandwidth, None, xl, yl, True)
+    want_path = OPS._soft_dtw_from_cost_backward(ones, D, want_R, 0.0, bandwidth, None, xl, yl)
+    got_path = emu.from_cost_backward(ones, D, got_R, 0.0, bandwidth, None, xl, yl)
     assert torch.equal(got_path, want_path) and set(want_path.unique().tolist()) <= {0.0, 1.0}
     # The checkpointed pair recomputes the tiles at γ = 0 too.
-    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.0, bandwidth, xl, yl)
-    got = emu.fused_backward_checkpointed(ones, x, y, rows, cols, 0.0, bandwidth, xl, yl)
-    want = OPS._soft_dtw_fused_backward(ones, x, y, OPS._soft_dtw_fused_forward(x, y, 0.0, bandwidth, xl, yl, True)[1],
-                                        0.0, bandwidth, xl, yl)
+    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.0, bandwidth, None, xl, yl)
+    got = emu.fused_backward_checkpointed(ones, x, y, rows, cols, 0.0, bandwidth, None, xl, yl)
+    _, R = OPS._soft_dtw_fused_forward(x, y, 0.0, bandwidth, None, xl, yl, True)
+    want = OPS._soft_dtw_fused_backward(ones, x, y, R, 0.0, bandwidth, None, xl, yl)
     for g, w in zip(got, want):
         scale = w.abs().max().clamp_min(1.0)
         torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
     # Forward mode and second order along the path: the weights' tangents are exactly 0.
     u, v, _, _ = make_pair_batch(batch, n, m, d, dtype, False, seed=n * m + 5)
     T = torch.randn(D.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64).to(dtype)
-    L = (bandwidth, xl, yl)
+    L = (bandwidth, None, xl, yl)
     compare_op_with_cpu(emu, "from_cost_jvp", D, T, 0.0, *L)
     compare_op_with_cpu(emu, "fused_hvp", ones, None, x, y, u, v, 0.0, *L, True)
 
@@ -432,7 +438,62 @@ def test_dtw_path_matches_cpu(emu, shape, bandwidth, ragged, dtype):
     # lengths, -1 past each path's end.
     batch, n, m, d = shape
     x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n * 3 + m)
-    got = emu.dtw_path(x, y, bandwidth, xl, yl)
-    want = OPS._dtw_path(x, y, bandwidth, xl, yl)
+    got = emu.dtw_path(x, y, bandwidth, None, xl, yl)
+    want = OPS._dtw_path(x, y, bandwidth, None, xl, yl)
     torch.testing.assert_close(got[0], want[0], **tolerances(dtype))
     assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
+
+
+# ---- the Itakura parallelogram (docs/design/softdtw.md §11) --------------------------------------
+
+# (B, N, M, d), slope, bandwidth, ragged: corners that leave whole tiles outside the parallelogram
+# (skipped by tile_touches_window), the diagonal alone (slope 1), a band and a parallelogram at
+# once, ragged pairs (each with its own parallelogram, some without any admissible path: +inf).
+ITAKURA_CASES = [((2, 130, 70, 3), 2.0, None, True), ((2, 200, 140, 2), 1.5, None, False),
+                 ((3, 200, 190, 2), 3.0, 20, True), ((2, 65, 65, 1), 1.0, None, False),
+                 ((4, 40, 90, 2), 3.0, None, True)]
+
+
+@pytest.mark.parametrize("gamma", [0.5, 0.0], ids=["soft", "hard"])
+@pytest.mark.parametrize("case", ITAKURA_CASES, ids=lambda c: "x".join(map(str, c[0])) + f"-s{c[1]}-r{c[2]}")
+def test_itakura_matches_cpu(emu, case, gamma):
+    # The per-cell test (in_window, float64 bounds computed with _rn intrinsics) and the tile
+    # skipping against the CPU's per-row and per-diagonal intervals: same values, tables (+inf on
+    # the same cells) and gradients, fused and not, then forward mode, second order and the paths.
+    shape, slope, bandwidth, ragged = case
+    batch, n, m, d = shape
+    dtype = torch.float64
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n + 2 * m)
+    for fused in (True, False):
+        compare_with_cpu(emu, x, y, xl, yl, gamma=gamma, bandwidth=bandwidth, fused=fused, itakura_max_slope=slope)
+    u, v, _, _ = make_pair_batch(batch, n, m, d, dtype, False, seed=n * m + 2)
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+    T = torch.randn(D.shape, generator=torch.Generator().manual_seed(5), dtype=dtype)
+    grad = torch.linspace(0.5, 1.5, batch, dtype=dtype)
+    L = (bandwidth, slope, xl, yl)
+    compare_op_with_cpu(emu, "from_cost_jvp", D, T, gamma, *L)
+    compare_op_with_cpu(emu, "fused_hvp", grad, None, x, y, u, v, gamma, *L, True)
+    values, rows, cols = emu.fused_forward_checkpointed(x, y, gamma, *L)
+    got = emu.fused_backward_checkpointed(grad, x, y, rows, cols, gamma, *L)
+    want = OPS._soft_dtw_fused_backward(grad, x, y, OPS._soft_dtw_fused_forward(x, y, gamma, *L, True)[1], gamma, *L)
+    for g, w in zip(got, want):
+        scale = w.abs().max().clamp_min(1.0)
+        torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
+    if gamma == 0.0:
+        got, want = emu.dtw_path(x, y, *L), OPS._dtw_path(x, y, *L)
+        torch.testing.assert_close(got[0], want[0], **tolerances(dtype))
+        assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
+
+
+def test_itakura_rows_kernel_matches_cpu(emu):
+    # itakura_rows_kernel (the table the tile kernels read, float64 bounds with _rn intrinsics)
+    # against the CPU op's loop over the same ItakuraParallelogram, on lengths of every shape and
+    # slopes where the rounding to two decimals decides cells; columns past a pair's m admit none.
+    g = torch.Generator().manual_seed(11)
+    n = torch.randint(1, 300, (400,), generator=g)
+    m = torch.randint(1, 300, (400,), generator=g)
+    for slope in (1.0, 1.3, 2.0, 3.7, 1e6):
+        got = emu.itakura_rows(n, m, 300, slope)
+        assert torch.equal(got, OPS._itakura_rows(n, m, 300, slope)), slope
+    assert emu.itakura_rows(n[:0], m[:0], 300, 2.0).shape == (0, 300, 2)
+

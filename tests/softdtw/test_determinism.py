@@ -72,7 +72,7 @@ def test_packed_pairs_give_the_bits_of_each_pair_alone(dtype):
     b = y.clone().requires_grad_(True)
     v = st.soft_dtw(a, b, gamma=0.1)
     (v * w).sum().backward()
-    values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(x, y, w, 0.1, None, None, None)
+    values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(x, y, w, 0.1, None, None, None, None)
     assert torch.equal(values, v.detach()) and torch.equal(grad, a.grad)
     for i in range(9):
         ai = x[i:i + 1].clone().requires_grad_(True)

@@ -151,13 +151,13 @@ def test_backward_op_checks_its_table():
     # float32 keeps each R as a pair hi + lo (a last dimension of 2); float64 as one number.
     with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected R, the forward's DP table, of shape "
                        r"\(2, 3, 3, 2\), dtype float"):
-        backward(torch.ones(2), D, torch.zeros(2, 3, 3), 1.0, None, None, None)
+        backward(torch.ones(2), D, torch.zeros(2, 3, 3), 1.0, None, None, None, None)
     with pytest.raises(RuntimeError, match=r"soft_dtw_from_cost: expected R, the forward's DP table, of shape "
                        r"\(2, 3, 3\), dtype double"):
-        backward(torch.ones(2), D.double(), torch.zeros(2, 3, 3, 2, dtype=torch.float64), 1.0, None, None, None)
+        backward(torch.ones(2), D.double(), torch.zeros(2, 3, 3, 2, dtype=torch.float64), 1.0, None, None, None, None)
     with pytest.raises(ValueError, match=r"soft_dtw_from_cost: expected grad of shape \(2,\), got \[3\]"):
-        backward(torch.ones(3), D, torch.zeros(2, 3, 3, 2), 1.0, None, None, None)
+        backward(torch.ones(3), D, torch.zeros(2, 3, 3, 2), 1.0, None, None, None, None)
     # An empty table is recomputed: the same gradient as from the forward's table.
-    _, R = torch.ops.softdtw_torch._soft_dtw_from_cost_forward(D, 1.0, None, None, None, True)
-    assert torch.equal(backward(torch.ones(2), D, torch.empty(0), 1.0, None, None, None),
-                       backward(torch.ones(2), D, R, 1.0, None, None, None))
+    _, R = torch.ops.softdtw_torch._soft_dtw_from_cost_forward(D, 1.0, None, None, None, None, True)
+    assert torch.equal(backward(torch.ones(2), D, torch.empty(0), 1.0, None, None, None, None),
+                       backward(torch.ones(2), D, R, 1.0, None, None, None, None))

@@ -110,9 +110,9 @@ def test_forward_mode_and_hessian_vector_products_match_float64(name, gamma):
 
     def outputs(dtype):
         c = dict(dtype=dtype)
-        jvp = OPS._soft_dtw_from_cost_jvp(D.to(**c), D_tangent.to(**c), gamma, None, None, None)
+        jvp = OPS._soft_dtw_from_cost_jvp(D.to(**c), D_tangent.to(**c), gamma, None, None, None, None)
         hvp = OPS._soft_dtw_from_cost_hvp(grad.to(**c), grad_tangent.to(**c), D.to(**c), D_tangent.to(**c), gamma,
-                                          None, None, None, True)
+                                          None, None, None, None, True)
         return (*jvp, *hvp)
 
     for got, want in zip(outputs(torch.float32), outputs(torch.float64)):

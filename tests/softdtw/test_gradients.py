@@ -158,5 +158,5 @@ def test_no_grad_path_keeps_no_table():
         st.soft_dtw(xr, y, fused=True)
     assert [keep for name, keep in calls if "forward" in name] == [True]
     # The value-only path's forward returns no table.
-    _, table = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, False)
+    _, table = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, False)
     assert table.numel() == 0

@@ -287,9 +287,9 @@ def test_path_op_under_vmap_and_fake_tensors():
     x = torch.randn(3, 2, 12, 2, generator=g, dtype=torch.float64)
     y = torch.randn(3, 2, 9, 2, generator=g, dtype=torch.float64)
     op = torch.ops.softdtw_torch._dtw_path
-    batched = torch.vmap(lambda a, b: op(a, b, None, None, None))(x, y)
+    batched = torch.vmap(lambda a, b: op(a, b, None, None, None, None))(x, y)
     for v in range(3):
-        for got, want in zip(batched, op(x[v], y[v], None, None, None)):
+        for got, want in zip(batched, op(x[v], y[v], None, None, None, None)):
             assert torch.equal(got[v], want)
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -297,8 +297,8 @@ def test_path_op_under_vmap_and_fake_tensors():
     mode = FakeTensorMode()
     fake_a, fake_b = mode.from_tensor(a), mode.from_tensor(b)
     with mode:
-        fake = op(fake_a, fake_b, 2, None, None)
-    real = op(a, b, 2, None, None)
+        fake = op(fake_a, fake_b, 2, None, None, None)
+    real = op(a, b, 2, None, None, None)
     assert [(f.shape, f.dtype) for f in fake] == [(r.shape, r.dtype) for r in real]
     with pytest.raises(RuntimeError, match="dtw_path: _dtw_path is not differentiable"):
-        op(x[0].requires_grad_(), y[0], None, None, None)[0].sum().backward()
+        op(x[0].requires_grad_(), y[0], None, None, None, None)[0].sum().backward()

@@ -309,16 +309,16 @@ def test_second_order_ops_compute_each_pair_as_if_alone(dtype):
     grad, grad_tangent = torch.randn(6, generator=g, dtype=dtype), torch.randn(6, generator=g, dtype=dtype)
     xl, yl = torch.tensor([37, 37, 20, 20, 5, 37]), torch.tensor([29, 29, 29, 10, 10, 1])
     for lengths in ((None, None), (xl, yl)):
-        batch_hvp = ops._soft_dtw_fused_hvp(grad, grad_tangent, x, y, u, None, 0.7, None, *lengths, True)
-        batch_jvp = ops._soft_dtw_fused_jvp(x, y, u, v, 0.7, None, *lengths)
+        batch_hvp = ops._soft_dtw_fused_hvp(grad, grad_tangent, x, y, u, None, 0.7, None, None, *lengths, True)
+        batch_jvp = ops._soft_dtw_fused_jvp(x, y, u, v, 0.7, None, None, *lengths)
         for b in range(6):
             n = x.shape[1] if lengths[0] is None else xl[b].item()
             m = y.shape[1] if lengths[1] is None else yl[b].item()
             one = slice(b, b + 1)
             alone = ops._soft_dtw_fused_hvp(grad[one], grad_tangent[one], x[one, :n], y[one, :m], u[one, :n], None,
-                                            0.7, None, None, None, True)
+                                            0.7, None, None, None, None, True)
             assert torch.equal(batch_hvp[0][b], alone[0][0])
             for i, length in ((1, n), (2, m), (3, n), (4, m)):
                 assert torch.equal(batch_hvp[i][b, :length], alone[i][0])
-            jvp = ops._soft_dtw_fused_jvp(x[one, :n], y[one, :m], u[one, :n], v[one, :m], 0.7, None, None, None)
+            jvp = ops._soft_dtw_fused_jvp(x[one, :n], y[one, :m], u[one, :n], v[one, :m], 0.7, None, None, None, None)
             assert torch.equal(batch_jvp[0][b], jvp[0][0]) and torch.equal(batch_jvp[1][b], jvp[1][0])

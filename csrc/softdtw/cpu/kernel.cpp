@@ -12,11 +12,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <utility>
 #include <vector>
 
-#include "../problem.h"
 #include "../../common/macros.h"
 #include "../math.h"
+#include "../problem.h"
 #include "tiles.h"
 
 namespace softdtw_torch {
@@ -25,7 +28,8 @@ namespace {
 using namespace cpu;  // the tiled wavefront engine (tiles.h)
 
 PairGeometry pair_geometry(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths, int64_t b) {
-  return {x_lengths ? x_lengths[b] : p.n, y_lengths ? y_lengths[b] : p.m, p.band_radius};
+  const int64_t n = x_lengths ? x_lengths[b] : p.n, m = y_lengths ? y_lengths[b] : p.m;
+  return {n, m, std::make_shared<const WindowRows>(p.window, n, m)};
 }
 
 const int64_t* lengths_ptr(const at::Tensor& lengths) {
@@ -137,9 +141,10 @@ constexpr int64_t kMaxPackLanes = 4;
 // Longer pairs run in tiles, whose working set stays in L1; a pack's diagonals have n·P slots.
 constexpr int64_t kMaxPackedLength = 512;
 
-// A pack: pairs [begin, end), all n × m, band radius (−1: none).
+// A pack: pairs [begin, end), all n × m, and their window.
 struct Pack {
-  int64_t begin, end, n, m, radius;
+  int64_t begin, end, n, m;
+  std::shared_ptr<const WindowRows> window;  // shared by the packs of one (n, m)
   int64_t lanes() const { return end - begin; }
 };
 
@@ -151,12 +156,15 @@ std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, 
   if (std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
   const int64_t threads = at::get_num_threads();
   const int64_t count = threads * ceil_div(p.batch, threads * kMaxPackLanes);
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const WindowRows>> windows;  // one per (n, m)
   for (int64_t q = 0; q < count; ++q) {
     const int64_t begin = q * p.batch / count, end = (q + 1) * p.batch / count;
     for (int64_t b = begin; b < end; ++b) {
-      const PairGeometry g = pair_geometry(p, x_lengths, y_lengths, b);
-      if (b == begin || packs.back().n != g.n || packs.back().m != g.m) {
-        packs.push_back({b, b + 1, g.n, g.m, p.band_radius});
+      const int64_t n = x_lengths ? x_lengths[b] : p.n, m = y_lengths ? y_lengths[b] : p.m;
+      if (b == begin || packs.back().n != n || packs.back().m != m) {
+        std::shared_ptr<const WindowRows>& window = windows[{n, m}];
+        if (!window) window = std::make_shared<const WindowRows>(p.window, n, m);
+        packs.push_back({b, b + 1, n, m, window});
       } else {
         packs.back().end = b + 1;
       }
@@ -345,7 +353,7 @@ struct PackRows {
 };
 inline PackRows pack_rows(const Pack& pk, int64_t k) {
   int64_t band_lo, band_hi;
-  band_rows_on_diagonal(k, pk.n, pk.m, pk.radius, &band_lo, &band_hi);
+  pk.window->rows_on_diagonal(k, &band_lo, &band_hi);
   const int64_t first = std::max<int64_t>(0, k - pk.m + 1), last = std::min(pk.n - 1, k);
   return {first, last, std::max(first, band_lo), std::min(last, band_hi)};
 }
@@ -358,7 +366,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
                   RValue<T>* tables, int64_t table_stride, T* values,
                   const PackTangent<T>* tangent = nullptr) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes();
-  const TableLayout layout({n, m, -1});
+  const TableLayout layout({n, m, nullptr});
   const RValue<T> inf = exact_r(positive_infinity<T>());
   const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   std::vector<T> cost(n * P), tangent_cost(tangent != nullptr ? n * P : 0);
@@ -423,7 +431,7 @@ template <typename T>
 class GatheredDiagonals {
  public:
   GatheredDiagonals(const Pack& pk, const RValue<T>* tables, int64_t table_stride)
-      : pk_(pk), tables_(tables), stride_(table_stride), layout_({pk.n, pk.m, -1}) {
+      : pk_(pk), tables_(tables), stride_(table_stride), layout_({pk.n, pk.m, nullptr}) {
     data_.assign(3 * (pk.n + 2) * pk.lanes(), exact_r(T(0)));
   }
   Run<RValue<T>> operator()(int64_t k) {
@@ -591,9 +599,10 @@ bool pack_has_invalid(const Pack& pk, const T* x_all, const T* y_all, int64_t N,
 
 std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in, double gamma,
                                                          std::optional<int64_t> bandwidth,
+                                                         std::optional<double> itakura_max_slope,
                                                          const std::optional<at::Tensor>& x_lengths,
                                                          const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& D = in.D;
   const ForwardOutputs out = new_forward_outputs(p, D.options(), keep_table);
@@ -619,9 +628,10 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in,
 
 at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D_in, const at::Tensor& R_in,
                                   double gamma, std::optional<int64_t> bandwidth,
-                                  const std::optional<at::Tensor>& x_lengths,
+                                  std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
                                   const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in = prepare_from_cost_backward(grad_in, D_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const BackwardInputs in =
+      prepare_from_cost_backward(grad_in, D_in, R_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& R = in.R;
   const at::Tensor& grad = in.grad;
@@ -687,29 +697,54 @@ ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
 
 std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in, double gamma,
                                                      std::optional<int64_t> bandwidth,
+                                                     std::optional<double> itakura_max_slope,
                                                      const std::optional<at::Tensor>& x_lengths,
                                                      const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return finish_forward(kFusedOp, run_fused_forward(in, keep_table), x_in.scalar_type(), kInvalidSequenceMessage);
 }
 
-// Hard DTW's values and paths (design doc §10): the fused forward at γ = 0 with its table, then
-// each pair's walk back from its end over the table (laid out by TableLayout), pairs in parallel.
+// Hard DTW's values and paths (design doc §10): the fused forward at γ = 0, then each pair's walk
+// back from its end. Packs walk over the diagonals their forward kept (no (B, N, M) table written,
+// and the walk reads a pack's own cache-resident diagonals); other batches keep the table (laid
+// out by TableLayout) and walk over it, pairs in parallel.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
                                                             std::optional<int64_t> bandwidth,
+                                                            std::optional<double> itakura_max_slope,
                                                             const std::optional<at::Tensor>& x_lengths,
                                                             const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, 0.0, bandwidth, x_lengths, y_lengths, kDtwPathOp);
+  const ForwardInputs in =
+      prepare_fused(x_in, y_in, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, kDtwPathOp);
   const SoftDTWProblem& p = in.problem;
-  const ForwardOutputs out = run_fused_forward(in, /*keep_table=*/true);
-  auto [values, R] = finish_forward(kDtwPathOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
-  const PathOutputs paths = new_path_outputs(p, x_in.device());
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
+  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  const ForwardOutputs out =
+      packs.empty() ? run_fused_forward(in, /*keep_table=*/true) : new_forward_outputs(p, in.x.options(), false);
+  const PathOutputs paths = new_path_outputs(p, x_in.device());
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cpu", [&] {
-    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
     int64_t* cells = paths.paths.data_ptr<int64_t>();
     int64_t* lengths = paths.lengths.data_ptr<int64_t>();
+    auto cells_of = [&](int64_t b) { return cells + b * 2 * (p.n + p.m - 1); };
+    if (!packs.empty()) {
+      const scalar_t* x_all = in.x.data_ptr<scalar_t>();
+      const scalar_t* y_all = in.y.data_ptr<scalar_t>();
+      const int64_t d = in.x.size(2);
+      for_each_pack(packs, [&](const Pack& pk) {
+        if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
+        const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+        auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/true);
+        forward_pack<scalar_t>(pk, s, scalar_t(0), diagonals, nullptr, 0, out.values.data_ptr<scalar_t>() + pk.begin);
+        const int64_t P = pk.lanes();
+        for (int64_t lane = 0; lane < P; ++lane) {
+          // Slot i + 1 of diagonal i + j holds R(i, j), the border (i or j = −1) included.
+          auto r_at = [&](int64_t i, int64_t j) { return load(diagonals(i + j), (i + 1) * P + lane); };
+          lengths[pk.begin + lane] = hard_path<scalar_t>(pk.n, pk.m, r_at, cells_of(pk.begin + lane));
+        }
+      });
+      return;
+    }
+    const RValue<scalar_t>* r_all = r_data<scalar_t>(out.R);
     at::parallel_for(0, p.batch, 1, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
         const PairGeometry g = pair_geometry(p, xl, yl, b);
@@ -719,19 +754,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_
           if (i < 0 || j < 0) return exact_r((i < 0 && j < 0) ? scalar_t(0) : positive_infinity<scalar_t>());
           return table[layout.row_offset(i + j) + i];
         };
-        lengths[b] = hard_path<scalar_t>(g.n, g.m, r_at, cells + b * 2 * (p.n + p.m - 1));
+        lengths[b] = hard_path<scalar_t>(g.n, g.m, r_at, cells_of(b));
       }
     });
   });
+  auto [values, unused] = finish_forward(kDtwPathOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
   return {values, paths.paths, paths.lengths};
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
                                                       const at::Tensor& y_in, const at::Tensor& R_in, double gamma,
                                                       std::optional<int64_t> bandwidth,
+                                                      std::optional<double> itakura_max_slope,
                                                       const std::optional<at::Tensor>& x_lengths,
                                                       const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in = prepare_fused_backward(grad_in, x_in, y_in, R_in, gamma, bandwidth, x_lengths, y_lengths);
+  const BackwardInputs in =
+      prepare_fused_backward(grad_in, x_in, y_in, R_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& R = in.R;
   const at::Tensor& grad = in.grad;
@@ -790,22 +828,24 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
 }
 
 // Packs: the forward keeps every diagonal of the pack and the backward reads them in the same
-// call, so no (B, N, M) table is written or gathered, and no ∂/∂y is formed. Other batches (band,
-// long series): the forward and backward ops, as the composite kernel does.
+// call, so no (B, N, M) table is written or gathered, and no ∂/∂y is formed. Other batches (long
+// series, fewer pairs than threads): the forward and backward ops, as the composite kernel does.
 std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
                                                             const at::Tensor& weights, double gamma,
                                                             std::optional<int64_t> bandwidth,
+                                                            std::optional<double> itakura_max_slope,
                                                             const std::optional<at::Tensor>& x_lengths,
                                                             const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   check_pair_weights(x_in, weights);
   const SoftDTWProblem& p = in.problem;
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   const std::vector<Pack> packs = make_packs(p, xl, yl);
   if (packs.empty()) {
-    auto [values, R] = fused_forward_cpu(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths, /*keep_table=*/true);
-    auto grads = fused_backward_cpu(weights, x_in, y_in, R, gamma, bandwidth, x_lengths, y_lengths);
+    auto [values, R] =
+        fused_forward_cpu(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
+    auto grads = fused_backward_cpu(weights, x_in, y_in, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
     return {values, std::get<0>(grads).to(x_in.scalar_type())};
   }
   const at::Tensor& x = in.x;
@@ -848,9 +888,10 @@ ForwardEnd<T> tangent_forward(const PairGeometry& g, T gamma, const Costs& costs
 
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, const at::Tensor& D_tangent_in,
                                                      double gamma, std::optional<int64_t> bandwidth,
+                                                     std::optional<double> itakura_max_slope,
                                                      const std::optional<at::Tensor>& x_lengths,
                                                      const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", in.D);
   const ForwardOutputs out = new_forward_outputs(p, in.D.options(), /*keep_table=*/false);
@@ -878,9 +919,10 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
                                                  const std::optional<at::Tensor>& x_tangent_in,
                                                  const std::optional<at::Tensor>& y_tangent_in, double gamma,
                                                  std::optional<int64_t> bandwidth,
+                                                 std::optional<double> itakura_max_slope,
                                                  const std::optional<at::Tensor>& x_lengths,
                                                  const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent_in, "x", in.x);
   const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent_in, "y", in.y);
@@ -941,8 +983,9 @@ struct PairTables {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
     const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& D_in,
     const std::optional<at::Tensor>& D_tangent_in, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, x_lengths, y_lengths);
+    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& D = in.D;
   const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", D);
@@ -1028,8 +1071,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
     const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& x_in,
     const at::Tensor& y_in, const std::optional<at::Tensor>& x_tangent_in,
     const std::optional<at::Tensor>& y_tangent_in, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, x_lengths, y_lengths);
+    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& x = in.x;
   const at::Tensor& y = in.y;
@@ -1113,6 +1157,26 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
   return {value_tangent, grad_x, grad_y, grad_x_tangent, grad_y_tangent};
 }
 
+// The parallelogram's rows per column (_itakura_rows), from ItakuraParallelogram.
+at::Tensor itakura_rows_cpu(const at::Tensor& n_in, const at::Tensor& m_in, int64_t columns, double max_slope) {
+  const auto [n, m] = checked_itakura_lengths(n_in, m_in, columns, max_slope);
+  at::Tensor out = at::empty({n.size(0), columns, 2}, n.options());
+  const int64_t* n_all = n.data_ptr<int64_t>();
+  const int64_t* m_all = m.data_ptr<int64_t>();
+  int64_t* rows = out.data_ptr<int64_t>();
+  at::parallel_for(0, n.size(0), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const ItakuraParallelogram parallelogram(n_all[b], m_all[b], max_slope);
+      for (int64_t j = 0; j < columns; ++j) {
+        int64_t* cell = rows + 2 * (b * columns + j);
+        cell[0] = j < m_all[b] ? parallelogram.first_row(j) : n_all[b];
+        cell[1] = j < m_all[b] ? parallelogram.end_row(j) : n_all[b];
+      }
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
@@ -1126,6 +1190,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_cpu);
   m.impl("_soft_dtw_fused_hvp", &fused_hvp_cpu);
   m.impl("_dtw_path", &dtw_path_cpu);
+  m.impl("_itakura_rows", &itakura_rows_cpu);
 }
 
 }  // namespace softdtw_torch

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -35,9 +36,64 @@ inline int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// One pair: its own lengths (ragged batches) and band radius (-1: none).
+// A pair's window as the CPU kernels read it (docs/design/softdtw.md §11): each row's admissible
+// columns and each anti-diagonal's admissible rows, both intervals. The band by integer arithmetic
+// (math.h); the parallelogram from its columns' rows, evaluated once per (n, m)
+// (ItakuraParallelogram) and then searched by bisection: both bounds are non-decreasing.
+class WindowRows {
+ public:
+  WindowRows(const Window& w, int64_t n, int64_t m) : n_(n), m_(m), radius_(w.radius) {
+    if (!w.has_itakura()) return;
+    const ItakuraParallelogram parallelogram(n, m, w.itakura_slope);
+    first_.resize(m);
+    end_.resize(m);
+    for (int64_t j = 0; j < m; ++j) {
+      first_[j] = parallelogram.first_row(j);
+      end_[j] = parallelogram.end_row(j);
+    }
+  }
+  // Row i's columns [*lo, *hi], clipped to [0, m − 1] (empty: lo > hi): with a parallelogram, from
+  // the first column whose rows end after i to the last whose rows start at or before i.
+  void columns(int64_t i, int64_t* lo, int64_t* hi) const {
+    band_columns(i, n_, m_, radius_, lo, hi);
+    if (first_.empty()) return;
+    *lo = std::max<int64_t>(*lo, std::upper_bound(end_.begin(), end_.end(), i) - end_.begin());
+    *hi = std::min<int64_t>(*hi, std::upper_bound(first_.begin(), first_.end(), i) - first_.begin() - 1);
+  }
+  // Anti-diagonal k's rows [*lo, *hi] (cells (i, k − i); empty: lo > hi; without a parallelogram,
+  // not clipped to the matrix). Along the diagonal i grows and j = k − i shrinks, so "column j's
+  // rows start at or before i" turns true once and "they end after i" turns false once.
+  void rows_on_diagonal(int64_t k, int64_t* lo, int64_t* hi) const {
+    band_rows_on_diagonal(k, n_, m_, radius_, lo, hi);
+    if (first_.empty()) return;
+    const int64_t top = std::max<int64_t>(0, k - m_ + 1), bottom = std::min(n_ - 1, k);
+    *lo = std::max(*lo, first_row_where(top, bottom, [&](int64_t i) { return first_[k - i] <= i; }));
+    *hi = std::min(*hi, first_row_where(top, bottom, [&](int64_t i) { return end_[k - i] <= i; }) - 1);
+  }
+
+ private:
+  // The first i in [lo, hi] where `holds` (false, then true) is true; hi + 1 when none.
+  template <typename Pred>
+  static int64_t first_row_where(int64_t lo, int64_t hi, const Pred& holds) {
+    ++hi;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (holds(mid)) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+  int64_t n_, m_, radius_;
+  std::vector<int64_t> first_, end_;  // the parallelogram's rows [first_[j], end_[j]) of column j; empty: none
+};
+
+// One pair: its own lengths (ragged batches) and window (null: none, for borders and layouts).
 struct PairGeometry {
-  int64_t n, m, radius;
+  int64_t n, m;
+  std::shared_ptr<const WindowRows> window;
   int64_t tile_rows() const { return ceil_div(n, kTile); }
   int64_t tile_cols() const { return ceil_div(m, kTile); }
 };
@@ -266,7 +322,7 @@ bool costs_by_diagonal(const PairGeometry& g, const TileRange& t, const TileCost
   bool invalid = false;
   for (int64_t r = 0; r < t.h; ++r) {
     int64_t lo, hi;
-    band_columns(t.i0 + r, g.n, g.m, g.radius, &lo, &hi);
+    g.window->columns(t.i0 + r, &lo, &hi);
     for (int64_t c = 0; c < t.w; ++c) {
       const int64_t j = t.j0 + c;
       T d = tile_costs[r * stride + c];
@@ -371,7 +427,7 @@ template <typename T, typename TileCosts, typename Tangent = NoTangent>
 ForwardEnd<T> forward_pair(const PairGeometry& g, T gamma, const TileCosts& costs, const Tables<T>& tables,
                            bool parallel, bool* invalid, const Tangent& tangent_costs = Tangent{}) {
   auto borders = borders_of_values<T>(g);
-  auto tangent_borders = borders_of_tangents<T>(kHasTangent<Tangent> ? g : PairGeometry{1, 1, -1});
+  auto tangent_borders = borders_of_tangents<T>(kHasTangent<Tangent> ? g : PairGeometry{1, 1, nullptr});
   std::vector<uint8_t> invalid_in_tile_row(g.tile_rows(), 0);
   const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   for_each_tile_in_wavefront(g, /*reverse=*/false, parallel, [&](int64_t I, int64_t J) {
@@ -633,7 +689,7 @@ void backward_tile(const PairGeometry& g, const TileRange& t, int64_t I, Natural
 template <typename T, bool kTangent = false, typename Emit>
 void backward_pair(const PairGeometry& g, T gamma, const ConstTables<T>& tables, bool parallel, const Emit& emit) {
   BackwardBorders<T> borders(g);
-  BackwardBorders<T> tangent_borders(kTangent ? g : PairGeometry{1, 1, -1});
+  BackwardBorders<T> tangent_borders(kTangent ? g : PairGeometry{1, 1, nullptr});
   const auto f = NaturalCellFunctions<T>::for_gamma(gamma);
   for_each_tile_in_wavefront(g, /*reverse=*/true, parallel, [&](int64_t I, int64_t J) {
     backward_tile<T, kTangent>(g, tile_range(g, I, J), I, f, tables, borders, &tangent_borders, emit);

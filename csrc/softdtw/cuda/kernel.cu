@@ -64,6 +64,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   m.impl("_soft_dtw_from_cost_hvp", cuda_kernel<FromCostHvp, &tiles::from_cost_hvp_op<CudaLaunch>>);
   m.impl("_soft_dtw_fused_hvp", cuda_kernel<FusedHvp, &tiles::fused_hvp_op<CudaLaunch>>);
   m.impl("_dtw_path", cuda_kernel<DtwPath, &tiles::dtw_path_op<CudaLaunch>>);
+  m.impl("_itakura_rows", cuda_kernel<ItakuraRows, &tiles::itakura_rows_op<CudaLaunch>>);
 }
 
 }  // namespace softdtw_torch

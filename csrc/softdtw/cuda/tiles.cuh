@@ -137,6 +137,9 @@ __device__ __forceinline__ void with_cell_functions(const CellFunctions<T>& cell
 struct Geometry {
   int64_t batch = 0, n = 0, m = 0;
   int64_t radius = -1;                 // Sakoe–Chiba radius, -1: none
+  // The Itakura parallelogram, nullable: column j of pair b admits the rows
+  // [itakura_rows[2 (b·m + j)], itakura_rows[2 (b·m + j) + 1]) (itakura_rows_kernel).
+  const int64_t* itakura_rows = nullptr;
   const int64_t* x_lengths = nullptr;  // nullable
   const int64_t* y_lengths = nullptr;  // nullable
   SOFTDTW_TORCH_HOST_DEVICE int64_t row_blocks() const { return (n + kTileRows - 1) / kTileRows; }
@@ -188,22 +191,61 @@ SOFTDTW_TORCH_HOST_DEVICE Tile tile_of_block(const Geometry& g, int64_t diagonal
 // Steps of a wavefront sweep: rows plus the lag of the last lane holding a column of the pair.
 SOFTDTW_TORCH_HOST_DEVICE int sweep_steps(const Tile& t) { return t.rows + (t.cols - 1) / kColsPerLane; }
 
-// Whether any cell of the tile (inside the pair) lies in the band. A tile wholly outside it has
-// R = +inf and E = 0 everywhere, whatever its borders: its block skips the sweeps (most tiles of
-// a narrow band on long series). Every thread computes the same answer, no barrier needed.
-SOFTDTW_TORCH_HOST_DEVICE bool tile_touches_band(const Geometry& g, const Tile& t) {
-  if (g.radius < 0) return true;
-  for (int i = 0; i < t.rows; ++i) {
-    int64_t lo, hi;
-    band_columns(t.r0 + i, t.n, t.m, g.radius, &lo, &hi);
-    if (lo <= t.c0 + t.cols - 1 && hi >= t.c0) return true;
+// The window (docs/design/softdtw.md §11) as the tile kernels read it, a column at a time: the
+// staging loops give each thread one column of the tile (kThreads is a multiple of kTileCols), so
+// a thread reads its column's rows once per tile and tests each cell with two comparisons.
+static_assert(kThreads % kTileCols == 0, "a staging thread keeps one column of the tile");
+
+// The rows of column t.c0 + j inside the window, in tile coordinates [first, last] (empty: first >
+// last): the band's rows of the column (band_columns with rows and columns swapped: the band's
+// rule is symmetric in them) and the parallelogram's, from the table itakura_rows_kernel wrote.
+struct ColumnWindow {
+  int first, last;
+  SOFTDTW_TORCH_HOST_DEVICE bool contains(int i) const { return first <= i && i <= last; }
+};
+SOFTDTW_TORCH_HOST_DEVICE ColumnWindow column_window(const Geometry& g, const Tile& t, int j) {
+  if (j >= t.cols) return {0, -1};
+  int64_t lo, hi;
+  band_columns(t.c0 + j, t.m, t.n, g.radius, &lo, &hi);
+  if (g.itakura_rows != nullptr) {
+    const int64_t* rows = g.itakura_rows + 2 * (t.b * g.m + t.c0 + j);
+    lo = rows[0] > lo ? rows[0] : lo;
+    hi = rows[1] - 1 < hi ? rows[1] - 1 : hi;
+  }
+  lo = lo - t.r0 > 0 ? lo - t.r0 : 0;
+  hi = hi - t.r0 < t.rows - 1 ? hi - t.r0 : t.rows - 1;
+  return lo <= hi ? ColumnWindow{static_cast<int>(lo), static_cast<int>(hi)} : ColumnWindow{0, -1};
+}
+
+// Whether any cell of the tile (inside the pair) lies in the window. A tile wholly outside it has
+// R = +inf and E = 0 everywhere, whatever its borders: its block skips the sweeps (most tiles of a
+// narrow band, or the corners of a parallelogram, on long series). Every thread computes the same
+// answer, no barrier needed.
+SOFTDTW_TORCH_HOST_DEVICE bool tile_touches_window(const Geometry& g, const Tile& t) {
+  if (g.radius < 0 && g.itakura_rows == nullptr) return true;
+  for (int j = 0; j < t.cols; ++j) {
+    const ColumnWindow w = column_window(g, t, j);
+    if (w.first <= w.last) return true;
   }
   return false;
 }
 
+// Each pair's parallelogram as its columns' rows (Geometry::itakura_rows, (B, m, 2); the columns
+// past the pair's own m admit none), from ItakuraParallelogram (math.h), the CPU kernels' own: one
+// thread per (pair, column).
+__global__ void __launch_bounds__(kThreads) itakura_rows_kernel(Geometry g, double max_slope, int64_t* rows) {
+  const int64_t cell = blockIdx.x * int64_t(kThreads) + threadIdx.x;
+  if (cell >= g.batch * g.m) return;
+  const int64_t b = cell / g.m, j = cell % g.m;
+  const int64_t n = pair_length(g.x_lengths, b, g.n), m = pair_length(g.y_lengths, b, g.m);
+  const ItakuraParallelogram parallelogram(n, m, max_slope);
+  rows[2 * cell] = j < m ? parallelogram.first_row(j) : n;
+  rows[2 * cell + 1] = j < m ? parallelogram.end_row(j) : n;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cost staging: fill cost[i * kTileStride + j] for the tile's cells, +inf outside the pair or the
-// band; return true when this thread saw an invalid input value (NaN/−inf cost; non-finite x, y).
+// window; return true when this thread saw an invalid input value (NaN/−inf cost; non-finite x, y).
 
 template <typename T>
 struct CostsFromTensor {
@@ -211,10 +253,11 @@ struct CostsFromTensor {
   static constexpr int64_t scratch_elements() { return 0; }
   __device__ bool stage(const Geometry& g, const Tile& t, T* cost, T* /*scratch*/) const {
     bool bad = false;
+    const ColumnWindow window = column_window(g, t, threadIdx.x % kTileCols);
     for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
       const int i = idx / kTileCols, j = idx % kTileCols;
       T v = positive_infinity<T>();
-      if (i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius)) {
+      if (window.contains(i)) {
         v = D[(t.b * g.n + t.r0 + i) * g.m + t.c0 + j];
         bad |= !is_valid_cost(v);
       }
@@ -279,11 +322,11 @@ struct SquaredEuclideanCosts {
         }
       }
     }
+    const ColumnWindow window = column_window(g, t, j);
 #pragma unroll
     for (int q = 0; q < kRowsPerThread; ++q) {
       const int i = group + kGroups * q;
-      const bool inside = i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius);
-      cost[i * kTileStride + j] = inside ? acc[q] : positive_infinity<T>();
+      cost[i * kTileStride + j] = window.contains(i) ? acc[q] : positive_infinity<T>();
     }
     return bad;
   }
@@ -298,7 +341,7 @@ __device__ void fill_tile(Run<V> tile, V value) {
 }
 
 // The tangent channel's costs (forward mode and second order, design doc §3): Ḋ of the tile's
-// cells, staged as the costs are, 0 outside the pair or the band (Ṙ is 0 there, as R is +inf).
+// cells, staged as the costs are, 0 outside the pair or the window (Ṙ is 0 there, as R is +inf).
 // `NoTangents` stands for a kernel without the channel.
 struct NoTangents {
   static constexpr int64_t scratch_elements() { return 0; }
@@ -312,10 +355,11 @@ struct TangentsFromTensor {
   const T* D_tangent;
   static constexpr int64_t scratch_elements() { return 0; }
   __device__ void stage(const Geometry& g, const Tile& t, T* tangent, T* /*scratch*/) const {
+    const ColumnWindow window = column_window(g, t, threadIdx.x % kTileCols);
     for (int idx = threadIdx.x; idx < kTileRows * kTileCols; idx += kThreads) {
       const int i = idx / kTileCols, j = idx % kTileCols;
       T v = T(0);
-      if (D_tangent != nullptr && i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius)) {
+      if (D_tangent != nullptr && window.contains(i)) {
         v = D_tangent[(t.b * g.n + t.r0 + i) * g.m + t.c0 + j];
       }
       tangent[i * kTileStride + j] = v;
@@ -363,11 +407,11 @@ struct SquaredEuclideanTangents {
         }
       }
     }
+    const ColumnWindow window = column_window(g, t, j);
 #pragma unroll
     for (int q = 0; q < kRowsPerThread; ++q) {
       const int i = group + kGroups * q;
-      const bool inside = i < t.rows && j < t.cols && in_band(t.r0 + i, t.c0 + j, t.n, t.m, g.radius);
-      tangent[i * kTileStride + j] = inside ? T(2) * acc[q] : T(0);
+      tangent[i * kTileStride + j] = window.contains(i) ? T(2) * acc[q] : T(0);
     }
   }
 };
@@ -626,11 +670,11 @@ __device__ void forward_tile(const ForwardArgs<T>& a, const TangentForwardArgs<T
   const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
   if (t.rows <= 0 || t.cols <= 0) return;  // the tile lies past this pair's end (block-uniform)
   const ForwardSmem<T, kTangent> s = ForwardSmem<T, kTangent>::carve();
-  // Outside the band: R = +inf (its inputs are checked by the in-band tiles of its rows/columns)
-  // and Ṙ = 0.
-  const bool in_band = tile_touches_band(a.g, t);
+  // Outside the window: R = +inf (its inputs are checked by the tiles of its rows/columns inside
+  // it) and Ṙ = 0.
+  const bool touches_window = tile_touches_window(a.g, t);
   bool bad = false;
-  if (in_band) {
+  if (touches_window) {
     bad = costs.stage(a.g, t, hi_values(s.r.tile), s.scratch);
     if constexpr (kTangent) {
       __syncthreads();  // the costs' scratch is consumed
@@ -648,7 +692,7 @@ __device__ void forward_tile(const ForwardArgs<T>& a, const TangentForwardArgs<T
     if constexpr (kTangent) fill_tile(s.rt.tile, T(0));
   }
   if (__syncthreads_or(bad) && threadIdx.x == 0) a.invalid[t.b] = true;
-  if (in_band && threadIdx.x < kWarpSize) {
+  if (touches_window && threadIdx.x < kWarpSize) {
     with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
       if constexpr (kTangent) {
         forward_sweep<T>(cell, t, s.r.tile, s.r.top, s.r.left, 1, SweepTangent<T>{s.rt.tile, s.rt.top, s.rt.left});
@@ -996,7 +1040,7 @@ __device__ void backward_store_messages(const Geometry& g, const Tile& t, T* row
 template <typename T>
 struct WriteCostGradient {
   T* grad_D;  // (B, N, M)
-  static constexpr bool kWritesZeros = true;  // ∂D is uninitialized memory: tiles outside the band write their 0s
+  static constexpr bool kWritesZeros = true;  // ∂D is uninitialized memory: tiles outside the window write their 0s
   static constexpr int64_t scratch_elements() { return 0; }
   __device__ void operator()(const BackwardArgs<T>& a, const TangentBackwardArgs<T>&, const Tile& t,
                              const BackwardSmem<T>& s) const {
@@ -1041,7 +1085,7 @@ struct AccumulateSequenceGradients {
   int64_t d;
   double* acc_x;  // (B, N, d)
   double* acc_y;  // (B, M, d)
-  static constexpr bool kWritesZeros = false;  // adding 0 changes nothing: tiles outside the band skip it
+  static constexpr bool kWritesZeros = false;  // adding 0 changes nothing: tiles outside the window skip it
   static constexpr int64_t scratch_elements() { return int64_t(kTileRows + kTileCols) * (kChunkDims<T> + 1); }
 
   __device__ void operator()(const BackwardArgs<T>& a, const TangentBackwardArgs<T>&, const Tile& t,
@@ -1133,7 +1177,7 @@ struct AccumulateSequenceGradientTangents {
   }
 };
 
-// A tile outside the band: E = 0, and so are the messages it sends.
+// A tile outside the window: E = 0, and so are the messages it sends.
 template <typename T, typename V>
 __device__ void clear_tile(const ReverseTile<T, V>& s) {
   fill_tile(&s.at(0, 0), T(0));
@@ -1150,9 +1194,9 @@ __device__ void backward_tile(const BackwardArgs<T>& a, const TangentBackwardArg
   const Tile t = tile_of_block(a.g, diagonal, blockIdx.x);
   if (t.rows <= 0 || t.cols <= 0) return;  // block-uniform
   const BackwardSmem<T, kTangent> s = BackwardSmem<T, kTangent>::carve();
-  // Outside the band E = 0 (and Ė = 0), and so are the messages the tile sends (its R is +inf).
-  const bool in_band = tile_touches_band(a.g, t);
-  if (in_band) {
+  // Outside the window E = 0 (and Ė = 0), and so are the messages the tile sends (its R is +inf).
+  const bool touches_window = tile_touches_window(a.g, t);
+  if (touches_window) {
     r_source.template stage<kHard>(a, t, s);
     stage_incoming_messages(a.g, t, a.row_msgs, a.col_msgs, s.v);
     if constexpr (kTangent) stage_incoming_messages(a.g, t, ta.row_msgs, ta.col_msgs, s.d);
@@ -1161,13 +1205,13 @@ __device__ void backward_tile(const BackwardArgs<T>& a, const TangentBackwardArg
     if constexpr (kTangent) clear_tile(s.d);
   }
   __syncthreads();
-  if (in_band && threadIdx.x < kWarpSize) {
+  if (touches_window && threadIdx.x < kWarpSize) {
     with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) { backward_sweep(cell, t, s); });
   }
   __syncthreads();
   backward_store_messages(a.g, t, a.row_msgs, a.col_msgs, s.v);
   if constexpr (kTangent) backward_store_messages(a.g, t, ta.row_msgs, ta.col_msgs, s.d);
-  if (in_band || Epilogue::kWritesZeros) epilogue(a, ta, t, s);
+  if (touches_window || Epilogue::kWritesZeros) epilogue(a, ta, t, s);
 }
 
 template <typename T, bool kHard, typename RSource, typename Epilogue>

@@ -12,21 +12,56 @@
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 
+#include <limits>
+
 #include "../problem.h"
 #include "tiles.cuh"
 
 namespace softdtw_torch {
 namespace tiles {
 
-inline Geometry geometry_of(const SoftDTWProblem& p) {
+// The parallelogram's rows of every pair's columns (Geometry::itakura_rows), computed by
+// itakura_rows_kernel; undefined when the problem has no parallelogram.
+template <typename Launch>
+at::Tensor itakura_rows_for(const Launch& launch, const SoftDTWProblem& p, const at::Device& device);
+
+// The tile kernels' geometry of a problem; itakura_rows: itakura_rows_for's table (undefined: none).
+inline Geometry geometry_of(const SoftDTWProblem& p, const at::Tensor& itakura_rows) {
   Geometry g;
   g.batch = p.batch;
   g.n = p.n;
   g.m = p.m;
-  g.radius = p.band_radius;
+  g.radius = p.window.radius;
+  g.itakura_rows = itakura_rows.defined() ? itakura_rows.data_ptr<int64_t>() : nullptr;
   g.x_lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
   g.y_lengths = p.y_lengths.defined() ? p.y_lengths.data_ptr<int64_t>() : nullptr;
   return g;
+}
+
+template <typename Launch>
+at::Tensor itakura_rows_for(const Launch& launch, const SoftDTWProblem& p, const at::Device& device) {
+  if (!p.window.has_itakura() || p.batch * p.m == 0) return at::Tensor();
+  at::Tensor rows = at::empty({p.batch, p.m, 2}, at::TensorOptions(at::kLong).device(device));
+  const int64_t blocks = (p.batch * p.m + kThreads - 1) / kThreads;
+  launch(itakura_rows_kernel, blocks, kThreads, 0, geometry_of(p, at::Tensor()), p.window.itakura_slope,
+         rows.data_ptr<int64_t>());
+  return rows;
+}
+
+// _itakura_rows: the table of pairs of lengths (n[b], m[b]) itself.
+template <typename Launch>
+at::Tensor itakura_rows_op(const Launch& launch, const at::Tensor& n_in, const at::Tensor& m_in, int64_t columns,
+                           double max_slope) {
+  const auto [n, m] = checked_itakura_lengths(n_in, m_in, columns, max_slope);
+  SoftDTWProblem p;
+  p.batch = n.size(0);
+  p.n = std::numeric_limits<int64_t>::max();  // lengths as given (pair_length clamps to the padded sizes)
+  p.m = columns;
+  p.window.itakura_slope = max_slope;
+  p.x_lengths = n;
+  p.y_lengths = m;
+  const at::Tensor rows = itakura_rows_for(launch, p, n.device());
+  return rows.defined() ? rows : at::empty({p.batch, columns, 2}, n.options());
 }
 
 // A tiled forward's outputs: the op's (values, R when kept, invalid-input flags) and the border
@@ -64,7 +99,8 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
   const bool table = keep_table && !checkpoint;  // a checkpointed forward keeps borders instead
   TiledForward f;
   f.out = new_forward_outputs(p, like.options(), table);
-  const Geometry g = geometry_of(p);
+  const at::Tensor itakura_rows = itakura_rows_for(launch, p, like.device());
+  const Geometry g = geometry_of(p, itakura_rows);
   const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
   const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
   f.top_rows = new_row_borders(p, top_slots, like.options(), /*of_r=*/true);
@@ -96,7 +132,7 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
 // The checkpoints a checkpointed forward returned, checked against the problem they must fit.
 inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& row_borders,
                                    const at::Tensor& column_borders) {
-  const Geometry g = geometry_of(in.problem);
+  const Geometry g = geometry_of(in.problem, at::Tensor());  // for its block counts only
   const auto& p = in.problem;
   const auto dtype = in.x.scalar_type();
   const std::vector<int64_t> rows = r_tensor_sizes({p.batch, g.row_blocks(), p.m}, dtype);
@@ -114,9 +150,14 @@ inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& r
 }
 
 template <typename T>
-BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& row_msgs, const at::Tensor& col_msgs) {
-  return {geometry_of(in.problem), CellFunctions<T>::for_gamma(in.problem.gamma), in.grad.data_ptr<T>(), row_msgs.data_ptr<T>(),
-          col_msgs.data_ptr<T>(), /*hard_min=*/in.problem.gamma == 0};
+BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& itakura_rows, const at::Tensor& row_msgs,
+                              const at::Tensor& col_msgs) {
+  return {geometry_of(in.problem, itakura_rows),
+          CellFunctions<T>::for_gamma(in.problem.gamma),
+          in.grad.data_ptr<T>(),
+          row_msgs.data_ptr<T>(),
+          col_msgs.data_ptr<T>(),
+          /*hard_min=*/in.problem.gamma == 0};
 }
 
 // Message buffers of the backward sweep: (B, slots, 2, M) and (B, slots, 2, N).
@@ -132,9 +173,11 @@ at::Tensor run_from_cost_backward(const Launch& launch, const BackwardInputs& in
   at::Tensor grad_D = p.ragged() ? at::zeros(shape, in.R.options()) : at::empty(shape, in.R.options());
   if (p.batch == 0) return grad_D;
   const auto [row_msgs, col_msgs] = new_message_buffers(p, in.R.options());
+  const at::Tensor itakura_rows = itakura_rows_for(launch, p, in.R.device());
   AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_from_cost_tiled_backward", [&] {
-    launch_backward(launch, backward_args<scalar_t>(in, row_msgs, col_msgs), TangentBackwardArgs<scalar_t>{},
-                    RFromTable<scalar_t>{r_data<scalar_t>(in.R)}, WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
+    launch_backward(launch, backward_args<scalar_t>(in, itakura_rows, row_msgs, col_msgs),
+                    TangentBackwardArgs<scalar_t>{}, RFromTable<scalar_t>{r_data<scalar_t>(in.R)},
+                    WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
   });
   return grad_D;
 }
@@ -151,8 +194,9 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
   const at::Tensor acc_y = at::zeros(in.y.sizes(), sums);
   if (p.batch > 0) {
     const auto [row_msgs, col_msgs] = new_message_buffers(p, in.x.options());
+    const at::Tensor itakura_rows = itakura_rows_for(launch, p, in.x.device());
     AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_tiled_backward", [&] {
-      const BackwardArgs<scalar_t> a = backward_args<scalar_t>(in, row_msgs, col_msgs);
+      const BackwardArgs<scalar_t> a = backward_args<scalar_t>(in, itakura_rows, row_msgs, col_msgs);
       const AccumulateSequenceGradients<scalar_t> epilogue{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(),
                                                            in.x.size(2), acc_x.data_ptr<double>(),
                                                            acc_y.data_ptr<double>()};
@@ -176,9 +220,10 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, const at::Tensor& D, double gamma,
                                                         std::optional<int64_t> bandwidth,
+                                                        std::optional<double> itakura_max_slope,
                                                         const std::optional<at::Tensor>& x_lengths,
                                                         const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const TiledForward f = run_forward(launch, in, /*fused=*/false, keep_table);
   return finish_forward(kFromCostOp, f.out, D.scalar_type(), kInvalidCostMessage);
 }
@@ -186,18 +231,19 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, co
 template <typename Launch>
 at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
                                  double gamma, std::optional<int64_t> bandwidth,
-                                 const std::optional<at::Tensor>& x_lengths,
+                                 std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
                                  const std::optional<at::Tensor>& y_lengths) {
-  return run_from_cost_backward(launch,
-                                prepare_from_cost_backward(grad, D, R, gamma, bandwidth, x_lengths, y_lengths));
+  return run_from_cost_backward(
+      launch, prepare_from_cost_backward(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
 }
 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
                                                     double gamma, std::optional<int64_t> bandwidth,
+                                                    std::optional<double> itakura_max_slope,
                                                     const std::optional<at::Tensor>& x_lengths,
                                                     const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const TiledForward f = run_forward(launch, in, /*fused=*/true, keep_table);
   return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
 }
@@ -207,16 +253,17 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch, const at::Tensor& x,
                                                            const at::Tensor& y, std::optional<int64_t> bandwidth,
+                                                           std::optional<double> itakura_max_slope,
                                                            const std::optional<at::Tensor>& x_lengths,
                                                            const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x, y, 0.0, bandwidth, x_lengths, y_lengths, kDtwPathOp);
+  const ForwardInputs in = prepare_fused(x, y, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, kDtwPathOp);
   const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/true);
   auto [values, R] = finish_forward(kDtwPathOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
   const PathOutputs paths = new_path_outputs(in.problem, x.device());
   if (in.problem.batch == 0) return {values, paths.paths, paths.lengths};
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cuda", [&] {
     const int64_t blocks = (in.problem.batch + kThreads - 1) / kThreads;
-    launch(hard_path_kernel<scalar_t>, blocks, kThreads, 0, geometry_of(in.problem),
+    launch(hard_path_kernel<scalar_t>, blocks, kThreads, 0, geometry_of(in.problem, at::Tensor()),  // reads no window
            static_cast<const RValue<scalar_t>*>(r_data<scalar_t>(R)), paths.paths.data_ptr<int64_t>(),
            paths.lengths.data_ptr<int64_t>());
   });
@@ -227,16 +274,19 @@ template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
                                                      const at::Tensor& y, const at::Tensor& R, double gamma,
                                                      std::optional<int64_t> bandwidth,
+                                                     std::optional<double> itakura_max_slope,
                                                      const std::optional<at::Tensor>& x_lengths,
                                                      const std::optional<at::Tensor>& y_lengths) {
-  return run_fused_backward(launch, prepare_fused_backward(grad, x, y, R, gamma, bandwidth, x_lengths, y_lengths));
+  return run_fused_backward(
+      launch, prepare_fused_backward(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
 }
 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_op(
     const Launch& launch, const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
   auto [values, no_table] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
   return {values, f.top_rows, f.left_cols};
@@ -246,8 +296,10 @@ template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(
     const Launch& launch, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
     const at::Tensor& row_borders, const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, x_lengths, y_lengths);
+    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths) {
+  const BackwardInputs in =
+      prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const TiledForward checkpoints = checkpoints_of(in, row_borders, column_borders);
   return run_fused_backward(launch, in, &checkpoints);
 }
@@ -279,7 +331,8 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
                                         bool checkpoint) {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& like = fused ? in.x : in.D;
-  const Geometry g = geometry_of(p);
+  const at::Tensor itakura_rows = itakura_rows_for(launch, p, like.device());
+  const Geometry g = geometry_of(p, itakura_rows);
   const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
   const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
   TiledTangentForward f;
@@ -310,11 +363,13 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
 }
 
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const at::Tensor& D, const at::Tensor& D_tangent,
-                                                    double gamma, std::optional<int64_t> bandwidth,
+std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const at::Tensor& D,
+                                                    const at::Tensor& D_tangent, double gamma,
+                                                    std::optional<int64_t> bandwidth,
+                                                    std::optional<double> itakura_max_slope,
                                                     const std::optional<at::Tensor>& x_lengths,
                                                     const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
   const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/false);
   auto [values, unused] = finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
@@ -326,9 +381,10 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_op(const Launch& launch, const at::
                                                 const std::optional<at::Tensor>& x_tangent,
                                                 const std::optional<at::Tensor>& y_tangent, double gamma,
                                                 std::optional<int64_t> bandwidth,
+                                                std::optional<double> itakura_max_slope,
                                                 const std::optional<at::Tensor>& x_lengths,
                                                 const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
   const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
   const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/false);
@@ -345,8 +401,10 @@ void run_second_order_backward(const Launch& launch, const ForwardInputs& in, co
   const at::TensorOptions options = grad.options();
   const auto [row_msgs, col_msgs] = new_message_buffers(p, options);
   const auto [tangent_row_msgs, tangent_col_msgs] = new_message_buffers(p, options);
-  const BackwardArgs<T> a{geometry_of(p), CellFunctions<T>::for_gamma(p.gamma), grad.data_ptr<T>(),
-                          row_msgs.data_ptr<T>(), col_msgs.data_ptr<T>(), /*hard_min=*/p.gamma == 0};
+  const at::Tensor itakura_rows = itakura_rows_for(launch, p, grad.device());
+  const BackwardArgs<T> a{geometry_of(p, itakura_rows), CellFunctions<T>::for_gamma(p.gamma),
+                          grad.data_ptr<T>(),           row_msgs.data_ptr<T>(),
+                          col_msgs.data_ptr<T>(),       /*hard_min=*/p.gamma == 0};
   const TangentBackwardArgs<T> ta{grad_tangent.defined() ? grad_tangent.data_ptr<T>() : nullptr,
                                   tangent_row_msgs.data_ptr<T>(), tangent_col_msgs.data_ptr<T>()};
   launch_backward(launch, a, ta,
@@ -359,8 +417,9 @@ template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_op(
     const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& D,
     const std::optional<at::Tensor>& D_tangent, double gamma, std::optional<int64_t> bandwidth,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
   const at::Tensor g = prepare_pair_scalars(kFromCostOp, "grad", grad, p.batch, in.D);
@@ -386,9 +445,9 @@ template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_op(
     const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& x,
     const at::Tensor& y, const std::optional<at::Tensor>& x_tangent, const std::optional<at::Tensor>& y_tangent,
-    double gamma, std::optional<int64_t> bandwidth, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
+  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
   const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);

@@ -20,7 +20,8 @@
 // A family may add files named for their subject (softdtw/constants.h, softdtw/cpu/tiles.h,
 // rocket/random.h; the CUDA engines softdtw/cuda/tiles, rocket/cuda/convolve,
 // minirocket/cuda/transform); what several families share is in csrc/common/ (macros.h: the
-// host-device, device-path and CPU multi-versioning macros; op.h: typed op handles; autograd.h:
+// host-device, device-path and CPU multi-versioning macros; rounding.h: float64 products and sums
+// rounded once each on every device; op.h: typed op handles; autograd.h:
 // the autograd kernels' helpers; device.cuh and cuda_launch.h: grids, dynamic shared memory and
 // its opt-in, the launcher).
 // A new family is a copy of an existing folder. CONTRIBUTING.md says the same at more length.

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../common/macros.h"
+#include "../common/rounding.h"
 
 namespace softdtw_torch {
 
@@ -37,23 +38,6 @@ SOFTDTW_TORCH_HOST_DEVICE acc_t rocket_step(acc_t s, acc_t w, acc_t x) {
 #endif
 }
 
-// a·b, and acc + a·b with the product rounded on its own: the gradients' arithmetic of the CPU
-// kernels (built without FMA contraction). On the GPU the _rn intrinsics, which nvcc never
-// contracts into an FMA, so that the CUDA gradients keep the CPU's bits.
-SOFTDTW_TORCH_HOST_DEVICE double rounded_product(double a, double b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SOFTDTW_TORCH_HOST_DEVICE double add_product(double acc, double a, double b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __dadd_rn(acc, __dmul_rn(a, b));
-#else
-  return acc + a * b;
-#endif
-}
 
 // numpy's pairwise summation of n contiguous values (numpy/_core/src/umath/loops_utils.h.src),
 // as np.add.reduce uses it along a contiguous axis: blocks of up to 128 summed with 8

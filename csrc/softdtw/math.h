@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "../common/macros.h"
+#include "../common/rounding.h"
 
 namespace softdtw_torch {
 
@@ -627,41 +628,25 @@ SOFTDTW_TORCH_HOST_DEVICE void band_rows_on_diagonal(int64_t k, int64_t n, int64
   *hi = floor_half(twice_hi);
 }
 
-// tslearn's arithmetic for the parallelogram, one rounding per operation: nvcc would contract
-// a·b + c into an FMA (the host build disables contraction), and one ulp can move a bound.
-SOFTDTW_TORCH_HOST_DEVICE double itakura_mul(double a, double b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SOFTDTW_TORCH_HOST_DEVICE double itakura_add(double a, double b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
 // The Itakura parallelogram of an n × m pair with maximum slope s >= 1, exactly tslearn's
 // itakura_mask: with a = (1/s)·(n/m) and b = s·(n/m), column j admits the rows
 // [ceil(max(r(a·j), r(n − 1 − b·(m − 1) + b·j))), floor(min(r(b·j), r(n − 1 − a·(m − 1) + a·j)) + 1)),
 // r() numpy's rounding to two decimals (rint(v·100)/100, halves to even), in tslearn's order of
-// operations. Both bounds are non-decreasing in j, which makes every row's columns and every
-// anti-diagonal's rows an interval.
+// operations, each rounded on its own (common/rounding.h: at some lengths one fused multiply-add
+// moves a bound by a cell). Both bounds are non-decreasing in j, which makes every row's columns
+// and every anti-diagonal's rows an interval.
 struct ItakuraParallelogram {
   int64_t n, m;
   double low_slope, high_slope, low_start, high_start;
 
   SOFTDTW_TORCH_HOST_DEVICE ItakuraParallelogram(int64_t n_, int64_t m_, double max_slope) : n(n_), m(m_) {
     const double ratio = static_cast<double>(n) / static_cast<double>(m);
-    low_slope = itakura_mul(1.0 / max_slope, ratio);
-    high_slope = itakura_mul(max_slope, ratio);
-    low_start = static_cast<double>(n - 1) - itakura_mul(high_slope, static_cast<double>(m - 1));
-    high_start = static_cast<double>(n - 1) - itakura_mul(low_slope, static_cast<double>(m - 1));
+    low_slope = rounded_product(1.0 / max_slope, ratio);
+    high_slope = rounded_product(max_slope, ratio);
+    low_start = static_cast<double>(n - 1) - rounded_product(high_slope, static_cast<double>(m - 1));
+    high_start = static_cast<double>(n - 1) - rounded_product(low_slope, static_cast<double>(m - 1));
   }
-  static SOFTDTW_TORCH_HOST_DEVICE double hundredths(double v) { return rint(itakura_mul(v, 100.0)) / 100.0; }
+  static SOFTDTW_TORCH_HOST_DEVICE double hundredths(double v) { return rint(rounded_product(v, 100.0)) / 100.0; }
   // A bound as a row index clamped to [0, n] (slopes near the double range may overflow to ±inf).
   SOFTDTW_TORCH_HOST_DEVICE int64_t clamped_row(double v) const {
     return v >= static_cast<double>(n) ? n : (v > 0.0 ? static_cast<int64_t>(v) : 0);
@@ -669,15 +654,15 @@ struct ItakuraParallelogram {
   // The first admitted row of column j (n when none).
   SOFTDTW_TORCH_HOST_DEVICE int64_t first_row(int64_t j) const {
     const double jd = static_cast<double>(j);
-    const double a = hundredths(itakura_mul(low_slope, jd));
-    const double b = hundredths(itakura_add(low_start, itakura_mul(high_slope, jd)));
+    const double a = hundredths(rounded_product(low_slope, jd));
+    const double b = hundredths(rounded_sum(low_start, rounded_product(high_slope, jd)));
     return clamped_row(ceil(b > a ? b : a));
   }
   // One past the last admitted row of column j (in [0, n]).
   SOFTDTW_TORCH_HOST_DEVICE int64_t end_row(int64_t j) const {
     const double jd = static_cast<double>(j);
-    const double a = hundredths(itakura_mul(high_slope, jd));
-    const double b = hundredths(itakura_add(high_start, itakura_mul(low_slope, jd)));
+    const double a = hundredths(rounded_product(high_slope, jd));
+    const double b = hundredths(rounded_sum(high_start, rounded_product(low_slope, jd)));
     return clamped_row(floor((b < a ? b : a) + 1.0));
   }
 };

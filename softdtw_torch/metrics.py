@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._input import (_check_itakura_slope, _checked_argument_types, _datasets_from_arrays, _is_array_input,
+from ._input import (_check_int, _check_itakura_slope, _checked_argument_types, _datasets_from_arrays, _is_array_input,
                      _pair_from_arrays, _prepare_series, _to_numpy)
 from ._lower_bounds import itakura_column_bounds, lb_envelope, lb_keogh
 from .functional import _check_datasets, cdist_soft_dtw, soft_dtw
@@ -157,25 +157,14 @@ def cdist_dtw(
     return _root(squared)
 
 
-def _check_size(value: Any, who: str, arg: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{who}: expected {arg} to be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{who}: expected {arg} >= 1, got {int(value)}")
-    return int(value)
-
-
 def sakoe_chiba_mask(sz1: int, sz2: int, radius: int = 1) -> np.ndarray:
     """The cells the Sakoe–Chiba band admits, tslearn's ``sakoe_chiba_mask(sz1, sz2, radius=1)``: a
     (sz1, sz2) bool array, True where row i may meet column j, i.e. ``j − i`` in
     ``[−radius − max(0, sz1 − sz2), radius + max(0, sz2 − sz1)]`` (the band widened by the length
     difference), the cells ``bandwidth=radius`` admits everywhere in this package."""
     who = "sakoe_chiba_mask"
-    n, m = _check_size(sz1, who, "sz1"), _check_size(sz2, who, "sz2")
-    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)):
-        raise TypeError(f"{who}: expected radius to be an int, got {type(radius).__name__} {radius!r}")
-    if radius < 0:
-        raise ValueError(f"{who}: expected radius >= 0, got {int(radius)}")
+    n, m = _check_int(sz1, who, "sz1", 1), _check_int(sz2, who, "sz2", 1)
+    radius = _check_int(radius, who, "radius", 0)
     offset = np.arange(m)[None, :] - np.arange(n)[:, None]
     return (offset >= -(radius + max(0, n - m))) & (offset <= radius + max(0, m - n))
 
@@ -188,7 +177,7 @@ def itakura_mask(sz1: int, sz2: int, max_slope: float = 2.0) -> np.ndarray:
     decimals). Where the parallelogram leaves a row or a column without a cell (no path), tslearn
     raises; here the mask is returned as it is (the distances are then ``+inf``)."""
     who = "itakura_mask"
-    n, m = _check_size(sz1, who, "sz1"), _check_size(sz2, who, "sz2")
+    n, m = _check_int(sz1, who, "sz1", 1), _check_int(sz2, who, "sz2", 1)
     slope = _check_itakura_slope(max_slope, who, "max_slope", optional=False)
     lo, hi = itakura_column_bounds(torch.tensor(n), torch.tensor(m), m, slope)
     rows = np.arange(n)[:, None]

@@ -636,10 +636,10 @@ SOFTDTW_TORCH_HOST_DEVICE void band_rows_on_diagonal(int64_t k, int64_t n, int64
 // moves a bound by a cell). Both bounds are non-decreasing in j, which makes every row's columns
 // and every anti-diagonal's rows an interval.
 struct ItakuraParallelogram {
-  int64_t n, m;
+  int64_t n;
   double low_slope, high_slope, low_start, high_start;
 
-  SOFTDTW_TORCH_HOST_DEVICE ItakuraParallelogram(int64_t n_, int64_t m_, double max_slope) : n(n_), m(m_) {
+  SOFTDTW_TORCH_HOST_DEVICE ItakuraParallelogram(int64_t n_, int64_t m, double max_slope) : n(n_) {
     const double ratio = static_cast<double>(n) / static_cast<double>(m);
     low_slope = rounded_product(1.0 / max_slope, ratio);
     high_slope = rounded_product(max_slope, ratio);

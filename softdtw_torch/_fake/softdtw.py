@@ -41,6 +41,10 @@ def _check_options(op: str, gamma: float, bandwidth: Optional[int], itakura_max_
     torch._check_value(
         bandwidth is None or bandwidth >= 0, lambda: f"{op}: bandwidth must be >= 0 or None, got {bandwidth}"
     )
+    _check_slope(op, itakura_max_slope)
+
+
+def _check_slope(op: str, itakura_max_slope: Optional[float]) -> None:
     # As the C++ checked_window (its value printed as C++ streams print a double, hence :g).
     torch._check_value(
         itakura_max_slope is None or (math.isfinite(itakura_max_slope) and itakura_max_slope >= 1),
@@ -220,7 +224,7 @@ def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_
 @torch.library.register_fake("softdtw_torch::_itakura_rows")
 def _(n, m, columns, max_slope):
     op = "itakura_mask"  # as checked_itakura_lengths
-    _check_options(op, 1.0, None, max_slope, torch.float64)
+    _check_slope(op, max_slope)
     torch._check_value(columns >= 0, lambda: f"{op}: expected columns >= 0, got {columns}")
     for t in (n, m):
         torch._check_type(_is_integer(t.dtype), lambda: f"{op}: expected integer lengths, got {t.dtype}")

@@ -1,12 +1,14 @@
-"""ROCKET / MiniRocket transform time: softdtw-torch next to aeon, same machine, same threads.
+"""ROCKET / MiniRocket / MultiRocket transform time: softdtw-torch next to aeon, same machine, same
+threads.
 
-CPU: aeon's numba Rocket and MiniRocket transform vs ours on GunPoint, BasicMotions, ACSF1 (test
-splits, from the datasets aeon bundles in its package) and a synthetic 1,000 x 1,000 collection,
-10,000 kernels, the same kernels / parameters (features checked equal in the same run). GPU (when
+CPU: aeon's numba Rocket, MiniRocket and MultiRocket transforms vs ours on GunPoint, BasicMotions,
+ACSF1 (test splits, from the datasets aeon bundles in its package) and a synthetic 1,000 x 1,000
+collection, 10,000 kernels (MultiRocket: aeon's default 6,250), the same kernels / parameters
+(features checked equal in the same run; MultiRocket's bit for bit). GPU (when
 CUDA is available): the same synthetic collection in float32, timed with CUDA events, next to aeon
 on this machine's CPU cores.
 
-    python benchmarks/bench_rocket.py [--threads N] [--methods rocket,minirocket] [--synthetic-cases 1000]
+    python benchmarks/bench_rocket.py [--threads N] [--methods rocket,minirocket,multirocket] [--synthetic-cases 1000]
         [--markdown out.md]
 """
 import os
@@ -77,6 +79,22 @@ def run_minirocket(name, X, args, threads, MiniRocket, AeonMiniRocket, lines):
     print(lines[-1], flush=True)
 
 
+def run_multirocket(name, X, args, threads, lines):
+    from aeon.transformations.collection.convolution_based import MultiRocket as AeonMultiRocket
+    from softdtw_torch.rocket import MultiRocket
+
+    aeon_m = AeonMultiRocket(n_kernels=args.multirocket_kernels, random_state=0, n_jobs=threads).fit(X)
+    aeon_m.transform(X[:2])  # numba compilation
+    ours_m = MultiRocket.from_parameters(aeon_m.parameter, aeon_m.parameter1)
+    ours_m.transform(X[:2])
+    t_aeon_m, ref_m = best_of(lambda: aeon_m.transform(X), args.repeats)
+    t_ours_m, got_m = best_of(lambda: ours_m.transform(X), args.repeats)
+    same = np.array_equal(np.asarray(got_m).view(np.uint32), ref_m.view(np.uint32))
+    lines.append(f"| {name} {X.shape} | MultiRocket | {t_aeon_m:.3f} | {t_ours_m:.3f} | "
+                 f"{t_aeon_m / t_ours_m:.1f}x | {same} |")
+    print(lines[-1], flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int)
@@ -85,8 +103,9 @@ def main():
     parser.add_argument("--synthetic-cases", type=int, default=1000)
     parser.add_argument("--synthetic-length", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--methods", default="rocket,minirocket",
-                        help="comma-separated subset of rocket,minirocket (default: both)")
+    parser.add_argument("--multirocket-kernels", type=int, default=6_250)
+    parser.add_argument("--methods", default="rocket,minirocket,multirocket",
+                        help="comma-separated subset of rocket,minirocket,multirocket (default: all)")
     parser.add_argument("--markdown")
     args = parser.parse_args()
     methods = set(args.methods.split(","))
@@ -106,8 +125,11 @@ def main():
     print(lines[2], flush=True)
     gpu_lines = []
     for name, X in collections(args):
+        if "multirocket" in methods:
+            run_multirocket(name, X, args, threads, lines)
         if "rocket" not in methods:
-            run_minirocket(name, X, args, threads, MiniRocket, AeonMiniRocket, lines)
+            if "minirocket" in methods:
+                run_minirocket(name, X, args, threads, MiniRocket, AeonMiniRocket, lines)
             continue
         aeon = AeonRocket(n_kernels=args.n_kernels, random_state=0, n_jobs=threads).fit(X)
         aeon.transform(X[:2])  # numba compilation

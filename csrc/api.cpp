@@ -2,6 +2,7 @@
 #include "softdtw_torch.h"
 
 #include "minirocket/ops.h"
+#include "multirocket/ops.h"
 #include "rocket/ops.h"
 #include "softdtw/ops.h"
 #include "softdtw/table_memory.h"
@@ -15,6 +16,7 @@ namespace softdtw_torch {
 namespace sdtw_ops = softdtw::ops;
 namespace rocket_ops = rocket::ops;
 namespace minirocket_ops = minirocket::ops;
+namespace multirocket_ops = multirocket::ops;
 
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptionalTensor& x_lengths,
@@ -110,6 +112,20 @@ MiniRocketParameters minirocket_fit(const at::Tensor& x, int64_t n_features, int
 at::Tensor minirocket_transform(const at::Tensor& x, const MiniRocketParameters& p, const OptionalTensor& x_lengths) {
   return minirocket_ops::minirocket_transform(x, p.num_channels_per_combination, p.channel_indices, p.dilations,
                                               p.num_features_per_dilation, p.biases, x_lengths);
+}
+
+MultiRocketParameters multirocket_fit(const at::Tensor& x, int64_t n_kernels, int64_t max_dilations_per_kernel,
+                                      int64_t seed) {
+  auto [a0, a1, a2, a3, a4, b0, b1, b2, b3, b4] =
+      multirocket_ops::multirocket_fit(x, n_kernels, max_dilations_per_kernel, seed);
+  return {{a0, a1, a2, a3, a4}, {b0, b1, b2, b3, b4}};
+}
+
+at::Tensor multirocket_transform(const at::Tensor& x, const MultiRocketParameters& p, const OptionalTensor& x_lengths) {
+  const MiniRocketParameters &s = p.series, &d = p.difference;
+  return multirocket_ops::multirocket_transform(x, s.num_channels_per_combination, s.channel_indices, s.dilations,
+                                                s.num_features_per_dilation, s.biases, d.dilations,
+                                                d.num_features_per_dilation, d.biases, x_lengths);
 }
 
 std::string version() {

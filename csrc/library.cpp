@@ -1,6 +1,7 @@
 // Every operator schema of the library, in one place.
 //
-// The layout rule: one folder per op family (csrc/softdtw/, csrc/rocket/, csrc/minirocket/), with
+// The layout rule: one folder per op family (csrc/softdtw/, csrc/rocket/, csrc/minirocket/,
+// csrc/multirocket/), with
 // the same file names in each, so that any op's parts are found by path alone:
 //   library.cpp (here)       the schema (m.def) of every op of every family
 //   <family>/ops.h           the ops' C++ signatures, each written once, and their dispatcher
@@ -184,6 +185,17 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def(
       "minirocket_transform(Tensor x, Tensor num_channels_per_combination, Tensor channel_indices, Tensor dilations, "
       "Tensor num_features_per_dilation, Tensor biases, Tensor? x_lengths=None) -> Tensor");
+
+  // MultiRocket. Parameters are aeon's parameter and parameter1, MiniRocket's 5 arrays each, for the
+  // series and its first difference; the transform reads the difference with the series' channel
+  // combinations, as aeon's does (its own two channel arrays are not arguments).
+  m.def(
+      "multirocket_fit(Tensor x, int n_kernels, int max_dilations_per_kernel, int seed) -> (Tensor, Tensor, Tensor, "
+      "Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
+  m.def(
+      "multirocket_transform(Tensor x, Tensor num_channels_per_combination, Tensor channel_indices, Tensor dilations, "
+      "Tensor num_features_per_dilation, Tensor biases, Tensor diff_dilations, Tensor diff_num_features_per_dilation, "
+      "Tensor diff_biases, Tensor? x_lengths=None) -> Tensor");
 }
 
 #ifdef SOFTDTW_TORCH_PYTHON_MODULE
@@ -195,6 +207,7 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #include <Python.h>
 
 #include "minirocket/math.h"
+#include "multirocket/math.h"
 #include "softdtw/constants.h"
 
 #include "softdtw/table_memory.h"
@@ -219,7 +232,8 @@ extern "C" PyObject* PyInit__C(void) {
       PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_ROWS", sdtw::kCudaTileRows) < 0 ||
       PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_COLS", sdtw::kCudaTileCols) < 0 ||
       PyModule_AddIntConstant(module, "MINIROCKET_KERNELS", minirocket::kKernels) < 0 ||
-      PyModule_AddIntConstant(module, "MINIROCKET_MIN_LENGTH", minirocket::kMinLength) < 0) {
+      PyModule_AddIntConstant(module, "MINIROCKET_MIN_LENGTH", minirocket::kMinLength) < 0 ||
+      PyModule_AddIntConstant(module, "MULTIROCKET_MIN_LENGTH", softdtw_torch::multirocket::kMinLength) < 0) {
     Py_DECREF(module);
     return nullptr;
   }

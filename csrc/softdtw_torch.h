@@ -163,6 +163,23 @@ SOFTDTW_TORCH_API MiniRocketParameters minirocket_fit(const at::Tensor& x, int64
 SOFTDTW_TORCH_API at::Tensor minirocket_transform(const at::Tensor& x, const MiniRocketParameters& parameters,
                                                   const OptionalTensor& x_lengths = std::nullopt);
 
+// ---- MultiRocket ---------------------------------------------------------------------------
+
+// aeon's MultiRocket.parameter and .parameter1: MiniRocket's five arrays for the series and for
+// its first difference (aeon's transform reads the difference with the series' channel arrays).
+struct MultiRocketParameters {
+  MiniRocketParameters series, difference;
+};
+
+// aeon's MultiRocket.fit with random_state=seed (n_kernels >= 84, at least 10 time points).
+SOFTDTW_TORCH_API MultiRocketParameters multirocket_fit(const at::Tensor& x, int64_t n_kernels = 6250,
+                                                        int64_t max_dilations_per_kernel = 32, int64_t seed = 0);
+
+// Features (n_cases, 8 * 84 * sum(num_features_per_dilation)) float32: PPV, LSPV, MPV, MIPV of the
+// series, then of its first difference; not differentiable.
+SOFTDTW_TORCH_API at::Tensor multirocket_transform(const at::Tensor& x, const MultiRocketParameters& parameters,
+                                                   const OptionalTensor& x_lengths = std::nullopt);
+
 // ---- Build facts ---------------------------------------------------------------------------
 
 SOFTDTW_TORCH_API std::string version();

@@ -9,7 +9,8 @@
 // order, found by comparing with aeon 1.6 / numba 0.63 on real data (tests/rocket/test_minirocket.py):
 //   C_alpha: -x[t], then + -x[t + o·d] for o = -4, -3, -2, -1, 1, 2, 3, 4 (taps outside skipped);
 //   transform: ((C_alpha + C_gamma[a]) + C_gamma[b]) + C_gamma[c]   (the literal order);
-//   fit (numba fastmath reorders it there): ((C_gamma[a] + C_gamma[b]) + C_gamma[c]) + C_alpha;
+//   fit (numba fastmath reorders it there): ((C_gamma[a] + C_gamma[b]) + C_gamma[c]) + C_alpha
+//     (MultiRocket's one-channel fit: see FitOrder);
 //   several channels: 0 + C(channel 0) + C(channel 1) + ... in the combination's channel order.
 #pragma once
 
@@ -22,6 +23,11 @@ namespace minirocket {
 
 constexpr int64_t kKernels = 84;   // combinations(range(9), 3)
 constexpr int64_t kMinLength = 9;  // one kernel span at dilation 1
+
+// A combination's layout as the CUDA kernels read it, one row of 7 int64 (Combination in problem.h).
+struct DeviceCombination {
+  int64_t dilation, dilation_index, kernel, channel_start, n_channels, feature_start, n_features;
+};
 
 // Taps (a, b, c) of kernel k, in the lexicographic order of itertools.combinations(range(9), 3).
 SOFTDTW_TORCH_HOST_DEVICE void kernel_taps(int64_t k, int* a, int* b, int* c) {
@@ -74,8 +80,14 @@ SOFTDTW_TORCH_HOST_DEVICE float combine_transform(float alpha, float ga, float g
   return ((alpha + ga) + gb) + gc;
 }
 
-SOFTDTW_TORCH_HOST_DEVICE float combine_fit(float alpha, float ga, float gb, float gc) {
-  return ((ga + gb) + gc) + alpha;
+// The fit's order. aeon's MultiRocket fits one-channel data with a function of its own, where
+// numba's fastmath reorders the same source differently: ((C_gamma[a] + C_gamma[c]) + C_gamma[b]) +
+// C_alpha (found on GunPoint; tests/rocket/test_multirocket.py).
+enum class FitOrder { kMiniRocket, kMultiRocketUnivariate };
+
+SOFTDTW_TORCH_HOST_DEVICE float combine_fit(float alpha, float ga, float gb, float gc,
+                                            FitOrder order = FitOrder::kMiniRocket) {
+  return order == FitOrder::kMiniRocket ? ((ga + gb) + gc) + alpha : ((ga + gc) + gb) + alpha;
 }
 
 // Positions that count towards kernel k's features at dilation index di: aeon alternates between

@@ -12,11 +12,12 @@ namespace minirocket {
 namespace {
 
 // A 1-D parameter tensor read on the host as int64 (any integer dtype, on any device).
-std::vector<int64_t> integer_parameter(const char* name, const at::Tensor& t, const at::Device& device) {
-  TORCH_CHECK_VALUE(t.dim() == 1, kTransformOp, ": expected ", name, " to be a 1-D tensor, got ", t.dim(), "-D");
-  TORCH_CHECK_TYPE(at::isIntegralType(t.scalar_type(), /*includeBool=*/false), kTransformOp, ": expected ", name,
+std::vector<int64_t> integer_parameter(const char* op, const char* prefix, const char* name, const at::Tensor& t,
+                                       const at::Device& device) {
+  TORCH_CHECK_VALUE(t.dim() == 1, op, ": expected ", prefix, name, " to be a 1-D tensor, got ", t.dim(), "-D");
+  TORCH_CHECK_TYPE(at::isIntegralType(t.scalar_type(), /*includeBool=*/false), op, ": expected ", prefix, name,
                    " to be an integer tensor (aeon: int32), got ", t.scalar_type());
-  TORCH_CHECK_VALUE(t.device() == device || t.device().is_cpu(), kTransformOp, ": expected ", name, " on ", device,
+  TORCH_CHECK_VALUE(t.device() == device || t.device().is_cpu(), op, ": expected ", prefix, name, " on ", device,
                     " or the CPU, got ", t.device());
   const at::Tensor h = t.to(at::kCPU, at::kLong).contiguous();
   return std::vector<int64_t>(h.data_ptr<int64_t>(), h.data_ptr<int64_t>() + h.numel());
@@ -36,13 +37,13 @@ int64_t sum_of(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-void check_series(const char* op, const at::Tensor& x) {
+void check_series(const char* op, const at::Tensor& x, int64_t min_length) {
   TORCH_CHECK_VALUE(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
                     "-D");
   check_float_tensor(op, "x", x);
   TORCH_CHECK_VALUE(x.size(1) >= 1, op, ": expected x to have at least one channel, got x of shape ", x.sizes());
-  TORCH_CHECK_VALUE(x.size(2) >= kMinLength, op, ": expected at least 9 time points (zero-pad shorter series), got x of shape ",
-                    x.sizes());
+  TORCH_CHECK_VALUE(x.size(2) >= min_length, op, ": expected at least ", min_length,
+                    " time points (zero-pad shorter series), got x of shape ", x.sizes());
 }
 
 // aeon converts x to float32 first (X.astype(np.float32)); a float64 value beyond float32's range
@@ -60,36 +61,38 @@ void check_finite(const char* op, const at::Tensor& x32, const at::Tensor& lengt
 TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
                                    const at::Tensor& channel_indices, const at::Tensor& dilations,
                                    const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                                   const std::optional<at::Tensor>& x_lengths, bool to_float32) {
-  const char* op = kTransformOp;
-  check_series(op, x);
+                                   const std::optional<at::Tensor>& x_lengths, bool to_float32,
+                                   const TransformNames& names) {
+  const char* op = names.op;
+  const char* pre = names.parameter_prefix;
+  check_series(op, x, names.min_length);
   const at::Device device = x.device();
-  const std::vector<int64_t> ncpc = integer_parameter("num_channels_per_combination", num_channels_per_combination,
-                                                     device);
-  const std::vector<int64_t> channels = integer_parameter("channel_indices", channel_indices, device);
-  const std::vector<int64_t> dil = integer_parameter("dilations", dilations, device);
-  const std::vector<int64_t> nfpd = integer_parameter("num_features_per_dilation", num_features_per_dilation, device);
-  TORCH_CHECK_VALUE(biases.dim() == 1, op, ": expected biases to be a 1-D tensor, got ", biases.dim(), "-D");
-  TORCH_CHECK_TYPE(at::isFloatingType(biases.scalar_type()), op,
-                   ": expected biases to be a floating-point tensor (aeon: float32), got ", biases.scalar_type());
-  TORCH_CHECK_VALUE(biases.device() == device || biases.device().is_cpu(), op, ": expected biases on ", device,
+  const std::vector<int64_t> ncpc =
+      integer_parameter(op, "", "num_channels_per_combination", num_channels_per_combination, device);
+  const std::vector<int64_t> channels = integer_parameter(op, "", "channel_indices", channel_indices, device);
+  const std::vector<int64_t> dil = integer_parameter(op, pre, "dilations", dilations, device);
+  const std::vector<int64_t> nfpd =
+      integer_parameter(op, pre, "num_features_per_dilation", num_features_per_dilation, device);
+  TORCH_CHECK_VALUE(biases.dim() == 1, op, ": expected ", pre, "biases to be a 1-D tensor, got ", biases.dim(), "-D");
+  TORCH_CHECK_TYPE(at::isFloatingType(biases.scalar_type()), op, ": expected ", pre,
+                   "biases to be a floating-point tensor (aeon: float32), got ", biases.scalar_type());
+  TORCH_CHECK_VALUE(biases.device() == device || biases.device().is_cpu(), op, ": expected ", pre, "biases on ", device,
                     " or the CPU, got ", biases.device());
 
   const int64_t n_dilations = static_cast<int64_t>(dil.size());
-  TORCH_CHECK_VALUE(n_dilations >= 1, op, ": expected at least one dilation, got dilations of shape [0]");
-  TORCH_CHECK_VALUE(static_cast<int64_t>(nfpd.size()) == n_dilations, op,
-                    ": expected num_features_per_dilation to have one entry per dilation (", n_dilations, "), got ",
-                    nfpd.size());
+  TORCH_CHECK_VALUE(n_dilations >= 1, op, ": expected at least one dilation, got ", pre, "dilations of shape [0]");
+  TORCH_CHECK_VALUE(static_cast<int64_t>(nfpd.size()) == n_dilations, op, ": expected ", pre,
+                    "num_features_per_dilation to have one entry per dilation (", n_dilations, "), got ", nfpd.size());
   TORCH_CHECK_VALUE(static_cast<int64_t>(ncpc.size()) == kKernels * n_dilations, op,
                     ": expected num_channels_per_combination to have 84 entries per dilation (", kKernels * n_dilations,
                     "), got ", ncpc.size());
-  TORCH_CHECK_VALUE(min_of(dil) >= 1 && max_of(dil) <= std::numeric_limits<int32_t>::max(), op,
-                    ": expected dilations in [1, 2**31 - 1], got min ", min_of(dil), " and max ", max_of(dil));
-  TORCH_CHECK_VALUE(min_of(nfpd) >= 0, op, ": expected num_features_per_dilation >= 0, got min ", min_of(nfpd));
+  TORCH_CHECK_VALUE(min_of(dil) >= 1 && max_of(dil) <= std::numeric_limits<int32_t>::max(), op, ": expected ", pre,
+                    "dilations in [1, 2**31 - 1], got min ", min_of(dil), " and max ", max_of(dil));
+  TORCH_CHECK_VALUE(min_of(nfpd) >= 0, op, ": expected ", pre, "num_features_per_dilation >= 0, got min ",
+                    min_of(nfpd));
   const int64_t n_features = kKernels * sum_of(nfpd);
-  TORCH_CHECK_VALUE(biases.numel() == n_features, op,
-                    ": expected biases to have 84 * sum(num_features_per_dilation) = ", n_features, " entries, got ",
-                    biases.numel());
+  TORCH_CHECK_VALUE(biases.numel() == n_features, op, ": expected ", pre, "biases to have 84 * sum(", pre,
+                    "num_features_per_dilation) = ", n_features, " entries, got ", biases.numel());
   TORCH_CHECK_VALUE(min_of(ncpc) >= 1, op, ": expected num_channels_per_combination >= 1, got min ", min_of(ncpc));
   TORCH_CHECK_VALUE(static_cast<int64_t>(channels.size()) == sum_of(ncpc), op,
                     ": expected channel_indices to have sum(num_channels_per_combination) = ", sum_of(ncpc),
@@ -116,9 +119,10 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
     p.x_lengths = l.to(device, at::kLong).contiguous();
     if (p.n_cases > 0) {
       const int64_t lo = p.x_lengths.min().item<int64_t>(), hi = p.x_lengths.max().item<int64_t>();
-      TORCH_CHECK_VALUE(lo >= kMinLength && hi <= p.n_timepoints, op, ": expected x_lengths values in [9, ",
-                        p.n_timepoints, "] (MiniRocket needs at least 9 time points; zero-pad shorter series), got min ",
-                        lo, " and max ", hi);
+      const int64_t min_length = names.min_length;
+      TORCH_CHECK_VALUE(lo >= min_length && hi <= p.n_timepoints, op, ": expected x_lengths values in [", min_length,
+                        ", ", p.n_timepoints, "] (at least ", min_length,
+                        " time points; zero-pad shorter series), got min ", lo, " and max ", hi);
     }
   }
   if (to_float32) {

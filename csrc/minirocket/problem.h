@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../rocket/random.h"
 #include "math.h"
 
 namespace softdtw_torch {
@@ -18,8 +19,9 @@ namespace minirocket {
 constexpr const char* kFitOp = "minirocket_fit";
 constexpr const char* kTransformOp = "minirocket_transform";
 
-// x (n_cases, n_channels, n_timepoints): floating point, at least one channel and 9 time points.
-void check_series(const char* op, const at::Tensor& x);
+// x (n_cases, n_channels, n_timepoints): floating point, at least one channel and min_length time
+// points (MiniRocket 9; MultiRocket 10, as its first difference needs 9).
+void check_series(const char* op, const at::Tensor& x, int64_t min_length = kMinLength);
 
 // x32 (x converted to float32) finite within each case's first lengths[i] time points (lengths
 // undefined: all of them).
@@ -46,20 +48,35 @@ struct TransformProblem {
 // to_float32: converts x to float32 and checks that it is finite. The CPU kernel passes false and
 // does both itself while it reads each case: whole-tensor passes are parallel regions of their
 // own, whose thread wake-ups cost more than the passes on a busy machine.
+// Who is checking: the op named in the messages, its shortest series (check_series) and a prefix
+// for the parameters' names (MultiRocket's "diff_" parameters of the first difference).
+struct TransformNames {
+  const char* op = kTransformOp;
+  int64_t min_length = kMinLength;
+  const char* parameter_prefix = "";
+};
+
 TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
                                    const at::Tensor& channel_indices, const at::Tensor& dilations,
                                    const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                                   const std::optional<at::Tensor>& x_lengths, bool to_float32 = true);
+                                   const std::optional<at::Tensor>& x_lengths, bool to_float32 = true,
+                                   const TransformNames& names = {});
 
 // The error for NaN or inf in x (checked after the conversion to float32, like aeon's astype).
 constexpr const char* kNotFiniteMessage =
     ": expected x to contain only finite values (after conversion to float32), got NaN or inf";
 
+using Parameters = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
 // aeon's _static_fit on the CPU (x on any device is read on the CPU; the results are CPU tensors).
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_cpu(const at::Tensor& x,
-                                                                               int64_t n_features,
-                                                                               int64_t max_dilations_per_kernel,
-                                                                               int64_t seed);
+Parameters fit_cpu(const at::Tensor& x, int64_t n_features, int64_t max_dilations_per_kernel, int64_t seed);
+
+// The fit's body, for x already float32, finite, contiguous and on the CPU (x's checks are the
+// caller's, under its op's name): the channel combinations come from numpy_rng (numpy's global
+// stream, which MultiRocket carries on from its base series to its first difference), the
+// examples from numba's stream re-seeded with seed; order: how each output is summed (math.h).
+Parameters fit_parameters(const char* op, const at::Tensor& x, int64_t n_features, int64_t max_dilations, int64_t seed,
+                          NumpyLegacyRandom& numpy_rng, FitOrder order);
 
 }  // namespace minirocket
 }  // namespace softdtw_torch

@@ -1,24 +1,32 @@
-"""ROCKET classification in torch: a standard scaler, a ridge classifier with leave-one-out
-cross-validated alpha, and the ``RocketClassifier`` pipeline that chains them after ``Rocket``.
+"""ROCKET-family classification in torch: a standard scaler, ridge regression with leave-one-out
+cross-validated alpha (shared with the regressors of ``_regressor``), a ridge classifier, and the
+pipelines ``RocketClassifier``, ``MiniRocketClassifier`` and ``MultiRocketClassifier``.
 
-``RocketClassifier`` is aeon's ``RocketClassifier``:
+The pipelines are aeon's classifiers of the same names (aeon/classification/convolution_based):
 
-    Rocket  ->  StandardScaler(with_mean=False)  ->  RidgeClassifierCV(alphas=logspace(-3, 3, 10))
+    transform  ->  StandardScaler(with_mean=False)  ->  RidgeClassifierCV(alphas=logspace(-3, 3, 10),
+                                                                          class_weight=...)
 
 with every stage in torch, so the whole pipeline runs on the device of the data (CPU or CUDA).
+They share one base, :class:`_RocketPipeline` (fit, the feature path, the errors), and differ only
+in the transformer they build (``Rocket``, ``MiniRocket``, ``MultiRocket``) and their ``__init__``
+parameters; the regressors in ``_regressor`` are the same pipelines ending in ``RidgeCV``.
 
-``RidgeClassifierCV`` computes what scikit-learn's ``RidgeClassifierCV(alphas=...)`` (``cv=None``,
-``scoring=None``, no sample weights) computes (sklearn/linear_model/_ridge.py, ``_RidgeGCV``):
+Ridge with efficient leave-one-out CV (``_fit_ridge_loo``) computes what scikit-learn's
+``_RidgeGCV`` computes for ``RidgeCV`` / ``RidgeClassifierCV(alphas=...)`` with ``cv=None``,
+``scoring=None`` (sklearn/linear_model/_ridge.py):
 
-* targets: ``LabelBinarizer(pos_label=1, neg_label=-1)``: one ±1 column for two classes (+1 for
-  ``classes_[1]``), one column per class otherwise;
-* intercept by centering: X and the targets are centred on their column means; the intercept is
-  ``mean(Y) - mean(X) @ coef``;
+* intercept by centering: X and the targets are centred on their (sample-weighted) column means;
+  the intercept is ``mean(Y) - mean(X) @ coef``;
+* sample weights ``s`` (``class_weight``'s): after centering, rows of X and Y are multiplied by
+  ``sqrt(s)``;
 * ONE eigendecomposition for all alphas: of the Gram matrix ``Xc Xcᵀ`` when
   n_samples <= n_features ("gram" mode), of the covariance ``Xcᵀ Xc`` otherwise ("cov" mode);
 * the exact leave-one-out residual of every sample and target for every alpha (the usual
-  ``c / diag(G⁻¹)`` identity, with the intercept's correction term), and the alpha with the
-  largest ``-mean(looe²)`` over all samples and targets; ties keep the first alpha in ``alphas``.
+  ``c / diag(G⁻¹)`` identity, with the intercept's correction term
+  ``(G⁻¹ sqrt(s))_i sqrt(s_i) / Σs``), and the alpha with the largest ``-mean(looe²)`` over all
+  samples and targets (residuals in the ``sqrt(s)``-scaled space, as sklearn); ties keep the
+  first alpha in ``alphas``.
 
 Everything is float64 (sklearn also casts to float64 for this estimator). In "cov" mode the
 per-alpha work uses ``XV = Xc V`` once instead of forming ``V diag(D) Vᵀ`` per alpha as sklearn
@@ -27,8 +35,10 @@ sklearn to rounding, not bit for bit (neither do two BLAS libraries).
 """
 from __future__ import annotations
 
+import contextlib
+import numbers
 import warnings
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -37,12 +47,15 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import check_classification_targets
 from torch import Tensor
 
-from .._base import Estimator, NotFittedError, as_numeric_array, series_tags
+from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, series_tags
+from .._input import _check_int
 from ._input import as_series_tensor, check_finite
 
-__all__ = ["RidgeClassifierCV", "RocketClassifier", "StandardScaler", "NotFittedError"]
+__all__ = ["MiniRocketClassifier", "MultiRocketClassifier", "RidgeClassifierCV", "RocketClassifier",
+           "StandardScaler", "NotFittedError"]
 
 ArrayLike = Union[Tensor, np.ndarray, Sequence[Any]]
+Device = Optional[Union[str, torch.device]]
 
 #: aeon's alphas, ``np.logspace(-3, 3, 10)``, as a tuple of floats (an immutable default).
 DEFAULT_ALPHAS: Tuple[float, ...] = tuple(float(a) for a in np.logspace(-3, 3, 10))
@@ -185,7 +198,7 @@ class StandardScaler(TransformerMixin, Estimator):
 
 
 # ----------------------------------------------------------------------------------------------
-# RidgeClassifierCV
+# Ridge regression with leave-one-out cross-validated alpha (RidgeClassifierCV and RidgeCV)
 # ----------------------------------------------------------------------------------------------
 def _check_alphas(alphas: Any, name: str) -> Tuple[float, ...]:
     values = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
@@ -194,18 +207,6 @@ def _check_alphas(alphas: Any, name: str) -> Tuple[float, ...]:
     if not np.all(np.isfinite(values)) or not np.all(values > 0):
         raise ValueError(f"{name}: expected every alpha to be finite and > 0, got {values.tolist()}")
     return tuple(float(a) for a in values)
-
-
-def _binarize(y: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """classes (sorted) and the ±1 target matrix of ``LabelBinarizer(pos_label=1, neg_label=-1)``."""
-    classes, index = np.unique(y, return_inverse=True)
-    if classes.size == 2:
-        # One column: +1 for classes_[1], -1 for classes_[0] (sklearn's binary convention).
-        Y = np.where(index == 1, 1.0, -1.0)[:, None]
-    else:
-        Y = -np.ones((y.shape[0], classes.size))
-        Y[np.arange(y.shape[0]), index] = 1.0
-    return classes, Y
 
 
 def _eigh(a: Tensor) -> Tuple[Tensor, Tensor]:
@@ -226,12 +227,214 @@ def _eigh(a: Tensor) -> Tuple[Tensor, Tensor]:
         torch.set_num_threads(threads)
 
 
+def _select(alphas: Tuple[float, ...], looe_of: Callable[[float], Tensor]) -> Tuple[int, float]:
+    """Index and score of the alpha with the largest -mean(looe²); ties keep the first.
+
+    Scores are compared as Python floats with sklearn's ``>`` (a NaN first score is kept)."""
+    best_i, best = 0, None
+    for i, alpha in enumerate(alphas):
+        looe = looe_of(alpha)
+        score = float(-(looe * looe).mean())
+        if best is None or score > best:
+            best_i, best = i, score
+    assert best is not None
+    return best_i, best
+
+
+def _loo_gram(x: Tensor, Y: Tensor, alphas: Tuple[float, ...],
+              w: Optional[Tensor]) -> Tuple[float, float, Tensor]:
+    """n <= p: eigendecomposition of K = Xc Xcᵀ (n×n); G = K + αI, dual coefficients c = G⁻¹Y.
+
+    LOO residual of sample i: c_i / (G⁻¹)_ii. With an intercept (``w``: the square roots of the
+    sample weights, ones without weights), the unpenalised constant direction is projected out:
+    (G⁻¹)_ii - (G⁻¹ w)_i · w_i / Σw² (sklearn's ``d -= Ginv_sqrt_sw * sqrt_sw / sw_sum``)."""
+    eigvals, Q = _eigh(x @ x.T)
+    QT_y = Q.T @ Y
+    Q2 = Q * Q
+    if w is not None:
+        QT_w = Q.T @ w
+        w_sum = w @ w
+
+    def dual(alpha: float) -> Tuple[Tensor, Tensor]:
+        D = 1.0 / (eigvals + alpha)
+        c = Q @ (D[:, None] * QT_y)
+        d = Q2 @ D  # diag(Q diag(D) Qᵀ)
+        if w is not None:
+            d = d - (Q @ (D * QT_w)) * w / w_sum
+        return c, d
+
+    def looe(alpha: float) -> Tensor:
+        c, d = dual(alpha)
+        return c / d[:, None]
+
+    i, score = _select(alphas, looe)
+    c, _ = dual(alphas[i])
+    return alphas[i], score, x.T @ c  # primal coefficients Xcᵀ c, (p, n_targets)
+
+
+def _loo_cov(x: Tensor, Y: Tensor, alphas: Tuple[float, ...],
+             w: Optional[Tensor]) -> Tuple[float, float, Tensor]:
+    """n > p: eigendecomposition C = Xcᵀ Xc = V diag(λ) Vᵀ (p×p); H = C + αI.
+
+    Hat matrix X H⁻¹ Xᵀ = XV diag(1/(λ+α)) (XV)ᵀ; LOO residual (y - ŷ)_i / (1 - hat_ii), with an
+    intercept the term (w - hat·w)_i · w_i / Σw² subtracted from the denominator, as in sklearn
+    (``w`` as in :func:`_loo_gram`)."""
+    eigvals, V = _eigh(x.T @ x)
+    XV = x @ V
+    XV2 = XV * XV
+    VT_XT_y = XV.T @ Y
+    if w is not None:
+        VT_XT_w = XV.T @ w
+        w_sum = w @ w
+
+    def looe(alpha: float) -> Tensor:
+        D = 1.0 / (eigvals + alpha)
+        resid = Y - XV @ (D[:, None] * VT_XT_y)
+        denom = 1.0 - XV2 @ D
+        if w is not None:
+            denom = denom - (w - XV @ (D * VT_XT_w)) * w / w_sum
+        return resid / denom[:, None]
+
+    i, score = _select(alphas, looe)
+    D = 1.0 / (eigvals + alphas[i])
+    return alphas[i], score, V @ (D[:, None] * VT_XT_y)
+
+
+def _fit_ridge_loo(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], fit_intercept: bool,
+                   sample_weight: Optional[Tensor] = None) -> Tuple[float, float, Tensor, Tensor]:
+    """Ridge with the alpha of smallest leave-one-out error (see the module docstring).
+
+    x: float64 (n_samples, n_features); Y: float64 (n_samples, n_targets) on x's device;
+    sample_weight: None or float64 (n_samples,), >= 0 with a positive sum. Returns
+    ``(alpha, score, coef (n_targets, n_features), intercept (n_targets,))``."""
+    n, p = x.shape
+    if sample_weight is None:
+        w = torch.ones(n, dtype=x.dtype, device=x.device)
+        if fit_intercept:
+            x_offset, y_offset = x.mean(0), Y.mean(0)
+    else:
+        w = sample_weight.sqrt()
+        if fit_intercept:  # np.average's weighted means, as sklearn's _preprocess_data
+            total = sample_weight.sum()
+            x_offset = (sample_weight[:, None] * x).sum(0) / total
+            y_offset = (sample_weight[:, None] * Y).sum(0) / total
+    if fit_intercept:
+        x = x - x_offset
+        Y = Y - y_offset
+    else:
+        x_offset = torch.zeros(p, dtype=x.dtype, device=x.device)
+        y_offset = torch.zeros(Y.shape[1], dtype=x.dtype, device=x.device)
+    if sample_weight is not None:  # rows scaled by sqrt(s) after centering (sklearn's _rescale_data)
+        x = x * w[:, None]
+        Y = Y * w[:, None]
+
+    solve = _loo_gram if n <= p else _loo_cov
+    alpha, score, coef = solve(x, Y, alphas, w if fit_intercept else None)
+    coef = coef.T.contiguous()  # (n_targets, n_features)
+    return alpha, score, coef, y_offset - coef @ x_offset
+
+
+# ----------------------------------------------------------------------------------------------
+# RidgeClassifierCV
+# ----------------------------------------------------------------------------------------------
+def _binarize(y: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """classes (sorted) and the ±1 target matrix of ``LabelBinarizer(pos_label=1, neg_label=-1)``."""
+    classes, index = np.unique(y, return_inverse=True)
+    if classes.size == 2:
+        # One column: +1 for classes_[1], -1 for classes_[0] (sklearn's binary convention).
+        Y = np.where(index == 1, 1.0, -1.0)[:, None]
+    else:
+        Y = -np.ones((y.shape[0], classes.size))
+        Y[np.arange(y.shape[0]), index] = 1.0
+    return classes, Y
+
+
+def _sklearn_key(label: Any) -> Any:
+    """The dict key scikit-learn's ``compute_class_weight`` looks a class up by: ``int(label)``
+    when int() reads the label (so ``1`` for the labels ``1``, ``1.0`` and ``"1"``), else
+    ``str(label)``."""
+    try:
+        return int(label)
+    except (TypeError, ValueError):
+        return str(label)
+
+
+def _class_sample_weights(class_weight: Any, y: np.ndarray, name: str) -> Optional[np.ndarray]:
+    """The float64 sample weights (n_samples,) of ``class_weight`` for labels y (checked by
+    :func:`_labels`), or None for no weighting (None or an empty dict, as sklearn's
+    ``if self.class_weight``).
+
+    scikit-learn's ``compute_sample_weight(class_weight, y)``: ``"balanced"`` gives class c the
+    weight ``n_samples / (n_classes * count(c))``; a dict ``{label: weight}`` gives its classes
+    their weight and the others 1. A class's key is sklearn's (:func:`_sklearn_key`: ``1`` for
+    the label ``"1"``, as UCR datasets' labels are) or the label itself (``"1"``, which sklearn
+    would refuse). Refused, naming ``name``: another string or type (TypeError; lists of dicts are
+    for multi-output, which a classifier of one label per case has not), a key that names no
+    class of y (ValueError; sklearn ignores it when every class has a weight), two keys for one
+    class (ValueError), a weight that is not a finite number >= 0 (TypeError / ValueError; sklearn
+    would take the square root of a negative weight), and weights all 0 (ValueError)."""
+    if class_weight is None:
+        return None
+    classes, index = np.unique(y, return_inverse=True)
+    expected = "None, 'balanced' or a dict {label: weight}"
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(f"{name}: expected class_weight to be {expected}, got {class_weight!r}")
+        counts = np.bincount(index, minlength=classes.size).astype(np.float64)
+        weights = counts.sum() / (classes.size * counts)
+    elif isinstance(class_weight, dict):
+        if not class_weight:
+            return None
+        labels = classes.tolist()
+        weights = np.ones(classes.size)
+        used = []
+        for i, label in enumerate(labels):
+            keys = [key for key in class_weight if key == _sklearn_key(label) or key == label]
+            if len(keys) > 1:
+                raise ValueError(f"{name}: class_weight has {len(keys)} keys for the class {label!r}: "
+                                 f"{keys!r}; expected one")
+            if not keys:
+                continue
+            key = keys[0]
+            value = class_weight[key]
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name}: expected the class_weight of {key!r} to be a number, got "
+                                f"{type(value).__name__} {value!r}")
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name}: expected the class_weight of {key!r} to be finite and >= 0, "
+                                 f"got {value!r}")
+            weights[i] = float(value)
+            used.append(key)
+        unknown = [key for key in class_weight if not any(key is u or key == u for u in used)]
+        if unknown:
+            raise ValueError(f"{name}: class_weight has labels that are not classes of y: {unknown!r} "
+                             f"(the classes are {labels!r})")
+    else:
+        raise TypeError(f"{name}: expected class_weight to be {expected}, got {type(class_weight).__name__}")
+    sample_weight = weights[index]
+    if not sample_weight.sum() > 0:
+        raise ValueError(f"{name}: class_weight gives every sample the weight 0; expected at least one "
+                         f"class of y with a positive weight")
+    return sample_weight
+
+
 class RidgeClassifierCV(ClassifierMixin, Estimator):
     """Ridge classifier with alpha chosen by efficient leave-one-out CV, in torch (float64).
 
-    Same estimator as scikit-learn's ``RidgeClassifierCV(alphas=..., fit_intercept=...)`` with
-    ``cv=None`` (see the module docstring for what is computed); same ``alpha_``, coefficients to
-    float64 rounding, same predictions.
+    Same estimator as scikit-learn's ``RidgeClassifierCV(alphas=..., fit_intercept=...,
+    class_weight=...)`` with ``cv=None`` (see the module docstring for what is computed); same
+    ``alpha_``, coefficients to float64 rounding, same predictions.
+
+    Targets: ``LabelBinarizer(pos_label=1, neg_label=-1)``'s, one ±1 column for two classes (+1
+    for ``classes_[1]``), one column per class otherwise; the ridge regresses them.
+
+    Args:
+        alphas: the candidate regularisations, each finite and > 0 (aeon's ``logspace(-3, 3, 10)``).
+        fit_intercept: fit an intercept (by centering).
+        class_weight: None, ``"balanced"`` or a dict ``{label: weight}``: sklearn's, turned into
+            sample weights as ``compute_sample_weight`` does (see ``_class_sample_weights`` for the
+            rules and the refused values); the weighted fit is sklearn's ``_RidgeGCV`` with sample
+            weights (weighted centering, rows scaled by their square roots).
 
     Input: X (n_samples, n_features), numpy or tensor of any floating (or integer) dtype; the fit
     runs in float64 on X's device (a CUDA tensor fits on the GPU). y: n_samples labels of any type
@@ -255,115 +458,37 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
     number of CPU threads (see ``_eigh``).
 
     A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy, with optional
-    ``sample_weight``); like sklearn's, it has no ``predict_proba``.
+    ``sample_weight``); like sklearn's, it has no ``predict_proba``, and its ``fit`` takes no
+    ``sample_weight`` (``class_weight`` is the way to weight).
     """
 
     _fitted_attribute = "coef_"
 
-    def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, fit_intercept: bool = True):
+    def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, fit_intercept: bool = True,
+                 class_weight: Any = None):
         self.alphas = alphas
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
 
-    # -- fit -------------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: Any) -> "RidgeClassifierCV":
         """Fit on X (n_samples, n_features) and labels y (n_samples,); returns self."""
         name = "RidgeClassifierCV"
         alphas = _check_alphas(self.alphas, name)
         x = _check_2d(X, name).to(torch.float64)
         labels = _labels(y, x.shape[0], name)
-        classes, Y_np = _binarize(labels)
-        Y = torch.as_tensor(Y_np, dtype=torch.float64, device=x.device)
-        n, p = x.shape
-
-        if self.fit_intercept:
-            x_offset = x.mean(0)
-            y_offset = Y.mean(0)
-            x = x - x_offset
-            Y = Y - y_offset
-        else:
-            x_offset = torch.zeros(p, dtype=torch.float64, device=x.device)
-            y_offset = torch.zeros(Y.shape[1], dtype=torch.float64, device=x.device)
-
-        solve = self._gram if n <= p else self._cov
-        alpha, score, coef = solve(x, Y, alphas)
-
-        coef = coef.T.contiguous()  # (n_targets, n_features)
-        intercept = y_offset - coef @ x_offset
-        if coef.shape[0] == 1:  # binary: sklearn ravels coef_ to (n_features,)
-            coef = coef[0]
+        weights = _class_sample_weights(self.class_weight, labels, name)
+        classes, Y = _binarize(labels)
+        alpha, score, coef, intercept = _fit_ridge_loo(
+            x, torch.as_tensor(Y, dtype=torch.float64, device=x.device), alphas, self.fit_intercept,
+            None if weights is None else torch.as_tensor(weights, dtype=torch.float64, device=x.device))
         self.classes_ = classes
         self.alpha_ = alpha
         self.best_score_ = score
-        self.coef_ = coef
+        self.coef_ = coef[0] if coef.shape[0] == 1 else coef  # binary: sklearn's (n_features,)
         self.intercept_ = intercept
-        self.n_features_in_ = p
+        self.n_features_in_ = x.shape[1]
         return self
 
-    def _select(self, alphas: Tuple[float, ...], looe_of) -> Tuple[int, float]:
-        """Index and score of the alpha with the largest -mean(looe²); ties keep the first.
-
-        Scores are compared as Python floats with sklearn's ``>`` (a NaN first score is kept)."""
-        best_i, best = 0, None
-        for i, alpha in enumerate(alphas):
-            looe = looe_of(alpha)
-            score = float(-(looe * looe).mean())
-            if best is None or score > best:
-                best_i, best = i, score
-        assert best is not None
-        return best_i, best
-
-    def _gram(self, x: Tensor, Y: Tensor, alphas: Tuple[float, ...]) -> Tuple[float, float, Tensor]:
-        """n <= p: eigendecomposition of K = Xc Xcᵀ (n×n); G = K + αI, dual coefficients c = G⁻¹Y.
-
-        LOO residual of sample i: c_i / (G⁻¹)_ii. With an intercept, the constant direction
-        (unpenalised) is projected out: (G⁻¹)_ii - (G⁻¹ 1)_i · 1_i / n (sklearn's ``d -= ...``)."""
-        n = x.shape[0]
-        eigvals, Q = _eigh(x @ x.T)
-        QT_y = Q.T @ Y
-        Q2 = Q * Q
-        QT_ones = Q.T @ torch.ones(n, dtype=x.dtype, device=x.device)
-
-        def dual(alpha: float) -> Tuple[Tensor, Tensor]:
-            D = 1.0 / (eigvals + alpha)
-            c = Q @ (D[:, None] * QT_y)
-            d = Q2 @ D  # diag(Q diag(D) Qᵀ)
-            if self.fit_intercept:
-                d = d - (Q @ (D * QT_ones)) / n  # (G⁻¹ 1)_i · 1 / Σ1
-            return c, d
-
-        def looe(alpha: float) -> Tensor:
-            c, d = dual(alpha)
-            return c / d[:, None]
-
-        i, score = self._select(alphas, looe)
-        c, _ = dual(alphas[i])
-        return alphas[i], score, x.T @ c  # primal coefficients Xcᵀ c, (p, n_targets)
-
-    def _cov(self, x: Tensor, Y: Tensor, alphas: Tuple[float, ...]) -> Tuple[float, float, Tensor]:
-        """n > p: eigendecomposition C = Xcᵀ Xc = V diag(λ) Vᵀ (p×p); H = C + αI.
-
-        Hat matrix X H⁻¹ Xᵀ = XV diag(1/(λ+α)) (XV)ᵀ; LOO residual (y - ŷ)_i / (1 - hat_ii), with
-        the intercept's term (1 - hat·1)_i / n subtracted from the denominator, as in sklearn."""
-        n = x.shape[0]
-        eigvals, V = _eigh(x.T @ x)
-        XV = x @ V
-        XV2 = XV * XV
-        VT_XT_y = XV.T @ Y
-        VT_XT_ones = XV.T @ torch.ones(n, dtype=x.dtype, device=x.device)
-
-        def looe(alpha: float) -> Tensor:
-            D = 1.0 / (eigvals + alpha)
-            resid = Y - XV @ (D[:, None] * VT_XT_y)
-            denom = 1.0 - XV2 @ D
-            if self.fit_intercept:
-                denom = denom - (1.0 - XV @ (D * VT_XT_ones)) / n
-            return resid / denom[:, None]
-
-        i, score = self._select(alphas, looe)
-        D = 1.0 / (eigvals + alphas[i])
-        return alphas[i], score, V @ (D[:, None] * VT_XT_y)
-
-    # -- predict ---------------------------------------------------------------------------
     def _scores(self, X: ArrayLike) -> Tensor:
         x = _check_2d(X, "RidgeClassifierCV")
         _check_n_features(x, self.n_features_in_, "RidgeClassifierCV")
@@ -392,115 +517,140 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
 
 
 # ----------------------------------------------------------------------------------------------
-# RocketClassifier
+# The pipelines: transform -> StandardScaler(with_mean=False) -> ridge
 # ----------------------------------------------------------------------------------------------
-class RocketClassifier(ClassifierMixin, Estimator):
-    """ROCKET classifier (Dempster et al. 2020) as aeon builds it, with every stage in torch.
+@contextlib.contextmanager
+def _named_errors(name: str) -> Iterator[None]:
+    """A ValueError / TypeError from a pipeline's transformer (which names itself or its operator,
+    e.g. ``minirocket_fit: expected at least 9 time points``) re-raised, same type, with the
+    pipeline's name in front: every error names the estimator that was called."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        if type(error) not in (ValueError, TypeError) or str(error).startswith(f"{name}:"):
+            raise
+        raise type(error)(f"{name}: {error}") from error
 
-    ``Rocket(n_kernels)`` features (2·n_kernels per case) -> ``StandardScaler(with_mean=False)``
-    -> ``RidgeClassifierCV(alphas)``. Same kernels as aeon for the same ``random_state``; the
-    features are ``Rocket``'s (default ``accumulate="float32_fma"``: bit-identical to aeon's
-    convolution source compiled with one FMA per term, within float32 rounding of aeon 1.6's own
-    transform, not bit-identical to it; see ``Rocket``); the scaler's output is sklearn's bit for
-    bit, and the ridge gives sklearn's ``alpha_`` and predictions
-    (tests/estimators/test_rocket_classifier.py::test_pipeline_on_aeon_rocket_features). Predictions
-    agree with aeon's ``RocketClassifier`` on >= 99% of test cases
-    (tests/estimators/test_rocket_classifier.py::test_rocket_classifier_accuracy).
 
-    Args:
-        n_kernels: number of random convolution kernels.
-        normalise: z-normalise each case and channel before the convolutions (aeon's default).
-        random_state: int seed (or None: a fresh random seed per fit).
-        device: where features and the ridge are computed; None = X's device (CPU for numpy).
-        accumulate: Rocket's accumulation mode, ``"float32_fma"`` (aeon's bits), ``"float32"`` or
-            ``"float64"``.
-        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+class _RocketPipeline(Estimator):
+    """The common base of the ROCKET-family classifiers and regressors (aeon's pipelines)::
 
-    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
-    tensor; y: n_cases labels of any sortable type. ``predict`` returns numpy labels.
+        transformer  ->  StandardScaler(with_mean=False)  ->  ridge
 
-    Attributes after fit: ``rocket_``, ``scaler_``, ``ridge_`` (the fitted stages), ``classes_``,
-    ``n_channels_`` and ``n_features_in_`` (both the number of channels, as tslearn's
-    ``n_features_in_``: 2-D input is one channel), ``device_`` (where it computes; ``predict``
-    moves X there).
+    ``fit`` reads X as (n_cases, n_channels, n_timepoints) (2-D: one channel) on the working
+    device (the ``device`` parameter, else X's, the CPU for numpy), checks y and the parameters
+    before the transform, fits the transformer on X and transforms it (float32 features), fits the
+    scaler (sklearn's bits) and the float64 ridge on the scaled features, all on that device.
 
-    A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy). ``predict_proba``
-    is aeon's for this pipeline: the ridge gives no probabilities, so it is the one-hot encoding
-    of ``predict`` (1 for the predicted class).
-
-    Not supported: unequal-length collections (lists of series); NaN/inf in X are rejected.
+    A subclass gives the transformer (a ``_*Transform`` mixin, first among its bases:
+    ``_make_transformer``, the attribute it is stored under, its integer parameters) and the task
+    (``_PipelineClassifier`` here, ``_PipelineRegressor`` in ``_regressor``: ``_read_target``,
+    ``_make_ridge``); its ``__init__`` stores ``alphas``, ``device``, ``random_state`` and the
+    transformer's parameters.
     """
 
     _fitted_attribute = "ridge_"
-
-    def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
-                 device: Optional[Union[str, torch.device]] = None, accumulate: str = "float32_fma",
-                 alphas: Sequence[float] = DEFAULT_ALPHAS):
-        self.n_kernels = n_kernels
-        self.normalise = normalise
-        self.random_state = random_state
-        self.device = device
-        self.accumulate = accumulate
-        self.alphas = alphas
+    _transformer_attribute = ""
+    _int_parameters: Tuple[str, ...] = ("n_kernels",)
 
     def __sklearn_tags__(self):
-        tags = series_tags(super().__sklearn_tags__())
-        # scikit-learn's score check fits make_blobs' 2 features, i.e. series of 2 time points,
-        # which the per-series normalisation reduces to ±1: its accuracy bar is out of reach.
-        tags.classifier_tags.poor_score = True
-        return tags
+        return series_tags(super().__sklearn_tags__())
 
-    def _series(self, X: ArrayLike, device: Union[str, torch.device, None]) -> Tensor:
-        """X as a (n, C, T) floating tensor on ``device``, checked finite.
+    def _make_transformer(self, device: str) -> Any:
+        raise NotImplementedError
 
-        Rocket gets a tensor, so its features come back as a tensor on that same device and the
-        scaler and ridge run there too (no host round trip on CUDA)."""
-        name = "RocketClassifier"
+    def _make_ridge(self) -> Estimator:
+        raise NotImplementedError
+
+    def _read_target(self, y: Any, n_cases: int) -> Any:
+        """y checked (naming the estimator) in the form the ridge's ``fit`` takes."""
+        raise NotImplementedError
+
+    def _series(self, X: ArrayLike, device: Device) -> Tensor:
+        """X as a (n, C, T) floating tensor on ``device``, checked finite and non-empty.
+
+        The transformer gets a tensor, so its features come back as a tensor on that same device
+        and the scaler and ridge run there too (no host round trip on CUDA)."""
+        name = type(self).__name__
         x = as_series_tensor(X, name, device, finite=True)
         if x.numel() == 0:
             raise ValueError(f"{name}: expected a non-empty X, got shape {tuple(x.shape)}")
         return x
 
-    def fit(self, X: ArrayLike, y: Any) -> "RocketClassifier":
-        """Generate the kernels, transform X, fit the scaler and the ridge; returns self."""
-        name = "RocketClassifier"
+    def fit(self, X: ArrayLike, y: Any) -> "_RocketPipeline":
+        """Fit the transformer on X, then the scaler and the ridge on its features; returns self."""
+        name = type(self).__name__
         # The working device: the ``device`` parameter, else X's (CPU for numpy). predict uses
         # the same one, wherever its X lives.
         device = self.device if self.device is not None else (
             X.device if isinstance(X, Tensor) else "cpu")
         x = self._series(X, device)
-        labels = _labels(y, x.shape[0], name)
+        target = self._read_target(y, x.shape[0])
         _check_alphas(self.alphas, name)
-        # Imported here, not at module level: keeps ``import softdtw_torch.rocket`` free of an
-        # import-order dependency between the two modules of the package.
-        from ._rocket import Rocket
-
-        rocket = Rocket(n_kernels=self.n_kernels, normalise=self.normalise,
-                        random_state=self.random_state, device=str(x.device),
-                        accumulate=self.accumulate)
-        rocket.fit(x)
-        features = rocket.transform(x)
+        for parameter in self._int_parameters:
+            _check_int(getattr(self, parameter), name, parameter, 1)
+        if not (self.random_state is None or isinstance(self.random_state, np.random.RandomState)):
+            # The type only (no seed is drawn here: the transformer draws it, by aeon's rule).
+            _int_seed(self.random_state, name, check_range=False)
+        transformer = self._make_transformer(str(x.device))
+        with _named_errors(name):
+            transformer.fit(x)
+            features = transformer.transform(x)
         scaler = StandardScaler(with_mean=False)
         scaled = scaler.fit_transform(features)
-        ridge = RidgeClassifierCV(alphas=self.alphas).fit(scaled, labels)
-        self.rocket_, self.scaler_, self.ridge_ = rocket, scaler, ridge
-        self.classes_ = ridge.classes_
+        ridge = self._make_ridge().fit(scaled, target)
+        setattr(self, self._transformer_attribute, transformer)
+        self.scaler_, self.ridge_ = scaler, ridge
         self.n_channels_ = self.n_features_in_ = x.shape[1]
+        self.n_timepoints_ = x.shape[2]
         self.device_ = x.device
         return self
 
     def _features(self, X: ArrayLike, method: str) -> Tensor:
+        """The scaled features of X (a float32 tensor on ``device_``), after the fitted check."""
         self._check_is_fitted(method)
+        name = type(self).__name__
         x = self._series(X, self.device_)
         if x.shape[1] != self.n_channels_:
-            raise ValueError(
-                f"RocketClassifier: expected X with {self.n_channels_} channels (as in fit), "
-                f"got {x.shape[1]}"
-            )
-        return self.scaler_.transform(self.rocket_.transform(x))
+            raise ValueError(f"{name}: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}")
+        if x.shape[2] != self.n_timepoints_:  # each transformer's rule (x_lengths is not passed on)
+            raise ValueError(f"{name}: expected X with {self.n_timepoints_} time points (as in fit), got {x.shape[2]}")
+        with _named_errors(name):
+            features = getattr(self, self._transformer_attribute).transform(x)
+        return self.scaler_.transform(features)
+
+
+class _PipelineClassifier(ClassifierMixin, _RocketPipeline):
+    """A ROCKET-family classifier: the pipeline ending in ``RidgeClassifierCV(alphas,
+    class_weight)``; ``predict``, ``decision_function``, aeon's ``predict_proba``, ``classes_``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # scikit-learn's score check fits make_blobs' 2 features, i.e. series of 2 time points,
+        # which no ROCKET transform learns from (Rocket's normalisation reduces them to ±1;
+        # MiniRocket and MultiRocket refuse series that short): its accuracy bar is out of reach.
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def _read_target(self, y: Any, n_cases: int) -> np.ndarray:
+        name = type(self).__name__
+        labels = _labels(y, n_cases, name)
+        _class_sample_weights(self.class_weight, labels, name)  # its errors, before the transform
+        return labels
+
+    def _make_ridge(self) -> RidgeClassifierCV:
+        return RidgeClassifierCV(alphas=self.alphas, class_weight=self.class_weight)
+
+    def fit(self, X: ArrayLike, y: Any) -> "_PipelineClassifier":
+        """Fit the transformer on X (n_cases, [n_channels,] n_timepoints), then the scaler and the
+        ridge classifier on its features with labels y (n_cases,); returns self."""
+        super().fit(X, y)
+        self.classes_ = self.ridge_.classes_
+        return self
 
     def decision_function(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """The ridge's scores (see ``RidgeClassifierCV.decision_function``)."""
+        """The ridge's scores, float64 (see ``RidgeClassifierCV.decision_function``): (n,) for two
+        classes, else (n, n_classes). Tensor in (on its device), tensor out; numpy otherwise."""
         features = self._features(X, "decision_function")  # checks fitted first
         return _out_like(self.ridge_._scores(features), X)
 
@@ -510,11 +660,191 @@ class RocketClassifier(ClassifierMixin, Estimator):
         return self.ridge_.predict(features)
 
     def predict_proba(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """aeon's ``RocketClassifier.predict_proba``: float64 (n_cases, n_classes), 1 in the
-        column (in ``classes_`` order) of ``predict``'s class, 0 elsewhere. Tensor in (on its
-        device), tensor out; numpy otherwise."""
+        """aeon's ``predict_proba`` for a ridge (which gives no probabilities): float64
+        (n_cases, n_classes), 1 in the column (in ``classes_`` order) of ``predict``'s class, 0
+        elsewhere. Tensor in (on its device), tensor out; numpy otherwise."""
         features = self._features(X, "predict_proba")  # checks fitted first
         index = self.ridge_._class_index(self.ridge_._scores(features))
         proba = np.zeros((index.shape[0], len(self.classes_)))
         proba[np.arange(index.shape[0]), index] = 1.0
         return _out_like(torch.from_numpy(proba), X)
+
+
+# The transformers. Each is imported where it is built, not at module level: that keeps
+# ``import softdtw_torch.rocket`` free of import-order dependencies between its modules.
+class _RocketTransform:
+    """Builds ``Rocket(n_kernels, normalise, random_state, device, accumulate)``; stored as ``rocket_``."""
+
+    _transformer_attribute = "rocket_"
+    _int_parameters = ("n_kernels",)
+
+    def _make_transformer(self, device: str) -> Any:
+        from ._rocket import Rocket
+
+        return Rocket(n_kernels=int(self.n_kernels), normalise=self.normalise, random_state=self.random_state,
+                      device=device, accumulate=self.accumulate)
+
+
+class _MiniRocketTransform:
+    """Builds ``MiniRocket(n_kernels, max_dilations_per_kernel, random_state, device)``; stored as
+    ``minirocket_``."""
+
+    _transformer_attribute = "minirocket_"
+    _int_parameters = ("n_kernels", "max_dilations_per_kernel")
+
+    def _make_transformer(self, device: str) -> Any:
+        from ._minirocket import MiniRocket
+
+        return MiniRocket(n_kernels=int(self.n_kernels), max_dilations_per_kernel=int(self.max_dilations_per_kernel),
+                          random_state=self.random_state, device=device)
+
+
+class _MultiRocketTransform:
+    """Builds ``MultiRocket(n_kernels, max_dilations_per_kernel, n_features_per_kernel,
+    random_state, device)`` (``normalise=False``, aeon's pipelines' transform); stored as
+    ``multirocket_``."""
+
+    _transformer_attribute = "multirocket_"
+    _int_parameters = ("n_kernels", "max_dilations_per_kernel", "n_features_per_kernel")
+
+    def _make_transformer(self, device: str) -> Any:
+        from ._multirocket import MultiRocket
+
+        return MultiRocket(n_kernels=int(self.n_kernels), max_dilations_per_kernel=int(self.max_dilations_per_kernel),
+                           n_features_per_kernel=int(self.n_features_per_kernel), normalise=False,
+                           random_state=self.random_state, device=device)
+
+
+# ----------------------------------------------------------------------------------------------
+# The classifiers
+# ----------------------------------------------------------------------------------------------
+_PIPELINE_NOTES = """
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
+    classifier, those of the transformer included.
+
+    Attributes after fit: ``{transformer}`` (the fitted transformer), ``scaler_``
+    (``StandardScaler``), ``ridge_`` (``RidgeClassifierCV``), ``classes_``, ``n_channels_`` and
+    ``n_features_in_`` (both the number of channels, as tslearn's ``n_features_in_``: 2-D input is
+    one channel), ``n_timepoints_`` (the fitted length: ``predict`` takes series of that length
+    only, as the transformers), ``device_`` (where it computes; ``predict`` moves X there).
+
+    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
+    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
+    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
+    tensor input. A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+"""
+
+
+class RocketClassifier(_RocketTransform, _PipelineClassifier):
+    """ROCKET classifier (Dempster et al. 2020) as aeon builds it, with every stage in torch.
+
+    ``Rocket(n_kernels)`` features (2·n_kernels per case) -> ``StandardScaler(with_mean=False)``
+    -> ``RidgeClassifierCV(alphas, class_weight)``. Same kernels as aeon for the same
+    ``random_state``; the features are ``Rocket``'s (default ``accumulate="float32_fma"``:
+    bit-identical to aeon's convolution source compiled with one FMA per term, within float32
+    rounding of aeon 1.6's own transform, not bit-identical to it; see ``Rocket``); the scaler's
+    output is sklearn's bit for bit, and the ridge gives sklearn's ``alpha_`` and predictions
+    (tests/estimators/test_rocket_classifier.py::test_pipeline_on_aeon_rocket_features). Predictions
+    agree with aeon's ``RocketClassifier`` on >= 99% of test cases
+    (tests/estimators/test_rocket_classifier.py::test_rocket_classifier_accuracy).
+
+    Args:
+        n_kernels: number of random convolution kernels (int >= 1).
+        normalise: z-normalise each case and channel before the convolutions (aeon's default).
+        random_state: int seed (or None: a fresh random seed per fit).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        accumulate: Rocket's accumulation mode, ``"float32_fma"`` (aeon's bits), ``"float32"`` or
+            ``"float64"``.
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict; see
+            ``RidgeClassifierCV``), as aeon's.
+
+    aeon's ``estimator`` (another final classifier) and ``n_jobs`` are not supported: the ridge is
+    always ``RidgeClassifierCV``, in float64 on the working device, and the CPU work uses torch's
+    threads.
+    """ + _PIPELINE_NOTES.format(transformer="rocket_")
+
+    def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
+                 device: Device = None, accumulate: str = "float32_fma",
+                 alphas: Sequence[float] = DEFAULT_ALPHAS, class_weight: Any = None):
+        self.n_kernels = n_kernels
+        self.normalise = normalise
+        self.random_state = random_state
+        self.device = device
+        self.accumulate = accumulate
+        self.alphas = alphas
+        self.class_weight = class_weight
+
+
+class MiniRocketClassifier(_MiniRocketTransform, _PipelineClassifier):
+    """aeon's ``MiniRocketClassifier`` (Dempster et al. 2021), with every stage in torch.
+
+    ``MiniRocket(n_kernels, max_dilations_per_kernel)`` features (float32, bit-identical to
+    aeon's ``MiniRocket.transform`` for the same ``random_state``) ->
+    ``StandardScaler(with_mean=False)`` (sklearn's bits) -> ``RidgeClassifierCV(alphas,
+    class_weight)`` (sklearn's ``alpha_`` and predictions): the same predictions as aeon's
+    classifier (tests/estimators/test_rocket_family.py).
+
+    Args:
+        n_kernels: number of features, rounded down to a multiple of 84 (84 when smaller), as aeon.
+        max_dilations_per_kernel: int >= 1 (aeon's 32).
+        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict; see
+            ``RidgeClassifierCV``).
+        random_state: None, int or ``numpy.random.RandomState``, MiniRocket's (aeon's rule).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+            MiniRocket's ``fit`` (dilations and biases) runs on the CPU.
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+
+    aeon's ``estimator`` (another final classifier) and ``n_jobs`` are not supported: the ridge is
+    always ``RidgeClassifierCV``, in float64 on the working device, and the CPU work uses torch's
+    threads. Series need 9 or more time points (as aeon's).
+    """ + _PIPELINE_NOTES.format(transformer="minirocket_")
+
+    def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, class_weight: Any = None,
+                 random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.max_dilations_per_kernel = max_dilations_per_kernel
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas
+
+
+class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
+    """aeon's ``MultiRocketClassifier`` (Tan et al. 2022), with every stage in torch.
+
+    ``MultiRocket(n_kernels, max_dilations_per_kernel, n_features_per_kernel)`` features (float32,
+    bit-identical to aeon's ``MultiRocket.transform`` for the same ``random_state``; no
+    normalisation, as aeon's pipeline) -> ``StandardScaler(with_mean=False)`` (sklearn's bits) ->
+    ``RidgeClassifierCV(alphas, class_weight)`` (sklearn's ``alpha_`` and predictions): the same
+    predictions as aeon's classifier (tests/estimators/test_rocket_family.py).
+
+    Args:
+        n_kernels: number of kernels (aeon's classifier's 10,000; its transform's default is 6,250).
+        max_dilations_per_kernel: int >= 1 (aeon's 32).
+        n_features_per_kernel: pooling features per kernel and representation: 4 (aeon's default,
+            and the only value MultiRocket takes: aeon's transform always writes its four pooling
+            operators, and corrupts memory for other values).
+        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict; see
+            ``RidgeClassifierCV``).
+        random_state: None, int or ``numpy.random.RandomState``, MultiRocket's (aeon's rule).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+
+    aeon's ``estimator`` (another final classifier) and ``n_jobs`` are not supported: the ridge is
+    always ``RidgeClassifierCV``, in float64 on the working device, and the CPU work uses torch's
+    threads.
+    """ + _PIPELINE_NOTES.format(transformer="multirocket_")
+
+    def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, n_features_per_kernel: int = 4,
+                 class_weight: Any = None, random_state: Any = None, device: Device = None,
+                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.max_dilations_per_kernel = max_dilations_per_kernel
+        self.n_features_per_kernel = n_features_per_kernel
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas

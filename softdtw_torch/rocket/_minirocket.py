@@ -42,7 +42,56 @@ _PARAMETER_DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float32)
 ArrayLike = Union[np.ndarray, torch.Tensor]
 
 
-class MiniRocket(TransformerMixin, Estimator):
+class _KernelParametersTransformer(TransformerMixin, Estimator):
+    """What MiniRocket and MultiRocket share: fitted parameter arrays kept as numpy (aeon's dtypes)
+    with copies per device, and the checks of transform's input against fit's."""
+
+    _fitted_attribute = "_parameters"
+    _parameter_dtypes: Tuple[Any, ...] = _PARAMETER_DTYPES
+
+    def __sklearn_tags__(self):
+        tags = series_tags(super().__sklearn_tags__())
+        tags.transformer_tags.preserves_dtype = ["float32"]  # features are float32 for any input
+        return tags
+
+    def _set_parameters(self, parameters: Sequence[Any], n_channels: Optional[int], n_timepoints: Optional[int]):
+        self._parameters = tuple(
+            np.ascontiguousarray(np.asarray(p.cpu() if isinstance(p, torch.Tensor) else p, dtype=dtype))
+            for p, dtype in zip(parameters, self._parameter_dtypes)
+        )
+        self.n_channels_ = n_channels
+        self.n_timepoints_ = n_timepoints
+        if n_channels is not None:
+            self.n_features_in_ = n_channels
+        self._device_parameters: Dict[torch.device, Tuple[torch.Tensor, ...]] = {}
+
+    def _parameters_on(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
+        if device not in self._device_parameters:
+            self._device_parameters[device] = tuple(torch.from_numpy(p).to(device) for p in self._parameters)
+        return self._device_parameters[device]
+
+    def _transform_input(self, X: ArrayLike, x_lengths: Optional[ArrayLike], who: str):
+        """X as a float tensor on the computing device, checked against fit's channels and length,
+        and x_lengths as a tensor there (or None)."""
+        self._check_is_fitted("transform")
+        x = as_series_tensor(X, who, integer_dtype=torch.float32)
+        if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
+            raise ValueError(f"{who}: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}")
+        if x_lengths is None and self.n_timepoints_ is not None and x.shape[2] != self.n_timepoints_:
+            raise ValueError(
+                f"{who}: expected X with {self.n_timepoints_} time points (as in fit), got "
+                f"{x.shape[2]}; pass x_lengths to transform series of other lengths"
+            )
+        device = torch.device(self.device) if self.device is not None else x.device
+        x = x.to(device)
+        lengths = None
+        if x_lengths is not None:
+            lengths = x_lengths if isinstance(x_lengths, torch.Tensor) else torch.as_tensor(np.asarray(x_lengths))
+            lengths = lengths.to(device)
+        return x, lengths
+
+
+class MiniRocket(_KernelParametersTransformer):
     """MiniRocket transform: float32 features bit-identical to aeon's ``MiniRocket.transform``
     (same ``parameters``; tests/rocket/test_minirocket.py::test_fit_and_transform_match_aeon).
 
@@ -76,8 +125,6 @@ class MiniRocket(TransformerMixin, Estimator):
     A scikit-learn transformer (``TransformerMixin``).
     """
 
-    _fitted_attribute = "_parameters"
-
     def __init__(
         self,
         n_kernels: int = 10_000,
@@ -89,11 +136,6 @@ class MiniRocket(TransformerMixin, Estimator):
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.random_state = random_state
         self.device = device
-
-    def __sklearn_tags__(self):
-        tags = series_tags(super().__sklearn_tags__())
-        tags.transformer_tags.preserves_dtype = ["float32"]  # features are float32 for any input
-        return tags
 
     @property
     def parameters(self) -> Tuple[np.ndarray, ...]:
@@ -112,17 +154,6 @@ class MiniRocket(TransformerMixin, Estimator):
         )
         self._set_parameters(tuple(p.numpy() for p in params), int(x.shape[1]), int(x.shape[2]))
         return self
-
-    def _set_parameters(self, parameters: Sequence[Any], n_channels: Optional[int], n_timepoints: Optional[int]):
-        self._parameters = tuple(
-            np.ascontiguousarray(np.asarray(p.cpu() if isinstance(p, torch.Tensor) else p, dtype=dtype))
-            for p, dtype in zip(parameters, _PARAMETER_DTYPES)
-        )
-        self.n_channels_ = n_channels
-        self.n_timepoints_ = n_timepoints
-        if n_channels is not None:
-            self.n_features_in_ = n_channels
-        self._device_parameters: Dict[torch.device, Tuple[torch.Tensor, ...]] = {}
 
     @classmethod
     def from_parameters(
@@ -146,29 +177,8 @@ class MiniRocket(TransformerMixin, Estimator):
         rocket._set_parameters(parameters, n_channels, n_timepoints)
         return rocket
 
-    def _parameters_on(self, device: torch.device) -> Tuple[torch.Tensor, ...]:
-        if device not in self._device_parameters:
-            self._device_parameters[device] = tuple(torch.from_numpy(p).to(device) for p in self._parameters)
-        return self._device_parameters[device]
-
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
         """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
-        self._check_is_fitted("transform")
-        x = as_series_tensor(X, "MiniRocket.transform", integer_dtype=torch.float32)
-        if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
-            raise ValueError(
-                f"MiniRocket.transform: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}"
-            )
-        if x_lengths is None and self.n_timepoints_ is not None and x.shape[2] != self.n_timepoints_:
-            raise ValueError(
-                f"MiniRocket.transform: expected X with {self.n_timepoints_} time points (as in fit), got "
-                f"{x.shape[2]}; pass x_lengths to transform series of other lengths"
-            )
-        device = torch.device(self.device) if self.device is not None else x.device
-        x = x.to(device)
-        lengths = None
-        if x_lengths is not None:
-            lengths = x_lengths if isinstance(x_lengths, torch.Tensor) else torch.as_tensor(np.asarray(x_lengths))
-            lengths = lengths.to(device)
-        features = torch.ops.softdtw_torch.minirocket_transform(x, *self._parameters_on(device), lengths)
+        x, lengths = self._transform_input(X, x_lengths, "MiniRocket.transform")
+        features = torch.ops.softdtw_torch.minirocket_transform(x, *self._parameters_on(x.device), lengths)
         return features if isinstance(X, torch.Tensor) else features.cpu().numpy()

@@ -227,6 +227,17 @@ void minirocket(const References& r) {
         "MiniRocket features differ from Python's");
 }
 
+void multirocket(const References& r) {
+  const softdtw_torch::MultiRocketParameters p = softdtw_torch::multirocket_fit(r["multirocket_x"], 336, 32, 9);
+  CHECK(torch::equal(p.series.biases, r["multirocket_biases"]), "MultiRocket biases differ from Python's");
+  CHECK(torch::equal(p.difference.biases, r["multirocket_diff_biases"]),
+        "MultiRocket first-difference biases differ from Python's");
+  CHECK(torch::equal(p.difference.dilations, r["multirocket_diff_dilations"]),
+        "MultiRocket first-difference dilations differ from Python's");
+  CHECK(torch::equal(softdtw_torch::multirocket_transform(r["multirocket_x"], p), r["multirocket_features"]),
+        "MultiRocket features differ from Python's");
+}
+
 // Misuse from C++ throws c10::Error with the Python API's message: c10::ValueError where Python
 // raised ValueError, c10::TypeError where it raised TypeError.
 void errors(const References& r) {
@@ -242,12 +253,17 @@ void errors(const References& r) {
       {"integer_dtype", [&] { softdtw_torch::soft_dtw(x.to(torch::kLong), y.to(torch::kLong)); }},
       {"nan_fused", [&] { softdtw_torch::soft_dtw(nan_x, y, 1.0, std::nullopt, false, true); }},
       {"lengths_out_of_range",
-       [&] { softdtw_torch::soft_dtw(x, y, 1.0, std::nullopt, false, std::nullopt, torch::tensor({7, 8, 1})); }},
+       [&] {
+         softdtw_torch::soft_dtw(x, y, 1.0, std::nullopt, false, std::nullopt, torch::tensor({7, 8, 1}));
+       }},
       {"unknown_cost",
-       [&] { softdtw_torch::soft_dtw(x, y, 1.0, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, "l3"); }},
+       [&] {
+         softdtw_torch::soft_dtw(x, y, 1.0, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, "l3");
+       }},
       {"rocket_channels", [&] { softdtw_torch::rocket_transform(one_channel, k); }},
       {"rocket_accumulate", [&] { softdtw_torch::rocket_transform(r["rocket_x"], k, true, "float16"); }},
       {"minirocket_short", [&] { softdtw_torch::minirocket_fit(r["minirocket_x"].slice(2, 0, 8), 840, 32, 7); }},
+      {"multirocket_short", [&] { softdtw_torch::multirocket_fit(r["multirocket_x"].slice(2, 0, 9), 336, 32, 9); }},
   };
   for (const auto& [name, call] : cases) {
     const std::string& expected = r.message(name);
@@ -341,6 +357,7 @@ int main(int argc, char** argv) {
       {"softdtw_second_order", softdtw_second_order},
       {"rocket", rocket},
       {"minirocket", minirocket},
+      {"multirocket", multirocket},
       {"errors", errors},
       {"torchscript_forecaster", torchscript_forecaster},
       {"torchscript_classifier", torchscript_classifier},

@@ -129,6 +129,12 @@ def rocket_references(t: Dict[str, torch.Tensor]) -> None:
                              "num_features_per_dilation", "biases"], parameters):
         t["minirocket_" + name] = tensor
     t["minirocket_features"] = torch.ops.softdtw_torch.minirocket_transform(minirocket_x, *parameters)
+    multirocket_x = torch.randn(5, 2, 40, generator=torch.Generator().manual_seed(5)).cumsum(-1)
+    fitted = torch.ops.softdtw_torch.multirocket_fit(multirocket_x, 336, 32, 9)
+    t["multirocket_x"] = multirocket_x
+    t["multirocket_biases"], t["multirocket_diff_biases"] = fitted[4], fitted[9]
+    t["multirocket_diff_dilations"] = fitted[7]
+    t["multirocket_features"] = torch.ops.softdtw_torch.multirocket_transform(multirocket_x, *fitted[:5], *fitted[7:])
 
 
 def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
@@ -150,6 +156,7 @@ def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
         "rocket_channels": lambda: torch.ops.softdtw_torch.rocket_transform(t["rocket_x"][:, :1], *k),
         "rocket_accumulate": lambda: torch.ops.softdtw_torch.rocket_transform(t["rocket_x"], *k, True, "float16"),
         "minirocket_short": lambda: torch.ops.softdtw_torch.minirocket_fit(t["minirocket_x"][:, :, :8], 840, 32, 7),
+        "multirocket_short": lambda: torch.ops.softdtw_torch.multirocket_fit(t["multirocket_x"][:, :, :9], 336, 32, 9),
     }
     messages = {}
     for name, call in cases.items():

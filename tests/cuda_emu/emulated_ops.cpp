@@ -1,6 +1,6 @@
 // The CUDA ops' bodies of every family (csrc/softdtw/cuda/tiles_ops.h, csrc/rocket/cuda/convolve_ops.h,
-// csrc/minirocket/cuda/transform_ops.h, with their device code) run on the CPU under the CUDA
-// emulator, as a torch extension the tests load (emulated_ops.py): same validation, same launch
+// csrc/minirocket/cuda/transform_ops.h, csrc/multirocket/cuda/transform_ops.h, with their device code) run on the CPU
+// under the CUDA emulator, as a torch extension the tests load (emulated_ops.py): same validation, same launch
 // sequences, same kernels, with CPU tensors standing in for device memory. Only the CUDA glue of
 // the kernel.cu files (device guard, stream, csrc/common/cuda_launch.h) is not exercised here.
 #include <torch/extension.h>
@@ -12,6 +12,7 @@
 #include "cuda_emu.h"
 #include "emulated_launch.h"
 #include "minirocket/cuda/transform_ops.h"
+#include "multirocket/cuda/transform_ops.h"
 #include "rocket/cuda/convolve_ops.h"
 #include "softdtw/cuda/tiles_ops.h"
 
@@ -127,6 +128,15 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
           return softdtw_torch::minirocket::transform_op(launch, x, num_channels_per_combination, channel_indices,
                                                          dilations, num_features_per_dilation, biases, x_lengths);
         });
+  m.def("multirocket_transform",
+        [=](const Tensor& x, const Tensor& num_channels_per_combination, const Tensor& channel_indices,
+            const Tensor& dilations, const Tensor& num_features_per_dilation, const Tensor& biases,
+            const Tensor& diff_dilations, const Tensor& diff_num_features_per_dilation, const Tensor& diff_biases,
+            const OptTensor& x_lengths) {
+          return softdtw_torch::multirocket::transform_op(launch, x, num_channels_per_combination, channel_indices,
+                                                          dilations, num_features_per_dilation, biases, diff_dilations,
+                                                          diff_num_features_per_dilation, diff_biases, x_lengths);
+        });
   // The combination layout minirocket_transform uploads (csrc/minirocket/problem.h), for the
   // torch-free harness: (combinations (n, 7) int64, channel indices int32, biases float32).
   m.def("minirocket_layout", [](const Tensor& x, const Tensor& num_channels_per_combination,
@@ -142,6 +152,26 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         at::tensor(at::ArrayRef<int32_t>(p.channel_indices), at::kInt),
         at::tensor(at::ArrayRef<float>(p.biases), at::kFloat));
   });
+  // The layout multirocket_transform uploads (make_layout in csrc/multirocket/cuda/transform_ops.h),
+  // for the torch-free harness: (combinations (n, 7) int64, feature_combination int32, channel
+  // indices int32, biases float32).
+  m.def("multirocket_layout",
+        [](const Tensor& x, const Tensor& num_channels_per_combination, const Tensor& channel_indices,
+           const Tensor& dilations, const Tensor& num_features_per_dilation, const Tensor& biases,
+           const Tensor& diff_dilations, const Tensor& diff_num_features_per_dilation, const Tensor& diff_biases) {
+          namespace multirocket = softdtw_torch::multirocket;
+          const auto layout = multirocket::make_layout(multirocket::prepare_transform(
+              x, num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases,
+              diff_dilations, diff_num_features_per_dilation, diff_biases, std::nullopt));
+          const int64_t n = static_cast<int64_t>(layout.combinations.size());
+          return std::make_tuple(
+              at::from_blob(const_cast<softdtw_torch::minirocket::Combination*>(layout.combinations.data()), {n, 7},
+                            at::kLong)
+                  .clone(),
+              at::tensor(at::ArrayRef<int32_t>(layout.feature_combination), at::kInt),
+              at::tensor(at::ArrayRef<int32_t>(layout.channel_indices), at::kInt),
+              at::tensor(at::ArrayRef<float>(layout.biases), at::kFloat));
+        });
   m.def("launches", [] { return static_cast<int64_t>(emu::launches()); });
   m.def("reset_launch_count", [] { emu::reset_launch_count(); });
 }

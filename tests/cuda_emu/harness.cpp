@@ -10,7 +10,7 @@
 //     simulator, so that they run exactly what CI runs on the CPU.
 //
 // Usage: harness FAMILY IN_DIR OUT_DIR, FAMILY one of softdtw_float32, softdtw_float64, rocket,
-// minirocket. IN_DIR holds meta.txt ("name value" lines) and one raw little-endian file NAME.bin
+// minirocket, multirocket. IN_DIR holds meta.txt ("name value" lines) and one raw little-endian file NAME.bin
 // per input array; each result is written to OUT_DIR/NAME.bin. What each family reads and writes
 // is listed at its function below.
 #if defined(__CUDACC__)
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "minirocket/cuda/transform.cuh"
+#include "multirocket/cuda/transform.cuh"
 #include "rocket/cuda/convolve.cuh"
 #include "softdtw/cuda/tiles.cuh"
 
@@ -404,10 +405,36 @@ void run_minirocket(const Files& io, const HarnessLaunch& launch) {
   io.write("features", out);
 }
 
+// MultiRocket's transform. meta: n C T n_combinations n_channel_indices n_features ragged; arrays:
+// x (n,C,T) float32 and its first difference (n,C,T-1), lengths (n,) int64 when ragged, the
+// layout csrc/multirocket/cuda/transform_ops.h makes (make_layout): combinations (n_combinations,
+// 7) int64, feature_combination (2·n_features,) int32, channels int32, biases (2·n_features,)
+// float32. Results: features (n, 8·n_features) float32, overflow (1,) int32.
+void run_multirocket(const Files& io, const HarnessLaunch& launch) {
+  using namespace softdtw_torch::multirocket;
+  const int64_t n = io.integer("n"), C = io.integer("C"), T = io.integer("T");
+  const int64_t n_combinations = io.integer("n_combinations"), n_features = io.integer("n_features");
+  const bool ragged = io.integer("ragged") != 0;
+  const DeviceArray<float> x(io.read<float>("x", n * C * T));
+  const DeviceArray<float> difference(io.read<float>("difference", n * C * (T - 1)));
+  const DeviceArray<int64_t> lengths(ragged ? io.read<int64_t>("lengths", n) : std::vector<int64_t>{});
+  const DeviceArray<int64_t> combinations(io.read<int64_t>("combinations", n_combinations * 7));
+  const DeviceArray<int32_t> feature_combination(io.read<int32_t>("feature_combination", 2 * n_features));
+  const DeviceArray<int32_t> channels(io.read<int32_t>("channels", io.integer("n_channel_indices")));
+  const DeviceArray<float> biases(io.read<float>("biases", 2 * n_features));
+  DeviceArray<float> out(n * 2 * kPoolings * n_features);
+  DeviceArray<int> overflow(1, 0);
+  launch_transform(launch, x.get(), difference.get(), ragged ? lengths.get() : nullptr,
+                   reinterpret_cast<const DeviceCombination*>(combinations.get()), feature_combination.get(),
+                   channels.get(), biases.get(), out.get(), overflow.get(), n, C, T, n_features);
+  io.write("features", out);
+  io.write("overflow", overflow);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) die("usage: harness softdtw_float32|softdtw_float64|rocket|minirocket IN_DIR OUT_DIR");
+  if (argc != 4) die("usage: harness softdtw_float32|softdtw_float64|rocket|minirocket|multirocket IN_DIR OUT_DIR");
   const std::string family = argv[1];
   const Files io(argv[2], argv[3]);
   HarnessLaunch launch;
@@ -421,6 +448,8 @@ int main(int argc, char** argv) {
       run_rocket(io, launch);
     } else if (family == "minirocket") {
       run_minirocket(io, launch);
+    } else if (family == "multirocket") {
+      run_multirocket(io, launch);
     } else {
       die("unknown family " + family);
     }

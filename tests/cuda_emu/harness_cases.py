@@ -172,6 +172,24 @@ def minirocket_case(emu, n, C, T, n_features, seed=4):
     return dict(x=x, lengths=lengths, params=params), ("minirocket", arrays, meta, 75)
 
 
+def multirocket_case(emu, n, C, T, n_kernels, seed=5):
+    """MultiRocket's inputs (x float32, ragged lengths down to 10, the fitted parameters) and the
+    harness case; `emu` (emulated_ops.load()) gives the layout the op uploads."""
+    rng = np.random.default_rng(seed)
+    x = torch.from_numpy(rng.standard_normal((n, C, T)).astype(np.float32)).cumsum(-1)
+    lengths = torch.from_numpy(rng.integers(10, T + 1, n))
+    lengths[0] = 10  # the trimmed segments of the larger dilations are empty
+    params = torch.ops.softdtw_torch.multirocket_fit(x, n_kernels, 32, seed + 3)
+    arguments = (*params[:5], *params[7:])
+    combinations, feature_combination, channels, biases = emu.multirocket_layout(x, *arguments)
+    arrays = dict(x=x.numpy(), difference=(x[:, :, 1:] - x[:, :, :-1]).numpy(), lengths=lengths.numpy(),
+                  combinations=combinations.numpy(), feature_combination=feature_combination.numpy(),
+                  channels=channels.numpy(), biases=biases.numpy())
+    meta = dict(n=n, C=C, T=T, n_combinations=combinations.shape[0], n_channel_indices=channels.numel(),
+                n_features=biases.numel() // 2, ragged=1, grid_cap=3)
+    return dict(x=x, lengths=lengths, arguments=arguments), ("multirocket", arrays, meta, 75)
+
+
 def standard_cases(emu):
     """The cases test_harness.py runs, by name: every kernel family, several tiles, bands, ragged
     lengths, grid-stride loops."""
@@ -182,6 +200,7 @@ def standard_cases(emu):
         "rocket_hard_ppv": rocket_case(4, 3, 50, 12, None)[1],
         "rocket_soft_ppv": rocket_case(4, 3, 50, 12, 0.7)[1],
         "minirocket": minirocket_case(emu, 5, 2, 60, 840)[1],
+        "multirocket": multirocket_case(emu, 4, 2, 50, 336)[1],
     }
 
 

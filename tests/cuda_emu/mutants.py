@@ -2,7 +2,7 @@
 each: the emulated values (against the unmutated kernels, themselves tested against the CPU
 kernels), memcheck, racecheck or the emulator's own checks (harness_cases.py).
 
-    python tests/cuda_emu/mutants.py [--markdown FILE] [--only SUBSTRING]
+    python tests/cuda_emu/mutants.py [--markdown FILE] [--only FAMILY_OR_SUBSTRING]
 
 Each mutant is one textual change to a copy of csrc/; the harness is built from the copy in its
 three flavours and run on the mutant's family of cases. A mutant counts as caught when a run fails
@@ -30,7 +30,7 @@ import harness_cases  # noqa: E402
 
 
 class Mutant(NamedTuple):
-    family: str  # softdtw | rocket | minirocket
+    family: str  # softdtw | rocket | minirocket | multirocket
     name: str
     path: str  # under csrc/
     before: str  # occurs exactly once in the file
@@ -82,6 +82,13 @@ MUTANTS = [
     Mutant("minirocket", "off-by-one: one bias too many summed per chunk", "minirocket/cuda/transform.cuh",
            "      for (int j = threadIdx.x; j < nb; j += kThreads) {\n        int64_t count = 0;",
            "      for (int j = threadIdx.x; j <= nb; j += kThreads) {\n        int64_t count = 0;"),
+    Mutant("multirocket", "off-by-one: a feature's segment read one position past its end",
+           "multirocket/cuda/transform.cuh", "    for (int64_t t = lo; t < hi; ++t) {",
+           "    for (int64_t t = lo; t <= hi; ++t) {"),
+    Mutant("multirocket", "the first difference read with the series' row stride", "multirocket/cuda/transform.cuh",
+           "    const int64_t row_stride = n_timepoints - r;", "    const int64_t row_stride = n_timepoints;"),
+    Mutant("multirocket", "grid-stride step of one block instead of the grid", "multirocket/cuda/transform.cuh",
+           "       item += static_cast<int64_t>(gridDim.x) * blockDim.x) {", "       item += blockDim.x) {"),
 ]
 
 
@@ -98,6 +105,8 @@ def cases(emu):
         # features per combination are 4 chunks of 64 counters.
         "minirocket": [harness_cases.minirocket_case(emu, 5, 2, 60, 840)[1],
                        harness_cases.minirocket_case(emu, 3, 1, 30, 84 * 200)[1]],
+        # A ragged case of length 10 (empty segments) and a grid-stride loop over 3 blocks.
+        "multirocket": [harness_cases.multirocket_case(emu, 4, 2, 50, 336)[1]],
     }
 
 
@@ -137,7 +146,7 @@ def outcome(executables, family_cases, reference, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", help="write the results as a markdown table to this file")
-    parser.add_argument("--only", default="", help="run the mutants whose name contains this")
+    parser.add_argument("--only", default="", help="run the mutants of this family, or whose name contains this")
     args = parser.parse_args()
     emu = emulated_ops.load()
     all_cases = cases(emu)
@@ -152,7 +161,7 @@ def main():
             reference[family] = [harness_cases.run(original["plain"], c, os.path.join(tmp, f"{family}-ref{i}"))
                                  for i, c in enumerate(family_cases)]
         rows = []
-        for number, mutant in enumerate(m for m in MUTANTS if args.only in m.name):
+        for number, mutant in enumerate(m for m in MUTANTS if args.only in m.name or args.only == m.family):
             start = time.time()
             csrc = os.path.join(tmp, f"csrc{number}")
             shutil.copytree(harness_cases.CSRC, csrc)

@@ -12,9 +12,9 @@ with the host compiler and run under the CUDA emulator (harness_cases.py), and o
   did not change a result included.
 The sanitized builds must report nothing and give the plain build's bits. A fourth build,
 fma_contraction, lets the host compiler contract multiplies and adds into FMAs as nvcc does by
-default: ROCKET and MiniRocket must keep the CPU's bits (their device code rounds with the _rn
-intrinsics where aeon's arithmetic does not fuse), SoftDTW stays within float rounding of the plain
-build. Building the four takes about two minutes. The nvcc build must compile for the library's
+default: ROCKET, MiniRocket and MultiRocket must keep the CPU's bits (their device code rounds with
+the _rn intrinsics where aeon's arithmetic does not fuse), SoftDTW stays within float rounding of
+the plain build. Building the four takes about two minutes. The nvcc build must compile for the library's
 architectures; on a GPU it must give what the emulated plain build gives.
 """
 import os
@@ -28,7 +28,7 @@ import softdtw_torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_ops  # noqa: E402
 import harness_cases  # noqa: E402
-from harness_cases import CHECKING_FLAVOURS, minirocket_case, rocket_case, softdtw_case  # noqa: E402
+from harness_cases import CHECKING_FLAVOURS, minirocket_case, multirocket_case, rocket_case, softdtw_case  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
 
@@ -189,12 +189,21 @@ def test_minirocket_kernel(harness, emu):
     assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
 
 
+def test_multirocket_kernel(harness, emu):
+    t, case = multirocket_case(emu, 4, 2, 50, 336)
+    out = harness(case)
+    want = OPS.multirocket_transform(t["x"], *t["arguments"], t["lengths"])
+    assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
+    assert as_tensor(out["overflow"], torch.int32, (1,)).item() == 0
+
+
 def test_rocket_and_minirocket_keep_their_bits_under_fma_contraction(harness, contracted, emu):
     # nvcc contracts a multiply feeding an add into one FMA unless the code rounds explicitly
     # (_rn intrinsics): aeon's arithmetic, which the CPU kernels reproduce, never fuses where it
     # does not say so, so neither may the CUDA kernels.
     cases = [rocket_case(4, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)]
     cases.append(minirocket_case(emu, 5, 2, 60, 840)[1])
+    cases.append(multirocket_case(emu, 4, 2, 50, 336)[1])
     for case in cases:
         got, want = contracted(case), harness(case)
         differing = sorted(k for k in want if got[k] != want[k])
@@ -252,7 +261,8 @@ def test_gpu_runs_what_ci_runs(harness, emu, tmp_path):
     harness_cases.build_with_nvcc(exe, [f"{major}.{minor}"])
     counter = iter(range(100))
     gpu = lambda case: harness_cases.run(exe, case, tmp_path / f"case{next(counter)}")  # noqa: E731
-    for case in (rocket_case(4, 3, 50, 12, None)[1], minirocket_case(emu, 5, 2, 60, 840)[1]):
+    for case in (rocket_case(4, 3, 50, 12, None)[1], minirocket_case(emu, 5, 2, 60, 840)[1],
+                 multirocket_case(emu, 4, 2, 50, 336)[1]):
         got, want = gpu(case), harness(case)
         assert not [k for k in want if got[k] != want[k]], case[0]
     case = rocket_case(4, 3, 50, 12, 0.7)[1]

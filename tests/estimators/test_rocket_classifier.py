@@ -132,7 +132,7 @@ def test_ridge_tensor_and_label_types():
 def test_ridge_sklearn_protocol():
     base = pytest.importorskip("sklearn.base")
     est = RidgeClassifierCV(alphas=(0.5, 2.0), fit_intercept=False)
-    assert est.get_params() == {"alphas": (0.5, 2.0), "fit_intercept": False}
+    assert est.get_params() == {"alphas": (0.5, 2.0), "fit_intercept": False, "class_weight": None}
     assert est.set_params(fit_intercept=True) is est and est.fit_intercept is True
     clone = base.clone(est)
     assert clone is not est and clone.get_params() == est.get_params()

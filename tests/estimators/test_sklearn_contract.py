@@ -30,7 +30,11 @@ from softdtw_torch import NotFittedError, SoftDTWKMeans  # noqa: E402
 from softdtw_torch._base import as_numeric_array  # noqa: E402
 from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
 from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor  # noqa: E402
-from softdtw_torch.rocket import MiniRocket, RidgeClassifierCV, Rocket, RocketClassifier, StandardScaler  # noqa: E402
+from softdtw_torch.rocket import (MiniRocket, MultiRocket, RidgeClassifierCV, Rocket, RocketClassifier,  # noqa: E402
+                                  StandardScaler)
+from softdtw_torch.rocket._classifier import MiniRocketClassifier, MultiRocketClassifier  # noqa: E402
+from softdtw_torch.rocket._regressor import (MiniRocketRegressor, MultiRocketRegressor, RidgeCV,  # noqa: E402
+                                            RocketRegressor)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -44,8 +48,32 @@ def _minirocket():
     return MiniRocket(n_kernels=84, random_state=0)
 
 
+def _multirocket():
+    return MultiRocket(n_kernels=84, random_state=0)
+
+
 def _rocket_classifier():
     return RocketClassifier(n_kernels=20, random_state=0)
+
+
+def _rocket_regressor():
+    return RocketRegressor(n_kernels=20, random_state=0)
+
+
+def _minirocket_classifier():
+    return MiniRocketClassifier(n_kernels=84, random_state=0)
+
+
+def _minirocket_regressor():
+    return MiniRocketRegressor(n_kernels=84, random_state=0)
+
+
+def _multirocket_classifier():
+    return MultiRocketClassifier(n_kernels=84, random_state=0)
+
+
+def _multirocket_regressor():
+    return MultiRocketRegressor(n_kernels=84, random_state=0)
 
 
 def _kmeans():
@@ -64,9 +92,20 @@ class MiniRocketOnPaddedSeries(MiniRocket):
         return super().transform(_pad(X), x_lengths)
 
 
-def _pad(X):
+class MultiRocketOnPaddedSeries(MultiRocket):
+    """MultiRocket after appending 9 zeros to each 2-D series (it needs 10 time points or more), as
+    MiniRocketOnPaddedSeries."""
+
+    def fit(self, X, y=None):
+        return super().fit(_pad(X, 9), y)
+
+    def transform(self, X, x_lengths=None):
+        return super().transform(_pad(X, 9), x_lengths)
+
+
+def _pad(X, zeros=8):
     a = as_numeric_array(X, "MiniRocketOnPaddedSeries")  # the input errors scikit-learn expects
-    return np.pad(a, ((0, 0), (0, 8))) if a.ndim == 2 and a.shape[1] > 0 else a
+    return np.pad(a, ((0, 0), (0, zeros))) if a.ndim == 2 and a.shape[1] > 0 else a
 
 
 # ----------------------------------------------------------------------------------------------
@@ -80,7 +119,8 @@ SERIES_OF_ONE_POINT = (
     "the ValueError says n_timepoints must be >= 2, not '1 feature(s)'")
 SHORT_SERIES = (
     "the check's 2-D data are series of 1 to 10 time points, nearly all fewer than the 9 MiniRocket "
-    "needs (a ValueError, as aeon's); MiniRocketOnPaddedSeries runs these checks on padded series")
+    "(10 MultiRocket) needs (a ValueError, as aeon's); MiniRocketOnPaddedSeries and "
+    "MultiRocketOnPaddedSeries run these checks on padded series")
 OTHER_LENGTH = (
     "a 2-D X with fewer columns is series of another length, which soft-DTW compares with the "
     "centers: not an error")
@@ -90,6 +130,24 @@ PREDICT_OTHER_LENGTH = (
 NAN_INSIDE = (
     "with allow_nan the check puts NaN at X[0, 0], inside the first series; NaN is read only as "
     "trailing padding (tslearn's format), so NaN inside a series is a ValueError")
+
+#: The checks that fit a ROCKET-family pipeline on 2-D data (series of 1 to 10 time points), which
+#: fail for MiniRocket's (and MultiRocket's) pipelines as for the MiniRocket transformer; the
+#: pipelines' shared code is checked in full through RocketClassifier and RocketRegressor.
+SHORT_SERIES_PIPELINE_CHECKS = [
+    "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_pipeline_consistency",
+    "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
+    "check_supervised_y_2d", "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+    "check_fit2d_1feature", "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
+    "check_n_features_in", "check_fit2d_predict1d",
+]
+SHORT_SERIES_CLASSIFIER_CHECKS = SHORT_SERIES_PIPELINE_CHECKS + [
+    "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
+    "check_class_weight_classifiers", "check_decision_proba_consistency",
+]
+SHORT_SERIES_REGRESSOR_CHECKS = SHORT_SERIES_PIPELINE_CHECKS + ["check_regressors_no_decision_function"]
 
 #: check name -> reason, per estimator: every check not listed must pass, every one listed must fail.
 EXPECTED_FAILED_CHECKS = {
@@ -113,7 +171,21 @@ EXPECTED_FAILED_CHECKS = {
         "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
         "check_fit2d_predict1d",
     ], SHORT_SERIES),
+    "MultiRocket": dict.fromkeys([
+        "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
+        "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_pipeline_consistency",
+        "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
+        "check_transformer_data_not_an_array", "check_transformer_general", "check_transformer_preserve_dtypes",
+        "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_fit2d_1feature",
+        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+        "check_fit2d_predict1d",
+    ], SHORT_SERIES),
     "MiniRocketOnPaddedSeries": {
+        "check_n_features_in": N_FEATURES_IN,
+        "check_n_features_in_after_fitting": N_FEATURES_IN,
+    },
+    "MultiRocketOnPaddedSeries": {
         "check_n_features_in": N_FEATURES_IN,
         "check_n_features_in_after_fitting": N_FEATURES_IN,
     },
@@ -136,11 +208,23 @@ EXPECTED_FAILED_CHECKS = {
     },
     "RidgeClassifierCV": {},
     "StandardScaler": {},
+    "RidgeCV": {},
+    "RocketRegressor": {
+        "check_n_features_in": N_FEATURES_IN,
+        "check_n_features_in_after_fitting": N_FEATURES_IN,
+        "check_fit2d_1feature": SERIES_OF_ONE_POINT,
+    },
+    "MiniRocketClassifier": dict.fromkeys(SHORT_SERIES_CLASSIFIER_CHECKS, SHORT_SERIES),
+    "MiniRocketRegressor": dict.fromkeys(SHORT_SERIES_REGRESSOR_CHECKS, SHORT_SERIES),
+    "MultiRocketClassifier": dict.fromkeys(SHORT_SERIES_CLASSIFIER_CHECKS, SHORT_SERIES),
+    "MultiRocketRegressor": dict.fromkeys(SHORT_SERIES_REGRESSOR_CHECKS, SHORT_SERIES),
 }
 
-CHECKED = [_rocket(), _minirocket(), MiniRocketOnPaddedSeries(n_kernels=84, random_state=0), _rocket_classifier(),
+CHECKED = [_rocket(), _minirocket(), MiniRocketOnPaddedSeries(n_kernels=84, random_state=0), _multirocket(),
+           MultiRocketOnPaddedSeries(n_kernels=84, random_state=0), _rocket_classifier(),
            RidgeClassifierCV(), StandardScaler(), _kmeans(), KNeighborsTimeSeriesClassifier(),
-           KNeighborsTimeSeriesRegressor()]
+           KNeighborsTimeSeriesRegressor(), RidgeCV(), _rocket_regressor(), _minirocket_classifier(),
+           _minirocket_regressor(), _multirocket_classifier(), _multirocket_regressor()]
 
 
 @pytest.mark.parametrize("estimator", CHECKED, ids=lambda e: type(e).__name__)
@@ -197,7 +281,7 @@ Y3 = np.array([0, 1] * 4)
 def _input_for(est):
     """X3 as each estimator reads it: tabular helpers take one channel's (n, T) as (n, features),
     the k-means tslearn's layout (n, T, d)."""
-    if isinstance(est, (RidgeClassifierCV, StandardScaler)):
+    if isinstance(est, (RidgeClassifierCV, StandardScaler, RidgeCV)):
         return X3[:, 0]
     return np.transpose(X3, (0, 2, 1)) if isinstance(est, SoftDTWKMeans) else X3
 
@@ -215,6 +299,16 @@ def _input_for(est):
     (StandardScaler, "transform", "transform"),
     (_kmeans, "predict", "predict"),
     (_kmeans, "transform", "transform"),
+    (RidgeCV, "predict", "predict"),
+    (RidgeCV, "score", "predict"),  # RegressorMixin.score calls predict
+    (_rocket_regressor, "predict", "predict"),
+    (_rocket_regressor, "score", "predict"),
+    (_minirocket_classifier, "predict", "predict"),
+    (_minirocket_classifier, "predict_proba", "predict_proba"),
+    (_minirocket_classifier, "decision_function", "decision_function"),
+    (_minirocket_regressor, "predict", "predict"),
+    (_multirocket_classifier, "predict_proba", "predict_proba"),
+    (_multirocket_regressor, "predict", "predict"),
 ])
 def test_every_method_raises_one_not_fitted_error(make, method, reported):
     est = make()
@@ -255,12 +349,22 @@ def test_not_fitted_error_is_exported_once():
 # ----------------------------------------------------------------------------------------------
 # clone, parameters, pickling
 # ----------------------------------------------------------------------------------------------
+def _unfitted_all():
+    """Each estimator, with parameters other than the defaults."""
+    return [Rocket(n_kernels=30, random_state=1, normalise=False), MiniRocket(n_kernels=168, random_state=1),
+            MultiRocket(n_kernels=168, random_state=1, normalise=True),
+            RocketClassifier(n_kernels=30, random_state=1), RidgeClassifierCV(alphas=(0.1, 1.0)),
+            StandardScaler(with_mean=False), SoftDTWKMeans(n_clusters=2, max_iter=3, gamma=0.5, random_state=1),
+            RidgeCV(alphas=(0.1, 1.0)), RocketRegressor(n_kernels=30, random_state=1, normalise=False),
+            MiniRocketClassifier(n_kernels=168, random_state=1, class_weight="balanced"),
+            MiniRocketRegressor(n_kernels=168, max_dilations_per_kernel=8, random_state=1),
+            MultiRocketClassifier(n_kernels=84, random_state=1, class_weight={0: 2.0}),
+            MultiRocketRegressor(n_kernels=84, max_dilations_per_kernel=8, random_state=1)]
+
+
 def _fitted_all():
-    """Each estimator, with parameters other than the defaults, fitted; and the X its methods take."""
-    estimators = [Rocket(n_kernels=30, random_state=1, normalise=False), MiniRocket(n_kernels=168, random_state=1),
-                  RocketClassifier(n_kernels=30, random_state=1), RidgeClassifierCV(alphas=(0.1, 1.0)),
-                  StandardScaler(with_mean=False), SoftDTWKMeans(n_clusters=2, max_iter=3, gamma=0.5, random_state=1)]
-    return [(est.fit(_input_for(est), Y3), _input_for(est)) for est in estimators]
+    """Each estimator of :func:`_unfitted_all`, fitted; and the X its methods take."""
+    return [(est.fit(_input_for(est), Y3), _input_for(est)) for est in _unfitted_all()]
 
 
 def _outputs(est, X):
@@ -268,7 +372,7 @@ def _outputs(est, X):
     return {m: np.asarray(getattr(est, m)(X)) for m in methods if hasattr(est, m)}
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(len(_unfitted_all())))
 def test_clone_gives_equal_parameters_unfitted(index):
     est, _ = _fitted_all()[index]
     copy = clone(est)
@@ -279,7 +383,7 @@ def test_clone_gives_equal_parameters_unfitted(index):
         check_is_fitted(copy)
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(len(_unfitted_all())))
 def test_pickled_fitted_estimator_gives_identical_outputs(index):
     est, X = _fitted_all()[index]
     restored = pickle.loads(pickle.dumps(est))
@@ -312,10 +416,12 @@ def test_n_features_in_is_the_channel_count_as_tslearns():
     for X in (Xk, Xk[:, :, 0]):
         assert _kmeans().fit(X).n_features_in_ == reference.fit(X).n_features_in_
     assert reference.fit(Xk).n_features_in_ == 2 and reference.fit(Xk[:, :, 0]).n_features_in_ == 1
-    for make in (_rocket, _minirocket, _rocket_classifier):
+    for make in (_rocket, _minirocket, _rocket_classifier, _rocket_regressor, _minirocket_classifier,
+                 _minirocket_regressor, _multirocket_classifier, _multirocket_regressor):
         assert make().fit(X3, Y3).n_features_in_ == 2
         assert make().fit(X3[:, 0], Y3).n_features_in_ == 1
     assert RidgeClassifierCV().fit(X3[:, 0], Y3).n_features_in_ == 20
+    assert RidgeCV().fit(X3[:, 0], Y3).n_features_in_ == 20
     assert StandardScaler().fit(X3[:, 0]).n_features_in_ == 20
     assert Rocket.from_kernels(_rocket().fit(X3).kernels, n_channels=2).n_features_in_ == 2
     assert not hasattr(Rocket.from_kernels(_rocket().fit(X3).kernels), "n_features_in_")  # channels unknown

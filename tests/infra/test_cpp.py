@@ -30,6 +30,7 @@ CPP_TESTS = [
     "softdtw_second_order",
     "rocket",
     "minirocket",
+    "multirocket",
     "errors",
     "torchscript_forecaster",
     "torchscript_classifier",

@@ -60,6 +60,21 @@ class MiniRocketFeatures(torch.nn.Module):
         return torch.ops.softdtw_torch.minirocket_transform(x, self.p0, self.p1, self.p2, self.p3, self.p4)
 
 
+class MultiRocketFeatures(torch.nn.Module):
+    """multirocket_transform with fitted parameters kept as buffers (the series' five, the first
+    difference's dilations, feature counts and biases)."""
+
+    def __init__(self, fit_series: torch.Tensor) -> None:
+        super().__init__()
+        fitted = torch.ops.softdtw_torch.multirocket_fit(fit_series, 168, 32, 7)
+        for i, p in enumerate(fitted[:5] + fitted[7:]):
+            self.register_buffer(f"p{i}", p)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.softdtw_torch.multirocket_transform(
+            x, self.p0, self.p1, self.p2, self.p3, self.p4, self.p5, self.p6, self.p7)
+
+
 def as_tuple(out):
     return out if isinstance(out, tuple) else (out,)
 
@@ -136,6 +151,21 @@ def test_minirocket_transform_dynamic_batch(tmp_path):
     torch.export.save(program, path)
     for module in (program.module(), torch.export.load(path).module()):
         for (x,) in runs:  # MiniRocket features are not differentiable: outputs only
+            assert torch.equal(module(x), model(x))
+
+
+def test_multirocket_transform_dynamic_batch_and_torchscript(tmp_path):
+    g = torch.Generator().manual_seed(6)
+    model = MultiRocketFeatures(torch.randn(6, 2, 30, generator=g))
+    runs = [(torch.randn(b, 2, 30, generator=g),) for b in (4, 1, 9)]
+    program = torch.export.export(model, runs[0], dynamic_shapes=({0: Dim("batch")},))
+    path = tmp_path / "program.pt2"
+    torch.export.save(program, path)
+    scripted_path = tmp_path / "scripted.pt"
+    torch.jit.script(model).save(str(scripted_path))
+    modules = (program.module(), torch.export.load(path).module(), torch.jit.load(str(scripted_path)))
+    for module in modules:
+        for (x,) in runs:
             assert torch.equal(module(x), model(x))
 
 

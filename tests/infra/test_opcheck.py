@@ -91,7 +91,19 @@ def _minirocket_samples():
     }
 
 
-FAMILIES = {"softdtw": _softdtw_samples, "rocket": _rocket_samples, "minirocket": _minirocket_samples}
+def _multirocket_samples():
+    x = torch.randn(4, 2, 40, dtype=torch.float64, generator=torch.Generator().manual_seed(2)).cumsum(-1)
+    p = ops.multirocket_fit(x, 200, 32, 0)
+    lengths = torch.tensor([40, 31, 20, 10])
+    xr = x.clone().requires_grad_(True)
+    return {
+        "multirocket_fit": [(x, 200, 32, 0), (x[:, :1].contiguous(), 200, 32, 0)],
+        "multirocket_transform": [(x, *p[:5], *p[7:], None), (x, *p[:5], *p[7:], lengths), (xr, *p[:5], *p[7:], None)],
+    }
+
+
+FAMILIES = {"softdtw": _softdtw_samples, "rocket": _rocket_samples, "minirocket": _minirocket_samples,
+            "multirocket": _multirocket_samples}
 
 
 def test_every_op_has_samples():

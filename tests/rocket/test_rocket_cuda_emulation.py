@@ -1,7 +1,8 @@
-"""The CUDA ROCKET and MiniRocket kernels run on the CPU, under the CUDA emulator of tests/cuda_emu,
-against the CPU ops, bit for bit: the convolution's features and argmax in every accumulation mode,
-its backward, numpy's normalisation, and MiniRocket's transform (csrc/rocket/cuda/convolve_ops.h and
-csrc/minirocket/cuda/transform_ops.h with their device code, unchanged).
+"""The CUDA ROCKET, MiniRocket and MultiRocket kernels run on the CPU, under the CUDA emulator of
+tests/cuda_emu, against the CPU ops, bit for bit: the convolution's features and argmax in every
+accumulation mode, its backward, numpy's normalisation, MiniRocket's and MultiRocket's transforms
+(csrc/rocket/cuda/convolve_ops.h, csrc/minirocket/cuda/transform_ops.h and
+csrc/multirocket/cuda/transform_ops.h with their device code, unchanged).
 
 The emulated device caps grid-stride grids at 3 blocks per axis and claims one multiprocessor, so
 the loops a GPU only reaches past 65,535 cases (ROCKET) or 32 blocks per multiprocessor
@@ -92,6 +93,7 @@ def test_block_orders_and_concurrent_blocks(emu, monkeypatch, seed, concurrent_b
     x = torch.from_numpy(np.random.default_rng(seed).standard_normal((5, 2, 60)))
     check_convolve(emu, x, aeon_kernels(2, 60, 30, seed=1), ragged_lengths(5, 60, seed=2), modes=["float32_fma"])
     minirocket_check(emu, x.float(), 336, ragged_lengths(5, 60, seed=3).clamp(min=9))
+    multirocket_check(emu, x, 336, ragged_lengths(5, 60, seed=4).clamp(min=10))
 
 
 def test_rocket_long_series_are_read_from_global_memory(emu):
@@ -131,3 +133,36 @@ def test_minirocket_more_biases_than_a_chunk(emu):
 @needs_aeon_data
 def test_minirocket_on_basic_motions(emu):
     minirocket_check(emu, basic_motions(3).float(), 840)
+
+
+def multirocket_check(emu, x, n_kernels, lengths=None):
+    p = OPS.multirocket_fit(x, n_kernels, 32, 13)
+    want = OPS.multirocket_transform(x, *p[:5], *p[7:], lengths)
+    got = emu.multirocket_transform(x, *p[:5], *p[7:], lengths)
+    assert same_bits(got, want)
+
+
+def test_multirocket_random_univariate_ragged_and_empty_segments(emu):
+    x = torch.from_numpy(np.random.default_rng(8).standard_normal((3, 1, 40))).cumsum(-1)
+    multirocket_check(emu, x, 168)
+    # length 10: the trimmed segments of the larger dilations are empty
+    multirocket_check(emu, x, 168, torch.tensor([40, 10, 27]))
+
+
+def test_multirocket_integer_data(emu):
+    # Outputs equal to a bias (neither above nor below) and signs of zero.
+    x = torch.from_numpy(np.random.default_rng(9).integers(-2, 3, (3, 2, 30)).astype(float))
+    multirocket_check(emu, x, 500)
+
+
+def test_multirocket_overflow_is_refused(emu):
+    x = torch.from_numpy(np.random.default_rng(10).standard_normal((2, 1, 20))).cumsum(-1)
+    p = OPS.multirocket_fit(x, 84, 32, 1)
+    for transform in (OPS.multirocket_transform, emu.multirocket_transform):
+        with pytest.raises(ValueError, match="multirocket_transform: expected the convolution outputs to fit in "):
+            transform(x * 1e37, *p[:5], *p[7:], None)
+
+
+@needs_aeon_data
+def test_multirocket_on_basic_motions(emu):
+    multirocket_check(emu, basic_motions(3), 840)

@@ -16,6 +16,7 @@
 #include "../../common/macros.h"
 #include "../../rocket/random.h"
 #include "../problem.h"
+#include "rows.h"
 
 namespace softdtw_torch {
 namespace minirocket {
@@ -102,20 +103,31 @@ float numba_quantile(const std::vector<double>& sorted, float q) {
   return static_cast<float>(value);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(const at::Tensor& x_in,
-                                                                                int64_t n_features_in,
-                                                                                int64_t max_dilations,
-                                                                                int64_t seed) {
-  const char* op = kFitOp;
-  check_series(op, x_in);
-  TORCH_CHECK_VALUE(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
-  TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
-  TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
-                    seed);
-  const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
-  check_finite(op, x, at::Tensor());
+}  // namespace
+
+// The row loops of rows.h (shared with MultiRocket's CPU kernel).
+SOFTDTW_TORCH_CPU_CLONES void add_to(float* __restrict acc, const float* __restrict v, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + v[t];
+}
+
+SOFTDTW_TORCH_CPU_CLONES void combine_channel(float* __restrict out, const float* __restrict alpha,
+                                              const float* __restrict ga, const float* __restrict gb,
+                                              const float* __restrict gc, int64_t n, bool first) {
+  if (first) {
+    for (int64_t t = 0; t < n; ++t) out[t] = 0.0f + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
+  } else {
+    for (int64_t t = 0; t < n; ++t) out[t] = out[t] + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
+  }
+}
+
+SOFTDTW_TORCH_CPU_CLONES void add_rows(float* __restrict out, const float* __restrict a, const float* __restrict b,
+                                       int64_t n) {
+  for (int64_t t = 0; t < n; ++t) out[t] = a[t] + b[t];
+}
+
+Parameters fit_parameters(const char* op, const at::Tensor& x, int64_t n_features, int64_t max_dilations, int64_t seed,
+                          NumpyLegacyRandom& numpy_rng, FitOrder order) {
   const int64_t n_cases = x.size(0), n_channels = x.size(1), T = x.size(2);
-  const int64_t n_features = std::max<int64_t>(n_features_in, kKernels);  // aeon's n_kernels_
 
   std::vector<int32_t> dilations, per_dilation;
   fit_dilations(T, n_features, max_dilations, &dilations, &per_dilation);
@@ -125,9 +137,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
   for (int32_t f : per_dilation) per_kernel += f;
   const std::vector<float> quantiles = fit_quantiles(kKernels * per_kernel);
 
-  // numpy's global RNG, np.random.seed(seed): all the channel counts first (one uniform each,
-  // drawn even for one channel), then choice(C, m, replace=False) = permutation(C)[:m] per combination.
-  NumpyLegacyRandom numpy_rng(static_cast<uint64_t>(seed));
+  // numpy's global RNG: all the channel counts first (one uniform each, drawn even for one
+  // channel), then choice(C, m, replace=False) = permutation(C)[:m] per combination.
   const double max_exponent = std::log2(static_cast<double>(std::min<int64_t>(n_channels, 9) + 1));
   std::vector<int32_t> channels_per_combination(static_cast<size_t>(n_combinations));
   for (auto& m : channels_per_combination) {
@@ -168,7 +179,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
         const float* row = xp + (example[c] * n_channels + channel_indices[channel_start[c] + j]) * T;
         for (int64_t t = 0; t < T; ++t) {
           conv[t] = conv[t] + combine_fit(alpha_at(row, T, t, d), gamma_at(row, T, t, d, a), gamma_at(row, T, t, d, b),
-                                          gamma_at(row, T, t, d, g));
+                                          gamma_at(row, T, t, d, g), order);
         }
       }
       for (int64_t t = 0; t < T; ++t) {
@@ -194,31 +205,27 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_impl(
           int_tensor(per_dilation), biases};
 }
 
+namespace {
+
+// minirocket_fit: aeon's _static_fit, np.random.seed(seed) then the fit.
+Parameters fit_impl(const at::Tensor& x_in, int64_t n_features, int64_t max_dilations, int64_t seed) {
+  const char* op = kFitOp;
+  check_series(op, x_in);
+  TORCH_CHECK_VALUE(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
+  TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
+  TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
+                    seed);
+  const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
+  check_finite(op, x, at::Tensor());
+  NumpyLegacyRandom numpy_rng(static_cast<uint64_t>(seed));
+  return fit_parameters(op, x, std::max<int64_t>(n_features, kKernels) /* aeon's n_kernels_ */, max_dilations, seed,
+                        numpy_rng, FitOrder::kMiniRocket);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Transform. Work items are (case, dilation) pairs. Per case: -x and G = 3x zero-padded, once per
 // thread; per dilation C_alpha once per used channel; per kernel its output over the counted
 // segment, compared with each of the kernel's biases.
-
-SOFTDTW_TORCH_CPU_CLONES void add_to(float* __restrict acc, const float* __restrict v, int64_t n) {
-  for (int64_t t = 0; t < n; ++t) acc[t] = acc[t] + v[t];
-}
-
-// out[t] (+)= ((alpha[t] + ga[t]) + gb[t]) + gc[t]; the first channel starts from 0 like np.sum.
-SOFTDTW_TORCH_CPU_CLONES void combine_channel(float* __restrict out, const float* __restrict alpha,
-                                           const float* __restrict ga, const float* __restrict gb,
-                                           const float* __restrict gc, int64_t n, bool first) {
-  if (first) {
-    for (int64_t t = 0; t < n; ++t) out[t] = 0.0f + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
-  } else {
-    for (int64_t t = 0; t < n; ++t) out[t] = out[t] + combine_transform(alpha[t], ga[t], gb[t], gc[t]);
-  }
-}
-
-// out[t] = a[t] + b[t].
-SOFTDTW_TORCH_CPU_CLONES void add_rows(float* __restrict out, const float* __restrict a, const float* __restrict b,
-                                    int64_t n) {
-  for (int64_t t = 0; t < n; ++t) out[t] = a[t] + b[t];
-}
 
 // counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
 // fused for one-channel combinations, c[t] + gc[t] with c = (alpha + ga) + gb (aeon adds the
@@ -450,10 +457,7 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
 
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_cpu(const at::Tensor& x,
-                                                                               int64_t n_features,
-                                                                               int64_t max_dilations_per_kernel,
-                                                                               int64_t seed) {
+Parameters fit_cpu(const at::Tensor& x, int64_t n_features, int64_t max_dilations_per_kernel, int64_t seed) {
   return fit_impl(x, n_features, max_dilations_per_kernel, seed);
 }
 

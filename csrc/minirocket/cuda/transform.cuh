@@ -28,11 +28,6 @@ struct TransformShared {
   float bias_chunk[kBiasChunk];
 };
 
-// Combination c's layout, one row of 7 int64 (see Combination in problem.h).
-struct DeviceCombination {
-  int64_t dilation, dilation_index, kernel, channel_start, n_channels, feature_start, n_features;
-};
-
 __device__ float combination_output(const float* x_case, int64_t row_stride, const int32_t* channels,
                                     int64_t n_channels, int64_t T, int64_t t, int64_t d, int a, int b, int c) {
   float acc = 0.0f;  // np.sum over the channels starts from 0

@@ -1,0 +1,354 @@
+// MultiRocket on the CPU (docs/design/rocket.md §8, aeon's _multirocket.py):
+//   multirocket_fit        MiniRocket's fit of the series and of its first difference, the second
+//                          carrying on numpy's stream from the first, bit for bit;
+//   multirocket_transform  PPV, LSPV, MPV and MIPV of both representations, bit-exact with aeon's
+//                          float32 transform.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "../../common/macros.h"
+#include "../../minirocket/cpu/rows.h"
+#include "../problem.h"
+
+namespace softdtw_torch {
+namespace multirocket {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Fit: aeon seeds numpy's global stream once, fits the series (channel draws from that stream,
+// examples from numba's stream seeded with `seed`), then fits np.diff(x) going on with numpy's
+// stream (numba's is seeded again: the same examples' draws).
+
+Parameters fit_impl(const at::Tensor& x_in, int64_t n_kernels, int64_t max_dilations, int64_t seed) {
+  const char* op = kFitOp;
+  minirocket::check_series(op, x_in, kMinLength);
+  TORCH_CHECK_VALUE(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
+  TORCH_CHECK_VALUE(n_kernels >= kKernels, op, ": expected n_kernels >= 84 (MultiRocket's 84 kernels), got ",
+                    n_kernels);
+  TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
+  TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
+                    seed);
+  const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
+  minirocket::check_finite(op, x, at::Tensor());
+  const int64_t T = x.size(2);
+  const at::Tensor difference = (x.narrow(2, 1, T - 1) - x.narrow(2, 0, T - 1)).contiguous();  // float32, as np.diff
+
+  NumpyLegacyRandom numpy_rng(static_cast<uint64_t>(seed));
+  // aeon's one-channel fit draws no channels (one channel per combination, as drawing them gives)
+  // and sums in an order of its own.
+  const auto order = x.size(1) == 1 ? minirocket::FitOrder::kMultiRocketUnivariate : minirocket::FitOrder::kMiniRocket;
+  auto [a0, a1, a2, a3, a4] = minirocket::fit_parameters(op, x, n_kernels, max_dilations, seed, numpy_rng, order);
+  auto [b0, b1, b2, b3, b4] =
+      minirocket::fit_parameters(op, difference, n_kernels, max_dilations, seed, numpy_rng, order);
+  return {a0, a1, a2, a3, a4, b0, b1, b2, b3, b4};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transform. Work items are (case, representation, dilation) triples. Per case: -x and 3x
+// zero-padded for both representations, once per thread; per dilation C_alpha once per used
+// channel; per kernel its output over the counted segment, pooled for each of its biases.
+
+// Pooling runs on lanes: one lane per (kernel, bias) of a dilation, 8 lanes to a group, so that
+// kernels with few biases (2 or 3 per kernel on long series) still fill the vectors. The kernels
+// of a dilation whose counted segments are the same (every other kernel: aeon alternates the
+// whole output and the trimmed one) are pooled together from `outputs`, their outputs
+// position-major: outputs[j·stride + q] is kernel q's output at segment position j. A group's
+// lanes read kernels first .. first + 7 (one load) and pick theirs (one permute, `pick`).
+using F32x8 = float __attribute__((vector_size(32)));
+using I32x8 = int32_t __attribute__((vector_size(32)));
+using F64x4 = double __attribute__((vector_size(32)));
+using F64x8 = double __attribute__((vector_size(64)));
+constexpr int kLanes = 8;
+
+struct LaneGroup {
+  int64_t first = 0;          // the first kernel (column of outputs) the group reads
+  int32_t pick[kLanes] = {};  // lane l reads column first + pick[l]
+  float bias[kLanes] = {};    // lane l's bias (+inf past the last lane: pools nothing)
+};
+
+// The pooled values of one group's 8 lanes over segment positions [0, n): Pooling::add for every
+// lane at once, branch-free in GCC / Clang vector types (GCC does not vectorize the scalar form).
+// The compares, counts, index sums and distances use 32-bit lanes (n < 2^31; index sums per block
+// of 2^15 positions, from running counts, so that they fit); each lane's float64 sum adds its
+// terms in aeon's order, in two vectors of 4 doubles. One group per pass: two would need more
+// than AVX2's 16 registers, and GCC then spilled a sum, whose store-to-load chain bound the loop.
+// out[l] for the group's first `lanes` lanes.
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_group(const float* __restrict outputs, int64_t stride, int64_t n,
+                                                   const LaneGroup& group, int64_t lanes, Pooling* out) {
+  constexpr int64_t kBlock = int64_t(1) << 15;
+  F32x8 b;
+  I32x8 pick;
+  std::memcpy(&b, group.bias, sizeof(b));  // plain arrays: std::vector need not align vectors
+  std::memcpy(&pick, group.pick, sizeof(pick));
+  const float* column = outputs + group.first;
+  F64x4 sum_low = {}, sum_high = {};
+  I32x8 since = {}, longest = {};
+  int64_t positives[kLanes] = {}, index_sum[kLanes] = {};
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t stop = std::min(n, start + kBlock);
+    // This block's positives (count) and the running sum of count after each position
+    // (cumulated): sum over the block's positives of (position - start) = length·count - cumulated.
+    I32x8 count = {}, cumulated = {};
+    for (int64_t j = start; j < stop; ++j) {
+      F32x8 loaded;
+      std::memcpy(&loaded, column + j * stride, sizeof(loaded));
+      const F32x8 v = __builtin_shuffle(loaded, pick);
+      const I32x8 above = v > b, below = v < b;  // lanes of -1 (true) or 0
+      count -= above;
+      cumulated += count;
+      // float32(C[j] + bias) as aeon rounds it, +0.0 where not above, added in float64. Widened
+      // as one 8-lane vector, then split: GCC 12 compiles that to two vcvtps2pd, and the
+      // conversion of each 4-lane half to twice as many instructions.
+      const F32x8 term = reinterpret_cast<F32x8>(reinterpret_cast<I32x8>(v + b) & above);
+      const F64x8 wide = __builtin_convertvector(term, F64x8);
+      sum_low += __builtin_shufflevector(wide, wide, 0, 1, 2, 3);
+      sum_high += __builtin_shufflevector(wide, wide, 4, 5, 6, 7);
+      longest = since > longest ? since : longest;
+      since = (since & ~below) + 1;  // 1 after a value below the bias, else one more
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      positives[l] += count[l];
+      index_sum[l] += (stop - start) * count[l] - cumulated[l] + start * count[l];
+    }
+  }
+  for (int l = 0; l < kLanes && l < lanes; ++l) {
+    out[l].positives = positives[l];
+    out[l].index_sum = index_sum[l];
+    out[l].sum = l < 4 ? sum_low[l] : sum_high[l - 4];
+    out[l].since = since[l];
+    out[l].longest = longest[l];
+  }
+}
+
+// One representation of the prepared case: -x and 3x zero-padded, per channel.
+struct Rows {
+  int64_t T = 0, pad = 0, padded = 0;
+  std::vector<float> neg, gpad;
+
+  void resize(int64_t channels, int64_t length, int64_t max_dilation) {
+    T = length;
+    // Shifts beyond ±T only read zeros: clamped to ±T, so padding by min(4·max dilation, T) suffices.
+    pad = std::min<int64_t>(4 * max_dilation, T);
+    padded = T + 2 * pad;
+    neg.resize(static_cast<size_t>(channels * T));
+    gpad.assign(static_cast<size_t>(channels * padded), 0.0f);
+  }
+  void set(int64_t channel, int64_t t, float v) {
+    neg[channel * T + t] = -v;
+    gpad[channel * padded + pad + t] = minirocket::times3(v);
+  }
+};
+
+// One thread's buffers, reused across its work items.
+struct Workspace {
+  int64_t prepared_case = -1;  // the case `rows` hold
+  Rows rows[2];                // the series, its first difference
+  std::vector<float> row, alpha, rows8, outputs;
+  std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
+  std::vector<LaneGroup> groups;
+  std::vector<Pooling> pooled;
+};
+
+// Case i of length T (its own length with x_lengths): both representations from x converted to
+// float32 (as numpy's astype), the difference np.diff of the converted values. False if a
+// converted value is NaN or inf.
+template <typename scalar_t>
+bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w) {
+  const minirocket::TransformProblem& s = p.series;
+  const int64_t C = s.n_channels;
+  const scalar_t* x = s.x.data_ptr<scalar_t>() + i * C * s.n_timepoints;
+  w.rows[0].resize(C, T, s.max_dilation);
+  w.rows[1].resize(C, T - 1, p.difference.max_dilation);
+  w.row.resize(static_cast<size_t>(T));
+  bool finite = true;
+  for (int64_t c = 0; c < C; ++c) {
+    const scalar_t* row = x + c * s.n_timepoints;
+    for (int64_t t = 0; t < T; ++t) {
+      w.row[t] = static_cast<float>(row[t]);
+      finite = finite && std::isfinite(w.row[t]);
+      w.rows[0].set(c, t, w.row[t]);
+      if (t > 0) w.rows[1].set(c, t - 1, w.row[t] - w.row[t - 1]);
+    }
+  }
+  w.prepared_case = i;
+  return finite;
+}
+
+// Features of dilation index di of representation r (0: series, 1: difference) for the case
+// prepared in w, written to the case's row `out`. False if a mean of positive values overflowed.
+bool transform_dilation(const TransformProblem& p, int r, const std::vector<int64_t>& used, int64_t di, float* out,
+                        Workspace& w) {
+  const minirocket::TransformProblem& q = r == 0 ? p.series : p.difference;
+  const Rows& rows = w.rows[r];
+  const bool difference = r == 1;
+  const int64_t T = rows.T, padded = rows.padded, pad = rows.pad;
+  const int64_t d = q.combinations[di * kKernels].dilation;
+  auto shift = [&](int tap) { return std::clamp<int64_t>(tap_shift(tap, d, difference), -T, T); };
+  // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
+  w.alpha.resize(used.size() * static_cast<size_t>(T));
+  w.alpha_row.assign(static_cast<size_t>(q.n_channels), -1);
+  for (size_t u = 0; u < used.size(); ++u) {
+    const float* neg = rows.neg.data() + used[u] * T;
+    float* alpha = w.alpha.data() + u * T;
+    std::copy(neg, neg + T, alpha);
+    for (int g = 0; g < 9; ++g) {
+      const int64_t s = shift(g);
+      if (g == 4 || s <= -T || s >= T) continue;
+      if (s < 0) {
+        minirocket::add_to(alpha - s, neg, T + s);  // alpha[t] += -x[t + s], t >= -s
+      } else {
+        minirocket::add_to(alpha, neg + s, T - s);  // alpha[t] += -x[t + s], t < T - s
+      }
+    }
+    w.alpha_row[used[u]] = static_cast<int64_t>(u);
+  }
+  const int64_t nf = q.combinations[di * kKernels].n_features;
+  if (nf == 0) return true;
+  float* block = out + r * kPoolings * p.n_features;  // this representation's 4 blocks of n_features
+  bool finite = true;
+  // The kernels k with (di + k) even count the whole output, the others the trimmed one (aeon):
+  // each half is pooled together, its kernel q being k = 2q + first_kernel.
+  constexpr int64_t kHalf = kKernels / 2;
+  constexpr int64_t kStride = kHalf + kLanes;  // room for a group's 8-wide load past the last kernel
+  for (int64_t first_kernel = 0; first_kernel < 2; ++first_kernel) {
+    const auto kernel = [&](int64_t q_index) { return 2 * q_index + first_kernel; };
+    int64_t lo, hi;
+    minirocket::ppv_segment(T, d, di, first_kernel, &lo, &hi);
+    const int64_t len = hi - lo;
+    // Outputs are computed kernel by kernel, 8 at a time into `rows8`, then written 8 to a row of
+    // `outputs` (one cache line per position instead of one per kernel and position). Columns
+    // past the last kernel are never picked, so they are left as they are.
+    w.outputs.resize(static_cast<size_t>(std::max<int64_t>(len, 1) * kStride));
+    w.rows8.resize(static_cast<size_t>(kLanes * std::max<int64_t>(len, 1)));
+    for (int64_t q0 = 0; q0 < kHalf; q0 += kLanes) {
+      const int64_t n_block = std::min<int64_t>(kLanes, kHalf - q0);
+      for (int64_t b = 0; b < n_block; ++b) {
+        const int64_t k = kernel(q0 + b);
+        const minirocket::Combination& cb = q.combinations[di * kKernels + k];
+        int ta, tb, tc;
+        minirocket::kernel_taps(k, &ta, &tb, &tc);
+        const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
+        for (int64_t j = 0; j < cb.n_channels; ++j) {
+          const int64_t ch = q.channel_indices[cb.channel_start + j];
+          const float* g = rows.gpad.data() + ch * padded + pad + lo;
+          minirocket::combine_channel(w.rows8.data() + b * len, w.alpha.data() + w.alpha_row[ch] * T + lo, g + sa,
+                                      g + sb, g + sc, len, j == 0);
+        }
+      }
+      for (int64_t t = 0; t < len; ++t) {
+        float* row = w.outputs.data() + t * kStride + q0;
+        for (int64_t b = 0; b < n_block; ++b) row[b] = w.rows8[b * len + t];
+      }
+    }
+    // One lane per (kernel q, bias f), q-major, 8 to a group.
+    const int64_t lanes = kHalf * nf;
+    w.groups.assign(static_cast<size_t>((lanes + kLanes - 1) / kLanes), LaneGroup{});
+    for (int64_t lane = 0; lane < static_cast<int64_t>(w.groups.size()) * kLanes; ++lane) {
+      LaneGroup& group = w.groups[lane / kLanes];
+      const int l = static_cast<int>(lane % kLanes);
+      if (l == 0) group.first = std::min(lane, lanes - 1) / nf;
+      if (lane < lanes) {
+        const int64_t q_index = lane / nf, k = kernel(q_index);
+        group.pick[l] = static_cast<int32_t>(q_index - group.first);
+        group.bias[l] = q.biases[q.combinations[di * kKernels + k].feature_start + lane % nf];
+      } else {
+        group.pick[l] = 0;
+        group.bias[l] = std::numeric_limits<float>::infinity();
+      }
+    }
+    w.pooled.resize(static_cast<size_t>(lanes));
+    for (int64_t g = 0; g < static_cast<int64_t>(w.groups.size()); ++g) {
+      pool_group(w.outputs.data(), kStride, len, w.groups[g], lanes - g * kLanes, w.pooled.data() + g * kLanes);
+    }
+    for (int64_t lane = 0; lane < lanes; ++lane) {
+      const int64_t k = kernel(lane / nf);
+      const Pooling& pooled = w.pooled[lane];
+      finite = finite && std::isfinite(pooled.sum);
+      pooled.write(len, block + q.combinations[di * kKernels + k].feature_start + lane % nf, p.n_features);
+    }
+  }
+  return finite;
+}
+
+// The channels each dilation of q uses.
+std::vector<std::vector<int64_t>> channels_of_dilations(const minirocket::TransformProblem& q) {
+  const int64_t n_dilations = static_cast<int64_t>(q.combinations.size()) / kKernels;
+  std::vector<std::vector<int64_t>> channels(static_cast<size_t>(n_dilations));
+  for (int64_t di = 0; di < n_dilations; ++di) {
+    std::vector<char> used(static_cast<size_t>(q.n_channels), 0);
+    for (int64_t k = 0; k < kKernels; ++k) {
+      const minirocket::Combination& cb = q.combinations[di * kKernels + k];
+      for (int64_t j = 0; j < cb.n_channels; ++j) used[q.channel_indices[cb.channel_start + j]] = 1;
+    }
+    for (int64_t c = 0; c < q.n_channels; ++c) {
+      if (used[c]) channels[di].push_back(c);
+    }
+  }
+  return channels;
+}
+
+at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
+                         const at::Tensor& channel_indices, const at::Tensor& dilations,
+                         const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
+                         const at::Tensor& diff_dilations, const at::Tensor& diff_num_features_per_dilation,
+                         const at::Tensor& diff_biases, const std::optional<at::Tensor>& x_lengths) {
+  const TransformProblem p =
+      prepare_transform(x, num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases,
+                        diff_dilations, diff_num_features_per_dilation, diff_biases, x_lengths, /*to_float32=*/false);
+  const minirocket::TransformProblem& s = p.series;
+  const int64_t row_size = 2 * kPoolings * p.n_features;
+  at::Tensor out = at::empty({s.n_cases, row_size}, s.x.options().dtype(at::kFloat));
+  if (s.n_cases == 0 || p.n_features == 0) return out;
+  const std::vector<std::vector<int64_t>> channels[2] = {channels_of_dilations(s), channels_of_dilations(p.difference)};
+  const int64_t n_dilations[2] = {static_cast<int64_t>(channels[0].size()), static_cast<int64_t>(channels[1].size())};
+  const int64_t per_case = n_dilations[0] + n_dilations[1];
+  const int64_t* lengths = s.x_lengths.defined() ? s.x_lengths.data_ptr<int64_t>() : nullptr;
+  float* op = out.data_ptr<float>();
+  // (case, representation, dilation) items, case-major, taken one at a time from a shared counter
+  // by every thread (as MiniRocket's CPU transform). Each feature is computed by one thread in a
+  // fixed order: the bits do not depend on the thread count.
+  const int64_t n_items = s.n_cases * per_case;
+  std::atomic<int64_t> next_item{0};
+  std::atomic<bool> not_finite{false}, overflow{false};
+  const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, s.x.scalar_type(), "multirocket_transform", [&] {
+    at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
+      Workspace w;
+      for (int64_t item = next_item++; item < n_items && !not_finite && !overflow; item = next_item++) {
+        const int64_t i = item / per_case, rest = item % per_case;
+        const int r = rest < n_dilations[0] ? 0 : 1;
+        const int64_t di = r == 0 ? rest : rest - n_dilations[0];
+        if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : s.n_timepoints, w)) {
+          not_finite = true;
+        }
+        if (!transform_dilation(p, r, channels[r][di], di, op + i * row_size, w)) overflow = true;
+      }
+    });
+  });
+  TORCH_CHECK_VALUE(!not_finite, kTransformOp, minirocket::kNotFiniteMessage);
+  TORCH_CHECK_VALUE(!overflow, kTransformOp, kOverflowMessage);
+  return out;
+}
+
+}  // namespace
+
+Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t max_dilations_per_kernel, int64_t seed) {
+  return fit_impl(x, n_kernels, max_dilations_per_kernel, seed);
+}
+
+TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
+  m.impl("multirocket_fit", &fit_impl);
+  m.impl("multirocket_transform", &transform_cpu);
+}
+
+}  // namespace multirocket
+}  // namespace softdtw_torch

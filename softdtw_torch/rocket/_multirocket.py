@@ -1,0 +1,193 @@
+"""MultiRocket (Tan et al. 2022) on the ``multirocket_fit`` / ``multirocket_transform`` operators.
+
+:class:`MultiRocket` reproduces aeon's ``MultiRocket`` (aeon 1.6, ``random_state`` set): the same
+``parameter`` and ``parameter1`` from ``fit`` and bit-identical float32 features from ``transform``
+(see ``docs/design/rocket.md`` §8 and ``csrc/multirocket/math.h`` for aeon's rounding order and
+its reading of the first difference). The operators can also be called directly::
+
+    p = torch.ops.softdtw_torch.multirocket_fit(x, 6_250, 32, seed)            # 10 tensors
+    features = torch.ops.softdtw_torch.multirocket_transform(x, *p[:5], *p[7:])  # (n_cases, 8 * n)
+
+(the transform reads the first difference with the series' channel combinations, as aeon's does,
+so ``p[5]`` and ``p[6]`` are not arguments).
+
+Documented behaviours
+---------------------
+* Features: for the series then its first difference, four blocks of ``84 * (n_kernels // 84)``
+  float32 features each, aeon's order: PPV, LSPV (longest stretch of positive values, aeon's
+  definition), MPV (mean of positive values) and MIPV (mean of their indices). Not differentiable:
+  the operators return tensors that do not require grad.
+* At least 10 time points (9 for the first difference); aeon accepts 9, where its first
+  difference gets a dilation of 0. ``n_kernels`` below 84 is refused (aeon divides by zero).
+* ``n_features_per_kernel`` must be 4: aeon's transform always writes the four pooling operators,
+  and other values give it a wrongly sized output.
+* ``x_lengths`` (one length per case, each in ``[10, n_timepoints]``): case ``i`` is transformed
+  as if it were alone with its first ``x_lengths[i]`` time points. A kernel whose unpadded output
+  is empty (a length ``<= 8 * d``) gives PPV 0, LSPV 0, MPV 0 and MIPV -1 (aeon divides by zero).
+* ``normalise``: each case and channel as aeon normalises it, in numpy on the host (fit: float32
+  ``(X - mean) / (std + 1e-8)``; transform: the same in float64 before the float32 conversion).
+* A mean of positive values beyond float32's range (only for ``|x|`` near 1e37) is refused
+  (ValueError); aeon would replace it with the largest float32 (``np.nan_to_num``).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+from .. import _ops  # noqa: F401  (loads the operators)
+from .._base import draw_seed
+from .._ops import _C
+from ._input import as_series_tensor
+from ._minirocket import _PARAMETER_DTYPES, _KernelParametersTransformer
+
+__all__ = ["MultiRocket"]
+
+ArrayLike = Union[np.ndarray, torch.Tensor]
+
+
+def _normalised(X: ArrayLike, who: str, dtype: Any) -> np.ndarray:
+    """aeon's per-case, per-channel normalisation, in numpy, after converting X to dtype (None:
+    X's own floating dtype; integers become float64)."""
+    x = as_series_tensor(X, who).cpu().numpy()
+    x = x.astype(dtype) if dtype is not None else x
+    return (x - x.mean(axis=-1, keepdims=True)) / (x.std(axis=-1, keepdims=True) + 1e-8)
+
+
+class MultiRocket(_KernelParametersTransformer):
+    """MultiRocket transform: float32 features bit-identical to aeon's ``MultiRocket.transform``
+    (same parameters; tests/rocket/test_multirocket.py::test_fit_and_transform_match_aeon).
+
+    Parameters
+    ----------
+    n_kernels : int, default 6_250
+        aeon's ``n_kernels``: ``84 * (n_kernels // 84)`` features per pooling operator and
+        representation, ``8 * 84 * (n_kernels // 84)`` in all (49,728 by default).
+    max_dilations_per_kernel : int, default 32
+    n_features_per_kernel : int, default 4
+        Must be 4 (see the module docstring).
+    normalise : bool, default ``False``
+    random_state : None, int or numpy.random.RandomState
+        ``int``: the seed (aeon's numbers for the same seed). ``RandomState``: draws the seed
+        (``randint(2**31 - 1)``) at each ``fit``. ``None``: a fresh seed from numpy's global RNG.
+    device : None, str or torch.device
+        Where ``transform`` computes. ``None``: on the input tensor's device (CPU for numpy input).
+
+    Notes
+    -----
+    Attributes (after ``fit``): ``parameter`` and ``parameter1`` (aeon's: for one channel the
+    3-tuple ``(dilations, num_features_per_dilation, biases)``, otherwise the 5-tuple with
+    ``num_channels_per_combination`` and ``channel_indices`` first), ``n_kernels_``,
+    ``n_channels_``, ``n_timepoints_``, ``seed_``, ``n_features_in_`` (the number of channels).
+
+    ``transform`` returns float32 ``(n_cases, 8 * 84 * (n_kernels // 84))``: numpy for numpy
+    input, a tensor (on the computing device) for tensor input. ``fit`` runs on the CPU. NaN and
+    inf are refused (ValueError). aeon's ``n_jobs`` is not a parameter: the CPU kernel uses
+    torch's threads (``torch.set_num_threads``). A scikit-learn transformer.
+    """
+
+    _parameter_dtypes = _PARAMETER_DTYPES * 2
+
+    def __init__(
+        self,
+        n_kernels: int = 6_250,
+        max_dilations_per_kernel: int = 32,
+        n_features_per_kernel: int = 4,
+        normalise: bool = False,
+        random_state: Any = None,
+        device: Optional[Union[str, torch.device]] = None,
+    ) -> None:
+        self.n_kernels = n_kernels
+        self.max_dilations_per_kernel = max_dilations_per_kernel
+        self.n_features_per_kernel = n_features_per_kernel
+        self.normalise = normalise
+        self.random_state = random_state
+        self.device = device
+
+    def _aeon_form(self, parameters: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, ...]:
+        return parameters[2:] if self.n_channels_ == 1 else parameters
+
+    @property
+    def parameter(self) -> Tuple[np.ndarray, ...]:
+        """aeon's ``parameter`` (the series'); a property, so that ``fit`` only sets private and
+        ``_``-suffixed attributes (scikit-learn's rule)."""
+        self._check_is_fitted("parameter")
+        return self._aeon_form(self._parameters[:5])
+
+    @property
+    def parameter1(self) -> Tuple[np.ndarray, ...]:
+        """aeon's ``parameter1`` (the first difference's)."""
+        self._check_is_fitted("parameter1")
+        return self._aeon_form(self._parameters[5:])
+
+    def _check_n_features_per_kernel(self, who: str) -> None:
+        if self.n_features_per_kernel != 4:
+            raise ValueError(
+                f"{who}: expected n_features_per_kernel=4 (aeon's transform always writes its four pooling "
+                f"operators), got {self.n_features_per_kernel!r}"
+            )
+
+    def fit(self, X: ArrayLike, y: Any = None) -> "MultiRocket":
+        """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints) and to its first
+        difference; y is ignored."""
+        who = "MultiRocket.fit"
+        self._check_n_features_per_kernel(who)
+        x = as_series_tensor(X, who, integer_dtype=torch.float32)
+        if self.normalise:  # aeon: float32 first, then normalised in float32
+            x = torch.from_numpy(_normalised(x, who, np.float32))
+        self.seed_ = draw_seed(self.random_state, "MultiRocket")
+        self.n_kernels_ = int(self.n_kernels)
+        params = torch.ops.softdtw_torch.multirocket_fit(
+            x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
+        )
+        self._set_parameters(tuple(p.numpy() for p in params), int(x.shape[1]), int(x.shape[2]))
+        return self
+
+    @classmethod
+    def from_parameters(
+        cls,
+        parameter: Sequence[ArrayLike],
+        parameter1: Sequence[ArrayLike],
+        n_channels: Optional[int] = None,
+        n_timepoints: Optional[int] = None,
+        device: Optional[Union[str, torch.device]] = None,
+    ) -> "MultiRocket":
+        """A fitted MultiRocket from aeon's ``parameter`` and ``parameter1`` (3-tuples for one
+        channel, 5-tuples otherwise). ``n_channels`` / ``n_timepoints``, when given, are checked
+        by ``transform`` like after ``fit``. ``normalise`` is False: normalise X beforehand."""
+        who = "MultiRocket.from_parameters"
+        if len(parameter) != len(parameter1) or len(parameter) not in (3, 5):
+            raise ValueError(
+                f"{who}: expected aeon's parameter and parameter1, both 3-tuples (one channel) or both "
+                f"5-tuples, got {len(parameter)} and {len(parameter1)} arrays"
+            )
+        full = []
+        for p in (parameter, parameter1):
+            p = tuple(p)
+            if len(p) == 3:  # one channel: every combination reads channel 0
+                n_combinations = _C.MINIROCKET_KERNELS * len(np.asarray(p[0]))
+                p = (np.ones(n_combinations, np.int32), np.zeros(n_combinations, np.int32)) + p
+            full.extend(p)
+        n_features = _C.MINIROCKET_KERNELS * int(np.sum(np.asarray(full[3])))
+        rocket = cls(n_kernels=n_features, device=device)
+        rocket.n_kernels_ = n_features
+        rocket.seed_ = None
+        rocket._set_parameters(full, 1 if len(parameter) == 3 else n_channels, n_timepoints)
+        return rocket
+
+    def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
+        """Features (n_cases, 8 * n_features) float32; x_lengths: optional per-case lengths."""
+        who = "MultiRocket.transform"
+        tensor_in = isinstance(X, torch.Tensor)
+        if self.normalise:
+            self._check_is_fitted("transform")
+            if x_lengths is not None:
+                raise ValueError(f"{who}: normalise=True normalises whole series; normalise X per case and "
+                                 f"pass normalise=False to transform with x_lengths")
+            normalised = torch.from_numpy(_normalised(X, who, None))
+            X = normalised.to(X.device) if tensor_in else normalised
+        x, lengths = self._transform_input(X, x_lengths, who)
+        p = self._parameters_on(x.device)
+        features = torch.ops.softdtw_torch.multirocket_transform(x, *p[:5], *p[7:], lengths)
+        return features if tensor_in else features.cpu().numpy()

@@ -1,0 +1,268 @@
+"""ROCKET-family regression in torch: ``RidgeCV`` (ridge regression with leave-one-out
+cross-validated alpha) and the pipelines ``RocketRegressor``, ``MiniRocketRegressor`` and
+``MultiRocketRegressor``.
+
+The pipelines are aeon's regressors of the same names (aeon/regression/convolution_based):
+
+    transform  ->  StandardScaler(with_mean=False)  ->  RidgeCV(alphas=logspace(-3, 3, 10))
+
+with every stage in torch, on the device of the data. They are the classifiers' pipelines
+(``_classifier._RocketPipeline`` and the same ``_*Transform`` mixins) ending in ``RidgeCV``
+instead of ``RidgeClassifierCV``; ``RidgeCV`` fits with the classifier's leave-one-out code
+(``_classifier._fit_ridge_loo``, described in that module's docstring).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
+import numpy as np
+import torch
+from sklearn.base import RegressorMixin
+from torch import Tensor
+
+from .._base import Estimator
+from ._classifier import (DEFAULT_ALPHAS, ArrayLike, Device, _check_2d, _check_alphas, _check_n_features,
+                          _fit_ridge_loo, _MiniRocketTransform, _MultiRocketTransform, _out_like, _RocketPipeline,
+                          _RocketTransform)
+from ._input import check_finite
+
+__all__ = ["MiniRocketRegressor", "MultiRocketRegressor", "RidgeCV", "RocketRegressor"]
+
+
+def _targets(y: Any, n_expected: int, name: str) -> Tensor:
+    """y as a float64 tensor of shape (n_expected,) or (n_expected, n_targets), n_targets >= 1,
+    checked numeric and finite (a tensor stays on its device; anything else goes through numpy)."""
+    if y is None:  # scikit-learn's wording
+        raise ValueError(f"{name}: requires y to be passed, but the target y is None")
+    if isinstance(y, Tensor):
+        t = y.detach()
+        if t.is_complex():
+            raise ValueError(f"{name}: expected real numeric targets y, got {t.dtype}")
+    else:
+        a = np.asarray(y)
+        if a.dtype.kind not in "biuf":
+            try:
+                a = a.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}: expected numeric targets y, got dtype {a.dtype}") from None
+        t = torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64))
+    t = t.to(torch.float64)
+    if t.dim() not in (1, 2):
+        raise ValueError(f"{name}: expected y to be 1-D (n_samples,) or 2-D (n_samples, n_targets), got "
+                         f"{t.dim()}-D")
+    if t.shape[0] != n_expected:
+        raise ValueError(f"{name}: expected y to have {n_expected} rows (one per case of X), got {t.shape[0]}")
+    if t.dim() == 2 and t.shape[1] == 0:
+        raise ValueError(f"{name}: expected y with at least 1 target, got shape {tuple(t.shape)}")
+    check_finite(t, name, "y")
+    return t
+
+
+class RidgeCV(RegressorMixin, Estimator):
+    """Ridge regression with alpha chosen by efficient leave-one-out CV, in torch (float64).
+
+    Same estimator as scikit-learn's ``RidgeCV(alphas=..., fit_intercept=...)`` with ``cv=None``,
+    ``scoring=None``, ``alpha_per_target=False`` (see ``_classifier``'s module docstring for what
+    is computed; the code is ``RidgeClassifierCV``'s): same ``alpha_`` (one for all targets),
+    coefficients to float64 rounding, predictions to ~1e-10 relative.
+
+    Args:
+        alphas: the candidate regularisations, each finite and > 0 (aeon's ``logspace(-3, 3, 10)``,
+            not sklearn's ``(0.1, 1.0, 10.0)``).
+        fit_intercept: fit an intercept (by centering).
+
+    Input: X (n_samples, n_features), numpy or tensor of any floating (or integer) dtype; the fit
+    runs in float64 on X's device (a CUDA tensor fits on the GPU). y: numeric, (n_samples,) or
+    (n_samples, n_targets) (multi-output, one ridge per column, as sklearn), numpy/list/tensor;
+    NaN/inf in X or y are refused.
+
+    Attributes after fit (sklearn's shapes): ``alpha_`` (float), ``best_score_`` (its
+    ``-mean(looe²)`` over all samples and targets, float), ``coef_`` (float64 tensor on the fit
+    device: (n_features,) for 1-D y or a single column, (n_targets, n_features) otherwise),
+    ``intercept_`` (float64 tensor: 0-d for 1-D y, (n_targets,) otherwise), ``n_features_in_``.
+
+    ``predict`` returns float64 (n,) for 1-D y or a single column, (n, n_targets) otherwise: a
+    tensor (on X's device) for tensor input, numpy otherwise. Deterministic for any number of CPU
+    threads, as ``RidgeClassifierCV``. A scikit-learn regressor (``RegressorMixin``: ``score`` is
+    R²). Not supported: ``sample_weight``, ``cv``, ``scoring``, ``gcv_mode``, ``alpha_per_target``
+    and ``store_cv_results``.
+    """
+
+    _fitted_attribute = "coef_"
+
+    def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, fit_intercept: bool = True):
+        self.alphas = alphas
+        self.fit_intercept = fit_intercept
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X: ArrayLike, y: Any) -> "RidgeCV":
+        """Fit on X (n_samples, n_features) and targets y (n_samples,) or (n_samples, n_targets);
+        returns self."""
+        name = "RidgeCV"
+        alphas = _check_alphas(self.alphas, name)
+        x = _check_2d(X, name).to(torch.float64)
+        target = _targets(y, x.shape[0], name).to(x.device)
+        Y = target[:, None] if target.dim() == 1 else target
+        alpha, score, coef, intercept = _fit_ridge_loo(x, Y, alphas, self.fit_intercept)
+        self.alpha_ = alpha
+        self.best_score_ = score
+        self.coef_ = coef[0] if coef.shape[0] == 1 else coef  # sklearn ravels a single target
+        self.intercept_ = intercept[0] if target.dim() == 1 else intercept
+        self.n_features_in_ = x.shape[1]
+        return self
+
+    def _predict(self, X: ArrayLike) -> Tensor:
+        x = _check_2d(X, "RidgeCV")
+        _check_n_features(x, self.n_features_in_, "RidgeCV")
+        x = x.to(device=self.coef_.device, dtype=torch.float64)
+        if self.coef_.dim() == 1:  # one target: (n,)
+            return x @ self.coef_ + self.intercept_
+        return x @ self.coef_.T + self.intercept_
+
+    def predict(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
+        """Predictions for X (n, n_features), float64 (see the class docstring for the shape)."""
+        self._check_is_fitted("predict")
+        return _out_like(self._predict(X), X)
+
+
+class _PipelineRegressor(RegressorMixin, _RocketPipeline):
+    """A ROCKET-family regressor: the pipeline ending in ``RidgeCV(alphas)``; ``predict``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # As the classifiers': scikit-learn's score check fits series of a few time points.
+        tags.regressor_tags.poor_score = True
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _read_target(self, y: Any, n_cases: int) -> Tensor:
+        return _targets(y, n_cases, type(self).__name__)
+
+    def _make_ridge(self) -> RidgeCV:
+        return RidgeCV(alphas=self.alphas)
+
+    def fit(self, X: ArrayLike, y: Any) -> "_PipelineRegressor":
+        """Fit the transformer on X (n_cases, [n_channels,] n_timepoints), then the scaler and the
+        ridge on its features with targets y (n_cases,) or (n_cases, n_targets); returns self."""
+        return super().fit(X, y)
+
+    def predict(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
+        """Predicted values, float64 (n_cases,) (or (n_cases, n_targets) for 2-D y in fit): numpy
+        for numpy input, a tensor on X's device for tensor input."""
+        features = self._features(X, "predict")  # checks fitted first
+        return _out_like(self.ridge_._predict(features), X)
+
+
+_PIPELINE_NOTES = """
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: numeric, (n_cases,) as aeon's, or (n_cases, n_targets)
+    (multi-output, as ``RidgeCV``). Errors name the regressor, those of the transformer included.
+
+    Attributes after fit: ``{transformer}`` (the fitted transformer), ``scaler_``
+    (``StandardScaler``), ``ridge_`` (``RidgeCV``), ``n_channels_`` and ``n_features_in_`` (both the
+    number of channels, as tslearn's ``n_features_in_``: 2-D input is one channel),
+    ``n_timepoints_`` (the fitted length: ``predict`` takes series of that length only, as the
+    transformers), ``device_`` (where it computes; ``predict`` moves X there).
+
+    ``predict`` returns float64 values (numpy for numpy input, a tensor for tensor input), from the
+    float64 ridge: aeon's regressors return float32 (sklearn's ``RidgeCV`` casts its coefficients
+    to the float32 features' dtype), so ours agree with theirs to float32 rounding, with the same
+    ``alpha_``. A scikit-learn regressor (``RegressorMixin``: ``score`` is R²).
+"""
+
+_NOT_SUPPORTED = """
+    aeon's ``estimator`` (another final regressor) and ``n_jobs`` are not supported: the ridge is
+    always ``RidgeCV``, in float64 on the working device, and the CPU work uses torch's threads.
+"""
+
+
+class RocketRegressor(_RocketTransform, _PipelineRegressor):
+    """aeon's ``RocketRegressor`` (Dempster et al. 2020), with every stage in torch.
+
+    ``Rocket(n_kernels)`` features (2·n_kernels per case; the same kernels as aeon for the same
+    ``random_state``, features as ``RocketClassifier``'s: within float32 rounding of aeon 1.6's
+    transform, see ``Rocket``) -> ``StandardScaler(with_mean=False)`` -> ``RidgeCV(alphas)``.
+
+    Args:
+        n_kernels: number of random convolution kernels (int >= 1).
+        normalise: z-normalise each case and channel before the convolutions (aeon's default).
+        random_state: int seed (or None: a fresh random seed per fit).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        accumulate: Rocket's accumulation mode, ``"float32_fma"`` (aeon's bits), ``"float32"`` or
+            ``"float64"``.
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+    """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="rocket_")
+
+    def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
+                 device: Device = None, accumulate: str = "float32_fma",
+                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.normalise = normalise
+        self.random_state = random_state
+        self.device = device
+        self.accumulate = accumulate
+        self.alphas = alphas
+
+
+class MiniRocketRegressor(_MiniRocketTransform, _PipelineRegressor):
+    """aeon's ``MiniRocketRegressor`` (Dempster et al. 2021), with every stage in torch.
+
+    ``MiniRocket(n_kernels, max_dilations_per_kernel)`` features (float32, bit-identical to aeon's
+    for the same ``random_state``) -> ``StandardScaler(with_mean=False)`` (sklearn's bits) ->
+    ``RidgeCV(alphas)`` (sklearn's ``alpha_``).
+
+    Args:
+        n_kernels: number of features, rounded down to a multiple of 84 (84 when smaller), as aeon.
+        max_dilations_per_kernel: int >= 1 (aeon's 32).
+        random_state: None, int or ``numpy.random.RandomState``, MiniRocket's (aeon's rule).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+            MiniRocket's ``fit`` (dilations and biases) runs on the CPU.
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+
+    Series need 9 or more time points (as aeon's).
+    """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="minirocket_")
+
+    def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, random_state: Any = None,
+                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.max_dilations_per_kernel = max_dilations_per_kernel
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas
+
+
+class MultiRocketRegressor(_MultiRocketTransform, _PipelineRegressor):
+    """aeon's ``MultiRocketRegressor`` (Tan et al. 2022), with every stage in torch.
+
+    ``MultiRocket(n_kernels, max_dilations_per_kernel, n_features_per_kernel)`` features (float32,
+    bit-identical to aeon's for the same ``random_state``; no normalisation, as aeon's pipeline)
+    -> ``StandardScaler(with_mean=False)`` (sklearn's bits) -> ``RidgeCV(alphas)`` (sklearn's
+    ``alpha_``).
+
+    Args:
+        n_kernels: number of kernels (aeon's regressor's 10,000).
+        max_dilations_per_kernel: int >= 1 (aeon's 32).
+        n_features_per_kernel: pooling features per kernel and representation: 4 (aeon's default,
+            and the only value MultiRocket takes: aeon's transform always writes its four pooling
+            operators, and corrupts memory for other values).
+        random_state: None, int or ``numpy.random.RandomState``, MultiRocket's (aeon's rule).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+
+    aeon's ``rocket_transform`` parameter is not supported either (aeon 1.6 stores it and never
+    reads it).
+    """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="multirocket_")
+
+    def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, n_features_per_kernel: int = 4,
+                 random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.max_dilations_per_kernel = max_dilations_per_kernel
+        self.n_features_per_kernel = n_features_per_kernel
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas

@@ -119,7 +119,9 @@ def main():
     except ImportError:
         MiniRocket = None
 
-    lines = [f"# ROCKET transform benchmark ({threads} CPU threads, {args.n_kernels} kernels, best of {args.repeats})",
+    kernels = f"{args.n_kernels} kernels" + (f" (MultiRocket {args.multirocket_kernels})" if "multirocket" in methods
+                                              else "")
+    lines = [f"# ROCKET transform benchmark ({threads} CPU threads, {kernels}, best of {args.repeats})",
              "", f"CPU: {cpu_model()}; torch {torch.__version__}; load average before: {os.getloadavg()[0]:.2f}", "",
              "| collection | method | aeon (s) | ours (s) | speed-up | features equal |", "|---|---|---|---|---|---|"]
     print(lines[2], flush=True)

@@ -1,14 +1,16 @@
-"""ROCKET / MiniRocket / MultiRocket transform time: softdtw-torch next to aeon, same machine, same
-threads.
+"""ROCKET / MiniRocket / MultiRocket / Hydra transform time: softdtw-torch next to aeon, same machine,
+same threads.
 
 CPU: aeon's numba Rocket, MiniRocket and MultiRocket transforms vs ours on GunPoint, BasicMotions,
 ACSF1 (test splits, from the datasets aeon bundles in its package) and a synthetic 1,000 x 1,000
-collection, 10,000 kernels (MultiRocket: aeon's default 6,250), the same kernels / parameters
-(features checked equal in the same run; MultiRocket's bit for bit). GPU (when
+collection, 10,000 kernels (MultiRocket: aeon's default 6,250; Hydra: aeon's defaults, 8 kernels
+in 64 groups, against aeon's torch implementation), the same kernels / parameters (features checked
+equal in the same run; MultiRocket's bit for bit, Hydra's share of bit-identical features). GPU (when
 CUDA is available): the same synthetic collection in float32, timed with CUDA events, next to aeon
 on this machine's CPU cores.
 
-    python benchmarks/bench_rocket.py [--threads N] [--methods rocket,minirocket,multirocket] [--synthetic-cases 1000]
+    python benchmarks/bench_rocket.py [--threads N] [--methods rocket,minirocket,multirocket,hydra]
+        [--synthetic-cases 1000]
         [--markdown out.md]
 """
 import os
@@ -95,6 +97,23 @@ def run_multirocket(name, X, args, threads, lines):
     print(lines[-1], flush=True)
 
 
+def run_hydra(name, X, args, threads, lines):
+    """aeon's HydraTransformer (torch conv1d, on torch's threads) against ours on the same kernels.
+    aeon's transform converts X to float32 and calls its torch module on the whole collection."""
+    from aeon.transformations.collection.convolution_based import HydraTransformer as AeonHydra
+    from softdtw_torch.rocket import HydraTransformer
+
+    aeon_h = AeonHydra(random_state=0, n_jobs=threads).fit(X)
+    ours_h = HydraTransformer.from_aeon(aeon_h)
+    t_aeon_h, ref_h = best_of(lambda: aeon_h.transform(X), args.repeats)
+    torch.set_num_threads(threads)  # aeon's fit sets torch's threads to n_jobs: the same for both
+    t_ours_h, got_h = best_of(lambda: ours_h.transform(X), args.repeats)
+    same = (np.asarray(got_h).view(np.uint32) == ref_h.numpy().view(np.uint32)).mean()
+    lines.append(f"| {name} {X.shape} | Hydra | {t_aeon_h:.3f} | {t_ours_h:.3f} | "
+                 f"{t_aeon_h / t_ours_h:.1f}x | {100 * same:.2f}% bit-identical |")
+    print(lines[-1], flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int)
@@ -104,8 +123,8 @@ def main():
     parser.add_argument("--synthetic-length", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--multirocket-kernels", type=int, default=6_250)
-    parser.add_argument("--methods", default="rocket,minirocket,multirocket",
-                        help="comma-separated subset of rocket,minirocket,multirocket (default: all)")
+    parser.add_argument("--methods", default="rocket,minirocket,multirocket,hydra",
+                        help="comma-separated subset of rocket,minirocket,multirocket,hydra (default: all)")
     parser.add_argument("--markdown")
     args = parser.parse_args()
     methods = set(args.methods.split(","))
@@ -127,6 +146,8 @@ def main():
     print(lines[2], flush=True)
     gpu_lines = []
     for name, X in collections(args):
+        if "hydra" in methods:
+            run_hydra(name, X, args, threads, lines)
         if "multirocket" in methods:
             run_multirocket(name, X, args, threads, lines)
         if "rocket" not in methods:

@@ -2,6 +2,7 @@
 #include "softdtw_torch.h"
 
 #include "minirocket/ops.h"
+#include "hydra/ops.h"
 #include "multirocket/ops.h"
 #include "rocket/ops.h"
 #include "softdtw/ops.h"
@@ -17,6 +18,7 @@ namespace sdtw_ops = softdtw::ops;
 namespace rocket_ops = rocket::ops;
 namespace minirocket_ops = minirocket::ops;
 namespace multirocket_ops = multirocket::ops;
+namespace hydra_ops = hydra::ops;
 
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptionalTensor& x_lengths,
@@ -126,6 +128,16 @@ at::Tensor multirocket_transform(const at::Tensor& x, const MultiRocketParameter
   return multirocket_ops::multirocket_transform(x, s.num_channels_per_combination, s.channel_indices, s.dilations,
                                                 s.num_features_per_dilation, s.biases, d.dilations,
                                                 d.num_features_per_dilation, d.biases, x_lengths);
+}
+
+HydraParameters hydra_fit(const at::Tensor& x, int64_t n_kernels, int64_t n_groups, int64_t max_num_channels,
+                          int64_t seed) {
+  auto [weights, channels] = hydra_ops::hydra_fit(x, n_kernels, n_groups, max_num_channels, seed);
+  return {weights, channels};
+}
+
+at::Tensor hydra_transform(const at::Tensor& x, const HydraParameters& p, const OptionalTensor& x_lengths) {
+  return hydra_ops::hydra_transform(x, p.weights, p.channels, x_lengths);
 }
 
 std::string version() {

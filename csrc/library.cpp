@@ -1,8 +1,8 @@
 // Every operator schema of the library, in one place.
 //
 // The layout rule: one folder per op family (csrc/softdtw/, csrc/rocket/, csrc/minirocket/,
-// csrc/multirocket/), with
-// the same file names in each, so that any op's parts are found by path alone:
+// csrc/multirocket/, csrc/hydra/), with the same file names in each, so that any op's parts are found by path
+// alone:
 //   library.cpp (here)       the schema (m.def) of every op of every family
 //   <family>/ops.h           the ops' C++ signatures, each written once, and their dispatcher
 //                            handles (Op<Signature>) for C++ code that calls them
@@ -19,12 +19,12 @@
 //                            CompositeExplicitAutograd)
 //   softdtw_torch/_fake/<family>.py   the fake (meta) kernels, in Python
 // A family may add files named for their subject (softdtw/constants.h, softdtw/cpu/tiles.h,
-// rocket/random.h; the CUDA engines softdtw/cuda/tiles, rocket/cuda/convolve,
-// minirocket/cuda/transform); what several families share is in csrc/common/ (macros.h: the
-// host-device, device-path and CPU multi-versioning macros; rounding.h: float64 products and sums
-// rounded once each on every device; op.h: typed op handles; autograd.h:
-// the autograd kernels' helpers; device.cuh and cuda_launch.h: grids, dynamic shared memory and
-// its opt-in, the launcher).
+// rocket/random.h, minirocket/cpu/rows.h; the CUDA engines softdtw/cuda/tiles,
+// rocket/cuda/convolve, minirocket/cuda/transform, multirocket/cuda/transform, hydra/cuda/transform); what several
+// families share is in csrc/common/ (macros.h: the host-device, device-path and CPU
+// multi-versioning macros; rounding.h: float64 products and sums rounded once each on every
+// device; op.h: typed op handles; autograd.h: the autograd kernels' helpers; device.cuh and
+// cuda_launch.h: grids, dynamic shared memory and its opt-in, the launcher).
 // A new family is a copy of an existing folder. CONTRIBUTING.md says the same at more length.
 #include <torch/library.h>
 
@@ -196,6 +196,17 @@ TORCH_LIBRARY(softdtw_torch, m) {
       "multirocket_transform(Tensor x, Tensor num_channels_per_combination, Tensor channel_indices, Tensor dilations, "
       "Tensor num_features_per_dilation, Tensor biases, Tensor diff_dilations, Tensor diff_num_features_per_dilation, "
       "Tensor diff_biases, Tensor? x_lengths=None) -> Tensor");
+
+  // Hydra. Parameters are aeon's _HydraInternal.W as weights (n_dilations, n_representations,
+  // n_groups, n_kernels, 9) float32 and its idx stacked as channels (n_dilations, n_representations,
+  // n_groups, channels_per_group) int64; dilation i is 2^i. Features (n_cases, n_dilations ·
+  // n_representations · 2 · n_groups · n_kernels) in x's precision (float64 for float64 x, float32
+  // otherwise), differentiable w.r.t. x and weights through count_max.
+  m.def("hydra_fit(Tensor x, int n_kernels, int n_groups, int max_num_channels, int seed) -> (Tensor, Tensor)");
+  m.def("hydra_transform(Tensor x, Tensor weights, Tensor channels, Tensor? x_lengths=None) -> Tensor");
+  m.def(
+      "_hydra_transform_backward(Tensor grad, Tensor x, Tensor weights, Tensor channels, Tensor? x_lengths) -> "
+      "(Tensor, Tensor)");
 }
 
 #ifdef SOFTDTW_TORCH_PYTHON_MODULE
@@ -206,6 +217,7 @@ TORCH_LIBRARY(softdtw_torch, m) {
 // attributes of the module, from their one definition in C++.
 #include <Python.h>
 
+#include "hydra/math.h"
 #include "minirocket/math.h"
 #include "multirocket/math.h"
 #include "softdtw/constants.h"
@@ -233,7 +245,9 @@ extern "C" PyObject* PyInit__C(void) {
       PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_COLS", sdtw::kCudaTileCols) < 0 ||
       PyModule_AddIntConstant(module, "MINIROCKET_KERNELS", minirocket::kKernels) < 0 ||
       PyModule_AddIntConstant(module, "MINIROCKET_MIN_LENGTH", minirocket::kMinLength) < 0 ||
-      PyModule_AddIntConstant(module, "MULTIROCKET_MIN_LENGTH", softdtw_torch::multirocket::kMinLength) < 0) {
+      PyModule_AddIntConstant(module, "MULTIROCKET_MIN_LENGTH", softdtw_torch::multirocket::kMinLength) < 0 ||
+      PyModule_AddIntConstant(module, "HYDRA_MIN_LENGTH", softdtw_torch::hydra::kMinLength) < 0 ||
+      PyModule_AddIntConstant(module, "HYDRA_MAX_DILATIONS", softdtw_torch::hydra::kMaxDilations) < 0) {
     Py_DECREF(module);
     return nullptr;
   }

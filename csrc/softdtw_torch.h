@@ -180,6 +180,25 @@ SOFTDTW_TORCH_API MultiRocketParameters multirocket_fit(const at::Tensor& x, int
 SOFTDTW_TORCH_API at::Tensor multirocket_transform(const at::Tensor& x, const MultiRocketParameters& parameters,
                                                    const OptionalTensor& x_lengths = std::nullopt);
 
+// ---- Hydra ---------------------------------------------------------------------------------
+
+// aeon's HydraTransformer parameters: weights (n_dilations, n_representations, n_groups,
+// n_kernels, 9) float32 (its W) and channels (n_dilations, n_representations, n_groups,
+// channels_per_group) int64 (its idx).
+struct HydraParameters {
+  at::Tensor weights, channels;
+};
+
+// aeon's HydraTransformer.fit with random_state=seed (at least 6 time points; only x's shape is read).
+SOFTDTW_TORCH_API HydraParameters hydra_fit(const at::Tensor& x, int64_t n_kernels = 8, int64_t n_groups = 64,
+                                            int64_t max_num_channels = 8, int64_t seed = 0);
+
+// Features (n_cases, n_dilations * n_representations * 2 * n_groups * n_kernels) in x's precision
+// (float64 for float64 x, else float32): per (dilation, representation) count_max then count_min;
+// differentiable w.r.t. x and weights through count_max.
+SOFTDTW_TORCH_API at::Tensor hydra_transform(const at::Tensor& x, const HydraParameters& parameters,
+                                             const OptionalTensor& x_lengths = std::nullopt);
+
 // ---- Build facts ---------------------------------------------------------------------------
 
 SOFTDTW_TORCH_API std::string version();

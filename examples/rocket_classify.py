@@ -1,5 +1,6 @@
-"""ROCKET-family classification: softdtw_torch's RocketClassifier, MiniRocketClassifier and
-MultiRocketClassifier, each next to aeon's classifier of the same name, on UCR/UEA data sets.
+"""ROCKET-family classification: softdtw_torch's RocketClassifier, MiniRocketClassifier,
+MultiRocketClassifier, HydraClassifier and MultiRocketHydraClassifier, each next to aeon's
+classifier of the same name, on UCR/UEA data sets.
 
 Each pair is the same pipeline: a random-kernel transform -> StandardScaler(with_mean=False) ->
 RidgeClassifierCV(alphas=logspace(-3, 3, 10)), the transform being
@@ -9,10 +10,15 @@ MiniRocket (Dempster et al., "MINIROCKET: a very fast (almost) deterministic tra
 series classification", 2021: PPV of ``n_kernels`` features of fixed kernels) or
 MultiRocket (Tan et al., "MultiRocket: multiple pooling operators and transformations for fast and
 effective time series classification", 2022: four pooling features of MiniRocket's kernels, on the
-series and on its first differences). With the same ``random_state`` ours and aeon's draw the same
-kernels, so their accuracies should agree; what differs is where and how fast they run (aeon:
-numba on the CPU; here: C++/CUDA operators and torch linear algebra, on ``--device``).
-``--n-kernels`` defaults to aeon's default of each classifier (10,000 for all three).
+series and on its first differences), Hydra (Dempster et al., "Hydra: competing convolutional
+kernels for fast and accurate time series classification", 2023: groups of 8 kernels competing at
+each position, counts of each group's maxima and minima, scaled by aeon's SparseScaler) or both
+MultiRocket and Hydra side by side (MultiRocketHydraClassifier). With the same ``random_state``
+ours and aeon's draw the same kernels, so their accuracies should agree; what differs is where and
+how fast they run (aeon: numba, or torch for Hydra, on the CPU; here: C++/CUDA operators and torch
+linear algebra, on ``--device``). ``--n-kernels`` sets the Rocket, MiniRocket and MultiRocket
+classifiers' kernels (default aeon's 10,000); the Hydra classifiers keep aeon's 8 kernels per group
+in 64 groups.
 
 For each data set and classifier (train on TRAIN, score on TEST) the script prints train/test
 accuracy and the wall time of fit + predict(TEST) of ours and aeon's, and the fraction of TEST
@@ -28,7 +34,7 @@ or ``--data`` / ``$SOFTDTW_AEON_DATASETS``. Without aeon, only ours run, and Gun
 softdtw_torch's packaged copy (byte-identical to aeon's).
 
 Run:  python examples/rocket_classify.py [--device cpu|cuda] [--out DIR] [--n-kernels N]
-                                         [--classifiers rocket minirocket multirocket]
+                                         [--classifiers rocket minirocket multirocket hydra multirocket-hydra]
                                          [--datasets GunPoint ...] [--threads N]
 """
 from __future__ import annotations
@@ -42,14 +48,17 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 #: The classifiers: name -> (class in softdtw_torch.rocket, class in
-#: aeon.classification.convolution_based, aeon's default n_kernels for that classifier).
-#: Class names, not classes: the arguments are parsed before torch and aeon are imported.
+#: aeon.classification.convolution_based, aeon's default n_kernels for that classifier, the
+#: n_kernels of the warm-up runs). Class names, not classes: the arguments are parsed before torch
+#: and aeon are imported. The Hydra classifiers' n_kernels is per group.
 CLASSIFIERS = {
-    "rocket": ("RocketClassifier", "RocketClassifier", 10_000),
-    "minirocket": ("MiniRocketClassifier", "MiniRocketClassifier", 10_000),
-    "multirocket": ("MultiRocketClassifier", "MultiRocketClassifier", 10_000),
+    "rocket": ("RocketClassifier", "RocketClassifier", 10_000, 100),
+    "minirocket": ("MiniRocketClassifier", "MiniRocketClassifier", 10_000, 100),  # at least 84
+    "multirocket": ("MultiRocketClassifier", "MultiRocketClassifier", 10_000, 100),
+    "hydra": ("HydraClassifier", "HydraClassifier", 8, 8),
+    "multirocket-hydra": ("MultiRocketHydraClassifier", "MultiRocketHydraClassifier", 8, 8),
 }
-WARM_UP_KERNELS = 100  # MiniRocket and MultiRocket take at least 84 (one of each of their kernels)
+HYDRA = ("hydra", "multirocket-hydra")
 
 
 def _available_cores() -> int:
@@ -108,7 +117,9 @@ except ImportError:  # the comparison is optional; ours still run
 
 
 def n_kernels_of(classifier: str, args: argparse.Namespace) -> int:
-    return args.n_kernels if args.n_kernels is not None else CLASSIFIERS[classifier][2]
+    if args.n_kernels is not None and classifier not in HYDRA:
+        return args.n_kernels
+    return CLASSIFIERS[classifier][2]
 
 
 def make_ours(classifier: str, n_kernels: int, args: argparse.Namespace) -> Any:
@@ -119,6 +130,10 @@ def make_ours(classifier: str, n_kernels: int, args: argparse.Namespace) -> Any:
 def make_aeon(classifier: str, n_kernels: int, args: argparse.Namespace) -> Any:
     cls = getattr(aeon_classifiers, CLASSIFIERS[classifier][1])
     return cls(n_kernels=n_kernels, random_state=args.seed, n_jobs=args.threads)
+
+
+def warm_up_kernels(classifier: str) -> int:
+    return CLASSIFIERS[classifier][3]
 
 
 @dataclass
@@ -173,11 +188,11 @@ def warm_up(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     for classifier in args.classifiers:
         makers = [make_ours] + ([make_aeon] if aeon_classifiers is not None else [])
         for make in makers:
-            make(classifier, WARM_UP_KERNELS, args).fit(X[idx], y[idx]).predict(X[idx])
+            make(classifier, warm_up_kernels(classifier), args).fit(X[idx], y[idx]).predict(X[idx])
 
 
 def print_table(rows: List[Row], args: argparse.Namespace) -> None:
-    head = (f"{'data set':<17}{'classifier':<12}{'train x test, C x T':<21}{'ours train':>11}{'ours test':>10}"
+    head = (f"{'data set':<17}{'classifier':<19}{'train x test, C x T':<21}{'ours train':>11}{'ours test':>10}"
             f"{'aeon train':>11}{'aeon test':>10}{'ours s':>9}{'aeon s':>9}{'speed-up':>9}{'agree':>7}")
     print(head)
     print("-" * len(head))
@@ -187,7 +202,7 @@ def print_table(rows: List[Row], args: argparse.Namespace) -> None:
         times = f"{r.ours.seconds:>9.2f}" + (f"{a.seconds:>9.2f}{a.seconds / r.ours.seconds:>8.1f}x"
                                               if a else f"{'-':>9}{'-':>9}")
         agree = f"{np.mean(r.ours.predicted == a.predicted):>7.3f}" if a else f"{'-':>7}"
-        print(f"{r.name:<17}{r.classifier:<12}{r.shape:<21}{r.ours.train_acc:>11.4f}{r.ours.test_acc:>10.4f}"
+        print(f"{r.name:<17}{r.classifier:<19}{r.shape:<21}{r.ours.train_acc:>11.4f}{r.ours.test_acc:>10.4f}"
               f"{aeon_cols}{times}{agree}")
     compared = [r for r in rows if r.aeon]
     if compared:
@@ -223,7 +238,7 @@ def plot(rows: List[Row], args: argparse.Namespace, path: Path) -> None:
         ax.bar_label(bars, fmt=fmt, fontsize=7, rotation=90, padding=2)
         if has_aeon:
             aeon_vals = [value(r.aeon) if r.aeon else np.nan for r in rows]
-            bars = ax.bar(x + width / 2, aeon_vals, width, label="aeon (CPU, numba)",
+            bars = ax.bar(x + width / 2, aeon_vals, width, label="aeon (CPU: numba; Hydra: torch)",
                           color="tab:blue")
             ax.bar_label(bars, fmt=fmt, fontsize=7, rotation=90, padding=2)
         ax.set_xticks(x, [r.classifier for r in rows], fontsize=8)

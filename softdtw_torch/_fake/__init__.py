@@ -7,4 +7,4 @@ ranges, NaN inputs, kernel field ranges) need data and stay in the real kernels.
 
 Imported once, by ``softdtw_torch._ops`` right after it loads the extension.
 """
-from . import minirocket, multirocket, rocket, softdtw  # noqa: F401  (each registers the fake kernels of its op family)
+from . import hydra, minirocket, multirocket, rocket, softdtw  # noqa: F401  (each registers the fake kernels of its op family)

@@ -1,6 +1,7 @@
 """ROCKET-family classification in torch: a standard scaler, ridge regression with leave-one-out
 cross-validated alpha (shared with the regressors of ``_regressor``), a ridge classifier, and the
-pipelines ``RocketClassifier``, ``MiniRocketClassifier`` and ``MultiRocketClassifier``.
+pipelines ``RocketClassifier``, ``MiniRocketClassifier``, ``MultiRocketClassifier``, ``HydraClassifier`` and
+``MultiRocketHydraClassifier``.
 
 The pipelines are aeon's classifiers of the same names (aeon/classification/convolution_based):
 
@@ -8,6 +9,8 @@ The pipelines are aeon's classifiers of the same names (aeon/classification/conv
                                                                           class_weight=...)
 
 with every stage in torch, so the whole pipeline runs on the device of the data (CPU or CUDA).
+The Hydra pipelines scale as aeon's do: ``SparseScaler`` on Hydra's features (and
+``StandardScaler()`` on MultiRocket's, side by side, for MultiRocket-Hydra).
 They share one base, :class:`_RocketPipeline` (fit, the feature path, the errors), and differ only
 in the transformer they build (``Rocket``, ``MiniRocket``, ``MultiRocket``) and their ``__init__``
 parameters; the regressors in ``_regressor`` are the same pipelines ending in ``RidgeCV``.
@@ -51,8 +54,8 @@ from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, seri
 from .._input import _check_int
 from ._input import as_series_tensor, check_finite
 
-__all__ = ["MiniRocketClassifier", "MultiRocketClassifier", "RidgeClassifierCV", "RocketClassifier",
-           "StandardScaler", "NotFittedError"]
+__all__ = ["HydraClassifier", "MiniRocketClassifier", "MultiRocketClassifier", "MultiRocketHydraClassifier",
+           "RidgeClassifierCV", "RocketClassifier", "SparseScaler", "StandardScaler", "NotFittedError"]
 
 ArrayLike = Union[Tensor, np.ndarray, Sequence[Any]]
 Device = Optional[Union[str, torch.device]]
@@ -195,6 +198,77 @@ class StandardScaler(TransformerMixin, Estimator):
         if self.with_std:
             out = out / self.scale_.to(out.dtype)
         return _out_like(out, X)
+
+
+class SparseScaler(TransformerMixin, Estimator):
+    """aeon's ``_SparseScaler`` for Hydra's features (HydraClassifier, MultiRocketHydraClassifier and
+    their regressors), in torch with aeon's own operations, so float32 features give aeon's bits.
+
+    ``fit``: ``s = sqrt(clamp(X, 0))``; ``mu_ = s.mean(0)``; ``sigma_ = s.std(0) + epsilon_`` (the
+    unbiased std, torch's), with ``epsilon_ = mean(s == 0, 0) ** exponent + 1e-8`` in float32. ``transform``:
+    ``(s - mu_) * (s != 0) / sigma_`` with ``mask`` (the zeros stay zeros), ``(s - mu_) / sigma_``
+    without. Tensor in, tensor out (on X's device); numpy in, numpy out. A feature constant over a
+    single case is NaN in aeon's std as in ours: fit refuses fewer than 2 cases (ValueError).
+
+    Args:
+        mask: keep zero features at zero (aeon's default).
+        exponent: the power of the zeros' fraction in ``epsilon_`` (aeon's 4).
+    """
+
+    _fitted_attribute = "mu_"
+
+    def __init__(self, mask: bool = True, exponent: float = 4):
+        self.mask = mask
+        self.exponent = exponent
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    def fit(self, X: ArrayLike, y: Any = None) -> "SparseScaler":
+        """Learn ``epsilon_``, ``mu_`` and ``sigma_`` (tensors of X's dtype, on X's device)."""
+        x = _check_2d(X, "SparseScaler")
+        if x.shape[0] < 2:
+            raise ValueError(f"SparseScaler: expected at least 2 cases (an unbiased std), got n_samples={x.shape[0]}")
+        s = x.clamp(0).sqrt()
+        self.epsilon_ = (s == 0).float().mean(0) ** self.exponent + 1e-8  # float32, as aeon's
+        self.mu_ = s.mean(0)
+        self.sigma_ = s.std(0) + self.epsilon_
+        self.n_features_in_ = x.shape[1]
+        return self
+
+    def transform(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
+        """Scale X (n, p) with the fitted statistics, on the fit device; returns X's kind."""
+        self._check_is_fitted("transform")
+        x = _check_2d(X, "SparseScaler")
+        _check_n_features(x, self.n_features_in_, "SparseScaler")
+        s = x.to(self.mu_.device).clamp(0).sqrt()
+        out = ((s - self.mu_) * (s != 0)) / self.sigma_ if self.mask else (s - self.mu_) / self.sigma_
+        return _out_like(out, X)
+
+
+class _BlockScaler(TransformerMixin, Estimator):
+    """Scales the columns [0, split) with one scaler and [split, p) with another, then puts them
+    side by side (MultiRocket-Hydra: SparseScaler on Hydra's features, StandardScaler on
+    MultiRocket's)."""
+
+    _fitted_attribute = "n_features_in_"
+
+    def __init__(self, split: int, first: Any, second: Any):
+        self.split = split
+        self.first = first
+        self.second = second
+
+    def fit(self, X: Tensor, y: Any = None) -> "_BlockScaler":
+        self.first.fit(X[:, :self.split])
+        self.second.fit(X[:, self.split:])
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X: Tensor) -> Tensor:
+        self._check_is_fitted("transform")
+        return torch.cat([self.first.transform(X[:, :self.split]), self.second.transform(X[:, self.split:])], 1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -562,6 +636,11 @@ class _RocketPipeline(Estimator):
     def _make_ridge(self) -> Estimator:
         raise NotImplementedError
 
+    def _make_scaler(self, transformer: Any) -> Any:
+        """The scaler between the fitted transformer and the ridge (aeon's Rocket pipelines'
+        ``StandardScaler(with_mean=False)``; the Hydra pipelines' own)."""
+        return StandardScaler(with_mean=False)
+
     def _read_target(self, y: Any, n_cases: int) -> Any:
         """y checked (naming the estimator) in the form the ridge's ``fit`` takes."""
         raise NotImplementedError
@@ -596,7 +675,7 @@ class _RocketPipeline(Estimator):
         with _named_errors(name):
             transformer.fit(x)
             features = transformer.transform(x)
-        scaler = StandardScaler(with_mean=False)
+        scaler = self._make_scaler(transformer)
         scaled = scaler.fit_transform(features)
         ridge = self._make_ridge().fit(scaled, target)
         setattr(self, self._transformer_attribute, transformer)
@@ -715,6 +794,69 @@ class _MultiRocketTransform:
                            random_state=self.random_state, device=device)
 
 
+class _HydraTransform:
+    """Builds ``HydraTransformer(n_kernels, n_groups, random_state, device)``, scaled by
+    ``SparseScaler`` (aeon's HydraClassifier and HydraRegressor); stored as ``hydra_``."""
+
+    _transformer_attribute = "hydra_"
+    _int_parameters = ("n_kernels", "n_groups")
+
+    def _make_transformer(self, device: str) -> Any:
+        from ._hydra import HydraTransformer
+
+        return HydraTransformer(n_kernels=int(self.n_kernels), n_groups=int(self.n_groups),
+                                random_state=self.random_state, device=device)
+
+    def _make_scaler(self, transformer: Any) -> Any:
+        return SparseScaler()
+
+
+class _HydraMultiRocketFeatures(TransformerMixin, Estimator):
+    """Hydra's features then MultiRocket's (aeon's default MultiRocket: 6,250 kernels), fitted in
+    that order with the same ``random_state`` (a RandomState gives Hydra its seed first, as in
+    aeon's MultiRocketHydraClassifier)."""
+
+    _fitted_attribute = "multirocket_"
+
+    def __init__(self, n_kernels: int, n_groups: int, random_state: Any, device: str):
+        self.n_kernels = n_kernels
+        self.n_groups = n_groups
+        self.random_state = random_state
+        self.device = device
+
+    def fit(self, X: Tensor, y: Any = None) -> "_HydraMultiRocketFeatures":
+        from ._hydra import HydraTransformer
+        from ._multirocket import MultiRocket
+
+        self.hydra_ = HydraTransformer(n_kernels=self.n_kernels, n_groups=self.n_groups,
+                                       random_state=self.random_state, device=self.device).fit(X)
+        self.multirocket_ = MultiRocket(random_state=self.random_state, device=self.device).fit(X)
+        return self
+
+    def transform(self, X: Tensor) -> Tensor:
+        self._check_is_fitted("transform")
+        return torch.cat([self.hydra_.transform(X), self.multirocket_.transform(X)], 1)
+
+
+class _MultiRocketHydraTransform:
+    """Builds Hydra and MultiRocket side by side, Hydra's features scaled by ``SparseScaler`` and
+    MultiRocket's by ``StandardScaler()`` (aeon's MultiRocketHydraClassifier and
+    MultiRocketHydraRegressor); stored as ``features_`` (``features_.hydra_``,
+    ``features_.multirocket_``)."""
+
+    _transformer_attribute = "features_"
+    _int_parameters = ("n_kernels", "n_groups")
+
+    def _make_transformer(self, device: str) -> Any:
+        return _HydraMultiRocketFeatures(int(self.n_kernels), int(self.n_groups), self.random_state, device)
+
+    def _make_scaler(self, transformer: Any) -> Any:
+        hydra = transformer.hydra_
+        split = int(hydra.weights_.shape[0] * hydra.weights_.shape[1] * 2 * hydra.weights_.shape[2]
+                    * hydra.weights_.shape[3])
+        return _BlockScaler(split, SparseScaler(), StandardScaler())
+
+
 # ----------------------------------------------------------------------------------------------
 # The classifiers
 # ----------------------------------------------------------------------------------------------
@@ -725,7 +867,8 @@ _PIPELINE_NOTES = """
     classifier, those of the transformer included.
 
     Attributes after fit: ``{transformer}`` (the fitted transformer), ``scaler_``
-    (``StandardScaler``), ``ridge_`` (``RidgeClassifierCV``), ``classes_``, ``n_channels_`` and
+    (``StandardScaler``; Hydra's ``SparseScaler``, or both side by side for
+    MultiRocket-Hydra), ``ridge_`` (``RidgeClassifierCV``), ``classes_``, ``n_channels_`` and
     ``n_features_in_`` (both the number of channels, as tslearn's ``n_features_in_``: 2-D input is
     one channel), ``n_timepoints_`` (the fitted length: ``predict`` takes series of that length
     only, as the transformers), ``device_`` (where it computes; ``predict`` moves X there).
@@ -844,6 +987,70 @@ class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.n_features_per_kernel = n_features_per_kernel
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas
+
+
+_HYDRA_NOTES = """
+    Hydra's features are ``HydraTransformer``'s: aeon's kernels for the same ``random_state`` and
+    aeon's features within the tolerance the README states (tests/rocket/test_hydra.py). Series
+    need 6 or more time points (10 with MultiRocket), as aeon's.
+
+    aeon's ``n_jobs`` is not supported: the CPU work uses torch's threads; the ridge is always
+    ``RidgeClassifierCV``, in float64 on the working device.
+"""
+
+
+class HydraClassifier(_HydraTransform, _PipelineClassifier):
+    """aeon's ``HydraClassifier`` (Dempster et al. 2023), with every stage in torch.
+
+    ``HydraTransformer(n_kernels, n_groups)`` features -> ``SparseScaler`` (aeon's ``_SparseScaler``,
+    its bits) -> ``RidgeClassifierCV(alphas, class_weight)``: the same predictions as aeon's
+    classifier on the bundled data sets (tests/estimators/test_rocket_family.py).
+
+    Args:
+        n_kernels: kernels per group (aeon's 8).
+        n_groups: groups per dilation (aeon's 64).
+        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict).
+        random_state: None, int or ``numpy.random.RandomState`` (aeon's rule).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+    """ + _HYDRA_NOTES + _PIPELINE_NOTES.format(transformer="hydra_")
+
+    def __init__(self, n_kernels: int = 8, n_groups: int = 64, class_weight: Any = None, random_state: Any = None,
+                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.n_groups = n_groups
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas
+
+
+class MultiRocketHydraClassifier(_MultiRocketHydraTransform, _PipelineClassifier):
+    """aeon's ``MultiRocketHydraClassifier`` (Dempster et al. 2023), with every stage in torch.
+
+    ``HydraTransformer(n_kernels, n_groups)`` features scaled by ``SparseScaler``, next to
+    ``MultiRocket()`` features (aeon's default transform: 6,250 kernels, bit-identical to aeon's)
+    scaled by ``StandardScaler()`` -> ``RidgeClassifierCV(alphas, class_weight)``: the same
+    predictions as aeon's classifier on the bundled data sets (tests/estimators/test_rocket_family.py).
+
+    Args:
+        n_kernels: Hydra's kernels per group (aeon's 8).
+        n_groups: Hydra's groups per dilation (aeon's 64).
+        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict).
+        random_state: None, int or ``numpy.random.RandomState``, given to both transforms (aeon's
+            rule; a RandomState draws Hydra's seed first).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+    """ + _HYDRA_NOTES + _PIPELINE_NOTES.format(transformer="features_")
+
+    def __init__(self, n_kernels: int = 8, n_groups: int = 64, class_weight: Any = None, random_state: Any = None,
+                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.n_groups = n_groups
         self.class_weight = class_weight
         self.random_state = random_state
         self.device = device

@@ -38,6 +38,7 @@ import torch
 
 from .. import _ops  # noqa: F401  (loads the operators)
 from .._base import draw_seed
+from .._input import _check_int
 from .._ops import _C
 from ._input import as_series_tensor
 from ._minirocket import _PARAMETER_DTYPES, _KernelParametersTransformer
@@ -133,14 +134,14 @@ class MultiRocket(_KernelParametersTransformer):
         difference; y is ignored."""
         who = "MultiRocket.fit"
         self._check_n_features_per_kernel(who)
+        n_kernels = _check_int(self.n_kernels, who, "n_kernels", _C.MINIROCKET_KERNELS)
+        max_dilations = _check_int(self.max_dilations_per_kernel, who, "max_dilations_per_kernel", 1)
         x = as_series_tensor(X, who, integer_dtype=torch.float32)
         if self.normalise:  # aeon: float32 first, then normalised in float32
             x = torch.from_numpy(_normalised(x, who, np.float32))
         self.seed_ = draw_seed(self.random_state, "MultiRocket")
-        self.n_kernels_ = int(self.n_kernels)
-        params = torch.ops.softdtw_torch.multirocket_fit(
-            x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
-        )
+        self.n_kernels_ = n_kernels
+        params = torch.ops.softdtw_torch.multirocket_fit(x.cpu(), n_kernels, max_dilations, self.seed_)
         self._set_parameters(tuple(p.numpy() for p in params), int(x.shape[1]), int(x.shape[2]))
         return self
 

@@ -1,6 +1,6 @@
 """ROCKET-family regression in torch: ``RidgeCV`` (ridge regression with leave-one-out
-cross-validated alpha) and the pipelines ``RocketRegressor``, ``MiniRocketRegressor`` and
-``MultiRocketRegressor``.
+cross-validated alpha) and the pipelines ``RocketRegressor``, ``MiniRocketRegressor``,
+``MultiRocketRegressor``, ``HydraRegressor`` and ``MultiRocketHydraRegressor``.
 
 The pipelines are aeon's regressors of the same names (aeon/regression/convolution_based):
 
@@ -8,7 +8,8 @@ The pipelines are aeon's regressors of the same names (aeon/regression/convoluti
 
 with every stage in torch, on the device of the data. They are the classifiers' pipelines
 (``_classifier._RocketPipeline`` and the same ``_*Transform`` mixins) ending in ``RidgeCV``
-instead of ``RidgeClassifierCV``; ``RidgeCV`` fits with the classifier's leave-one-out code
+instead of ``RidgeClassifierCV`` (the Hydra ones with aeon's ``SparseScaler``, as the
+classifiers); ``RidgeCV`` fits with the classifier's leave-one-out code
 (``_classifier._fit_ridge_loo``, described in that module's docstring).
 """
 from __future__ import annotations
@@ -22,11 +23,12 @@ from torch import Tensor
 
 from .._base import Estimator
 from ._classifier import (DEFAULT_ALPHAS, ArrayLike, Device, _check_2d, _check_alphas, _check_n_features,
-                          _fit_ridge_loo, _MiniRocketTransform, _MultiRocketTransform, _out_like, _RocketPipeline,
-                          _RocketTransform)
+                          _fit_ridge_loo, _HydraTransform, _MiniRocketTransform, _MultiRocketHydraTransform,
+                          _MultiRocketTransform, _out_like, _RocketPipeline, _RocketTransform)
 from ._input import check_finite
 
-__all__ = ["MiniRocketRegressor", "MultiRocketRegressor", "RidgeCV", "RocketRegressor"]
+__all__ = ["HydraRegressor", "MiniRocketRegressor", "MultiRocketHydraRegressor", "MultiRocketRegressor", "RidgeCV",
+           "RocketRegressor"]
 
 
 def _targets(y: Any, n_expected: int, name: str) -> Tensor:
@@ -164,7 +166,8 @@ _PIPELINE_NOTES = """
     (multi-output, as ``RidgeCV``). Errors name the regressor, those of the transformer included.
 
     Attributes after fit: ``{transformer}`` (the fitted transformer), ``scaler_``
-    (``StandardScaler``), ``ridge_`` (``RidgeCV``), ``n_channels_`` and ``n_features_in_`` (both the
+    (``StandardScaler``; Hydra's ``SparseScaler``, or both side by side for
+    MultiRocket-Hydra), ``ridge_`` (``RidgeCV``), ``n_channels_`` and ``n_features_in_`` (both the
     number of channels, as tslearn's ``n_features_in_``: 2-D input is one channel),
     ``n_timepoints_`` (the fitted length: ``predict`` takes series of that length only, as the
     transformers), ``device_`` (where it computes; ``predict`` moves X there).
@@ -263,6 +266,59 @@ class MultiRocketRegressor(_MultiRocketTransform, _PipelineRegressor):
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.n_features_per_kernel = n_features_per_kernel
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas
+
+
+class HydraRegressor(_HydraTransform, _PipelineRegressor):
+    """aeon's ``HydraRegressor`` (Dempster et al. 2023), with every stage in torch.
+
+    ``HydraTransformer(n_kernels, n_groups)`` features (aeon's kernels for the same
+    ``random_state``, aeon's features within the README's tolerance) -> ``SparseScaler`` (aeon's
+    bits) -> ``RidgeCV(alphas)``.
+
+    Args:
+        n_kernels: kernels per group (aeon's 8).
+        n_groups: groups per dilation (aeon's 64).
+        random_state: None, int or ``numpy.random.RandomState`` (aeon's rule).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+
+    Series need 6 or more time points (as aeon's).
+    """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="hydra_")
+
+    def __init__(self, n_kernels: int = 8, n_groups: int = 64, random_state: Any = None, device: Device = None,
+                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.n_groups = n_groups
+        self.random_state = random_state
+        self.device = device
+        self.alphas = alphas
+
+
+class MultiRocketHydraRegressor(_MultiRocketHydraTransform, _PipelineRegressor):
+    """aeon's ``MultiRocketHydraRegressor`` (Dempster et al. 2023), with every stage in torch.
+
+    ``HydraTransformer(n_kernels, n_groups)`` features scaled by ``SparseScaler``, next to
+    ``MultiRocket()`` features (aeon's default transform, bit-identical to aeon's) scaled by
+    ``StandardScaler()`` -> ``RidgeCV(alphas)``.
+
+    Args:
+        n_kernels: Hydra's kernels per group (aeon's 8).
+        n_groups: Hydra's groups per dilation (aeon's 64).
+        random_state: None, int or ``numpy.random.RandomState``, given to both transforms (aeon's
+            rule; a RandomState draws Hydra's seed first).
+        device: where features and the ridge are computed; None = X's device (CPU for numpy).
+        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
+
+    Series need 10 or more time points (MultiRocket's, as aeon's).
+    """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="features_")
+
+    def __init__(self, n_kernels: int = 8, n_groups: int = 64, random_state: Any = None, device: Device = None,
+                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+        self.n_kernels = n_kernels
+        self.n_groups = n_groups
         self.random_state = random_state
         self.device = device
         self.alphas = alphas

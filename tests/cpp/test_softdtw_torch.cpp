@@ -238,6 +238,18 @@ void multirocket(const References& r) {
         "MultiRocket features differ from Python's");
 }
 
+void hydra(const References& r) {
+  const softdtw_torch::HydraParameters p = softdtw_torch::hydra_fit(r["hydra_x"], 8, 16, 8, 4);
+  CHECK(torch::equal(p.weights, r["hydra_weights"]), "Hydra weights differ from Python's");
+  CHECK(torch::equal(p.channels, r["hydra_channels"]), "Hydra channels differ from Python's");
+  CHECK(torch::equal(softdtw_torch::hydra_transform(r["hydra_x"], p), r["hydra_features"]),
+        "Hydra features differ from Python's");
+  // count_max is differentiable in C++ too: the same gradient as Python's.
+  const torch::Tensor x = r["hydra_x"].clone().requires_grad_(true);
+  softdtw_torch::hydra_transform(x, p).sum().backward();
+  CHECK(torch::equal(x.grad(), r["hydra_x_grad"]), "Hydra gradient differs from Python's");
+}
+
 // Misuse from C++ throws c10::Error with the Python API's message: c10::ValueError where Python
 // raised ValueError, c10::TypeError where it raised TypeError.
 void errors(const References& r) {
@@ -264,6 +276,7 @@ void errors(const References& r) {
       {"rocket_accumulate", [&] { softdtw_torch::rocket_transform(r["rocket_x"], k, true, "float16"); }},
       {"minirocket_short", [&] { softdtw_torch::minirocket_fit(r["minirocket_x"].slice(2, 0, 8), 840, 32, 7); }},
       {"multirocket_short", [&] { softdtw_torch::multirocket_fit(r["multirocket_x"].slice(2, 0, 9), 336, 32, 9); }},
+      {"hydra_short", [&] { softdtw_torch::hydra_fit(r["hydra_x"].slice(2, 0, 5), 8, 16, 8, 4); }},
   };
   for (const auto& [name, call] : cases) {
     const std::string& expected = r.message(name);
@@ -358,6 +371,7 @@ int main(int argc, char** argv) {
       {"rocket", rocket},
       {"minirocket", minirocket},
       {"multirocket", multirocket},
+      {"hydra", hydra},
       {"errors", errors},
       {"torchscript_forecaster", torchscript_forecaster},
       {"torchscript_classifier", torchscript_classifier},

@@ -135,6 +135,13 @@ def rocket_references(t: Dict[str, torch.Tensor]) -> None:
     t["multirocket_biases"], t["multirocket_diff_biases"] = fitted[4], fitted[9]
     t["multirocket_diff_dilations"] = fitted[7]
     t["multirocket_features"] = torch.ops.softdtw_torch.multirocket_transform(multirocket_x, *fitted[:5], *fitted[7:])
+    hydra_x = torch.randn(4, 3, 50, generator=torch.Generator().manual_seed(6)).cumsum(-1)
+    t["hydra_x"] = hydra_x
+    t["hydra_weights"], t["hydra_channels"] = torch.ops.softdtw_torch.hydra_fit(hydra_x, 8, 16, 8, 4)
+    t["hydra_features"] = torch.ops.softdtw_torch.hydra_transform(hydra_x, t["hydra_weights"], t["hydra_channels"])
+    x = hydra_x.clone().requires_grad_(True)
+    torch.ops.softdtw_torch.hydra_transform(x, t["hydra_weights"], t["hydra_channels"]).sum().backward()
+    t["hydra_x_grad"] = x.grad
 
 
 def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
@@ -157,6 +164,7 @@ def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
         "rocket_accumulate": lambda: torch.ops.softdtw_torch.rocket_transform(t["rocket_x"], *k, True, "float16"),
         "minirocket_short": lambda: torch.ops.softdtw_torch.minirocket_fit(t["minirocket_x"][:, :, :8], 840, 32, 7),
         "multirocket_short": lambda: torch.ops.softdtw_torch.multirocket_fit(t["multirocket_x"][:, :, :9], 336, 32, 9),
+        "hydra_short": lambda: torch.ops.softdtw_torch.hydra_fit(t["hydra_x"][:, :, :5], 8, 16, 8, 4),
     }
     messages = {}
     for name, call in cases.items():

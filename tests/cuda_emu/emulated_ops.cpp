@@ -1,5 +1,6 @@
 // The CUDA ops' bodies of every family (csrc/softdtw/cuda/tiles_ops.h, csrc/rocket/cuda/convolve_ops.h,
-// csrc/minirocket/cuda/transform_ops.h, csrc/multirocket/cuda/transform_ops.h, with their device code) run on the CPU
+// csrc/minirocket/cuda/transform_ops.h, csrc/multirocket/cuda/transform_ops.h, csrc/hydra/cuda/transform_ops.h, with
+// their device code) run on the CPU
 // under the CUDA emulator, as a torch extension the tests load (emulated_ops.py): same validation, same launch
 // sequences, same kernels, with CPU tensors standing in for device memory. Only the CUDA glue of
 // the kernel.cu files (device guard, stream, csrc/common/cuda_launch.h) is not exercised here.
@@ -11,6 +12,7 @@
 #define SDTW_CUDA_EMULATION
 #include "cuda_emu.h"
 #include "emulated_launch.h"
+#include "hydra/cuda/transform_ops.h"
 #include "minirocket/cuda/transform_ops.h"
 #include "multirocket/cuda/transform_ops.h"
 #include "rocket/cuda/convolve_ops.h"
@@ -137,6 +139,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                                                           dilations, num_features_per_dilation, biases, diff_dilations,
                                                           diff_num_features_per_dilation, diff_biases, x_lengths);
         });
+  m.def("hydra_transform",
+        [=](const Tensor& x, const Tensor& weights, const Tensor& channels, const OptTensor& x_lengths) {
+          return softdtw_torch::hydra::transform_op(launch, x, weights, channels, x_lengths);
+        });
+  m.def("hydra_transform_backward", [=](const Tensor& grad, const Tensor& x, const Tensor& weights,
+                                        const Tensor& channels, const OptTensor& x_lengths) {
+    return softdtw_torch::hydra::backward_op(launch, grad, x, weights, channels, x_lengths);
+  });
   // The combination layout minirocket_transform uploads (csrc/minirocket/problem.h), for the
   // torch-free harness: (combinations (n, 7) int64, channel indices int32, biases float32).
   m.def("minirocket_layout", [](const Tensor& x, const Tensor& num_channels_per_combination,

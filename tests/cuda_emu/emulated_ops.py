@@ -1,4 +1,4 @@
-"""Builds and loads the CUDA ops' bodies of every family (SoftDTW tiles, ROCKET, MiniRocket, MultiRocket)
+"""Builds and loads the CUDA ops' bodies of every family (SoftDTW tiles, ROCKET, MiniRocket, MultiRocket, Hydra)
 compiled for the CPU under the CUDA emulator (emulated_ops.cpp with cuda_emu.h), once per checkout,
 into build/cuda-emu (about two minutes); and helpers to compare the emulated SoftDTW kernels with
 the CPU kernels."""
@@ -16,7 +16,7 @@ CSRC = os.path.join(ROOT, "csrc")
 # Host code the op bodies call (validation, the table's memory), compiled as it is for the
 # library: in translation units of their own, without the emulator.
 HOST_SOURCES = [("softdtw", "problem.cpp"), ("softdtw", "table_memory.cpp"), ("rocket", "problem.cpp"),
-                ("minirocket", "problem.cpp"), ("multirocket", "problem.cpp")]
+                ("minirocket", "problem.cpp"), ("multirocket", "problem.cpp"), ("hydra", "problem.cpp")]
 
 
 def load():

@@ -10,7 +10,7 @@
 //     simulator, so that they run exactly what CI runs on the CPU.
 //
 // Usage: harness FAMILY IN_DIR OUT_DIR, FAMILY one of softdtw_float32, softdtw_float64, rocket,
-// minirocket, multirocket. IN_DIR holds meta.txt ("name value" lines) and one raw little-endian file NAME.bin
+// minirocket, multirocket, hydra. IN_DIR holds meta.txt ("name value" lines) and one raw little-endian file NAME.bin
 // per input array; each result is written to OUT_DIR/NAME.bin. What each family reads and writes
 // is listed at its function below.
 #if defined(__CUDACC__)
@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "hydra/cuda/transform.cuh"
 #include "minirocket/cuda/transform.cuh"
 #include "multirocket/cuda/transform.cuh"
 #include "rocket/cuda/convolve.cuh"
@@ -431,10 +432,38 @@ void run_multirocket(const Files& io, const HarnessLaunch& launch) {
   io.write("overflow", overflow);
 }
 
+// Hydra's transform and backward (float32). meta: n C T D R G K per_group ragged; arrays: x (n,C,T)
+// float32, weights (D,R,G,K,9) float32, channels (D,R,G,per_group) int64, lengths (n,) int64 when
+// ragged, grad (n, D·R·2·G·K) float32. Results: features (n, D·R·2·G·K) float32, grad_rows
+// (n,D,R,G,T) float32, grad_w (n,D,R,G,K,9) float32.
+void run_hydra(const Files& io, const HarnessLaunch& launch) {
+  using namespace softdtw_torch::hydra;
+  Shape s{io.integer("n"), io.integer("C"), io.integer("T"), io.integer("D"),
+          io.integer("R"), io.integer("G"), io.integer("K"), io.integer("per_group")};
+  const bool ragged = io.integer("ragged") != 0;
+  const int64_t items = s.n_dilations * s.n_representations * s.n_groups, n_features = items * 2 * s.n_kernels;
+  const DeviceArray<float> x(io.read<float>("x", s.n_cases * s.n_channels * s.n_timepoints));
+  const DeviceArray<float> weights(io.read<float>("weights", items * s.n_kernels * kTaps));
+  const DeviceArray<int64_t> channels(io.read<int64_t>("channels", items * s.channels_per_group));
+  const DeviceArray<int64_t> lengths(ragged ? io.read<int64_t>("lengths", s.n_cases) : std::vector<int64_t>{});
+  const DeviceArray<float> grad(io.read<float>("grad", s.n_cases * n_features));
+  DeviceArray<float> features(s.n_cases * n_features);
+  DeviceArray<float> grad_rows(s.n_cases * items * s.n_timepoints, 0.0f);
+  DeviceArray<float> grad_w(s.n_cases * items * s.n_kernels * kTaps, 0.0f);
+  const int64_t* l = ragged ? lengths.get() : nullptr;
+  launch_transform(launch, x.get(), weights.get(), channels.get(), l, features.get(), s);
+  launch_backward(launch, grad.get(), x.get(), weights.get(), channels.get(), l, grad_rows.get(), grad_w.get(), s);
+  io.write("features", features);
+  io.write("grad_rows", grad_rows);
+  io.write("grad_w", grad_w);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) die("usage: harness softdtw_float32|softdtw_float64|rocket|minirocket|multirocket IN_DIR OUT_DIR");
+  if (argc != 4) {
+    die("usage: harness softdtw_float32|softdtw_float64|rocket|minirocket|multirocket|hydra IN_DIR OUT_DIR");
+  }
   const std::string family = argv[1];
   const Files io(argv[2], argv[3]);
   HarnessLaunch launch;
@@ -450,6 +479,8 @@ int main(int argc, char** argv) {
       run_minirocket(io, launch);
     } else if (family == "multirocket") {
       run_multirocket(io, launch);
+    } else if (family == "hydra") {
+      run_hydra(io, launch);
     } else {
       die("unknown family " + family);
     }

@@ -190,6 +190,22 @@ def multirocket_case(emu, n, C, T, n_kernels, seed=5):
     return dict(x=x, lengths=lengths, arguments=arguments), ("multirocket", arrays, meta, 75)
 
 
+def hydra_case(n, C, T, K, G, seed=6):
+    """Hydra's inputs (x float32, ragged lengths down to 6, the fitted weights and channels, a
+    gradient of the features) and the harness case."""
+    rng = np.random.default_rng(seed)
+    x = torch.from_numpy(rng.standard_normal((n, C, T)).astype(np.float32)).cumsum(-1)
+    lengths = torch.from_numpy(rng.integers(6, T + 1, n))
+    lengths[0] = T
+    weights, channels = torch.ops.softdtw_torch.hydra_fit(x, K, G, 8, seed + 3)
+    D, R, G_half, _, _ = weights.shape
+    grad = torch.from_numpy(rng.standard_normal((n, D * R * 2 * G_half * K)).astype(np.float32))
+    arrays = dict(x=x.numpy(), weights=weights.numpy(), channels=channels.numpy(), lengths=lengths.numpy(),
+                  grad=grad.numpy())
+    meta = dict(n=n, C=C, T=T, D=D, R=R, G=G_half, K=K, per_group=channels.shape[3], ragged=1, grid_cap=3)
+    return dict(x=x, lengths=lengths, weights=weights, channels=channels, grad=grad), ("hydra", arrays, meta, 75)
+
+
 def standard_cases(emu):
     """The cases test_harness.py runs, by name: every kernel family, several tiles, bands, ragged
     lengths, grid-stride loops."""
@@ -201,6 +217,7 @@ def standard_cases(emu):
         "rocket_soft_ppv": rocket_case(4, 3, 50, 12, 0.7)[1],
         "minirocket": minirocket_case(emu, 5, 2, 60, 840)[1],
         "multirocket": multirocket_case(emu, 4, 2, 50, 336)[1],
+        "hydra": hydra_case(5, 3, 40, 8, 16)[1],
     }
 
 

@@ -30,7 +30,7 @@ import harness_cases  # noqa: E402
 
 
 class Mutant(NamedTuple):
-    family: str  # softdtw | rocket | minirocket | multirocket
+    family: str  # softdtw | rocket | minirocket | multirocket | hydra
     name: str
     path: str  # under csrc/
     before: str  # occurs exactly once in the file
@@ -89,6 +89,21 @@ MUTANTS = [
            "    const int64_t row_stride = n_timepoints - r;", "    const int64_t row_stride = n_timepoints;"),
     Mutant("multirocket", "grid-stride step of one block instead of the grid", "multirocket/cuda/transform.cuh",
            "       item += static_cast<int64_t>(gridDim.x) * blockDim.x) {", "       item += blockDim.x) {"),
+    Mutant("hydra", "grid-stride step of one block instead of the grid in the transform", "hydra/cuda/transform.cuh",
+           "  for (int64_t unit = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; unit < s.n_cases * items;\n"
+           "       unit += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n    const int64_t case_index = unit / items, "
+           "item = unit % items;\n    const int64_t i = item / (s.n_representations * s.n_groups), g = item % s.n_groups;\n"
+           "    const int64_t block = item / s.n_groups;  // (dilation, representation)",
+           "  for (int64_t unit = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; unit < s.n_cases * items;\n"
+           "       unit += blockDim.x) {\n    const int64_t case_index = unit / items, "
+           "item = unit % items;\n    const int64_t i = item / (s.n_representations * s.n_groups), g = item % s.n_groups;\n"
+           "    const int64_t block = item / s.n_groups;  // (dilation, representation)"),
+    Mutant("hydra", "the backward's row gradient written with the difference's row length as stride",
+           "hydra/cuda/transform.cuh", "                   grad_rows + unit * s.n_timepoints,",
+           "                   grad_rows + unit * (s.n_timepoints - 1),"),
+    Mutant("hydra", "off-by-one: a case's last position read past its length", "hydra/math.h",
+           "      v[tap] = (p >= 0 && p < length) ? value(p) : scalar_t(0);",
+           "      v[tap] = (p >= 0 && p <= length) ? value(p) : scalar_t(0);"),
 ]
 
 
@@ -107,6 +122,8 @@ def cases(emu):
                        harness_cases.minirocket_case(emu, 3, 1, 30, 84 * 200)[1]],
         # A ragged case of length 10 (empty segments) and a grid-stride loop over 3 blocks.
         "multirocket": [harness_cases.multirocket_case(emu, 4, 2, 50, 336)[1]],
+        # Ragged cases down to length 6 and a grid-stride loop over 3 blocks.
+        "hydra": [harness_cases.hydra_case(5, 3, 40, 8, 16)[1]],
     }
 
 

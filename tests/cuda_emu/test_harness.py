@@ -28,7 +28,8 @@ import softdtw_torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_ops  # noqa: E402
 import harness_cases  # noqa: E402
-from harness_cases import CHECKING_FLAVOURS, minirocket_case, multirocket_case, rocket_case, softdtw_case  # noqa: E402
+from harness_cases import (CHECKING_FLAVOURS, hydra_case, minirocket_case, multirocket_case, rocket_case,  # noqa: E402
+                           softdtw_case)
 
 OPS = torch.ops.softdtw_torch
 
@@ -197,6 +198,16 @@ def test_multirocket_kernel(harness, emu):
     assert as_tensor(out["overflow"], torch.int32, (1,)).item() == 0
 
 
+def test_hydra_kernels(harness):
+    t, case = hydra_case(5, 3, 40, 8, 16)
+    out = harness(case)
+    want = OPS.hydra_transform(t["x"], t["weights"], t["channels"], t["lengths"])
+    assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
+    rows, weights = OPS._hydra_transform_backward(t["grad"], t["x"], t["weights"], t["channels"], t["lengths"])
+    assert same_bits(as_tensor(out["grad_rows"], torch.float32, rows.shape), rows)
+    assert same_bits(as_tensor(out["grad_w"], torch.float32, weights.shape), weights)
+
+
 def test_rocket_and_minirocket_keep_their_bits_under_fma_contraction(harness, contracted, emu):
     # nvcc contracts a multiply feeding an add into one FMA unless the code rounds explicitly
     # (_rn intrinsics): aeon's arithmetic, which the CPU kernels reproduce, never fuses where it
@@ -204,6 +215,7 @@ def test_rocket_and_minirocket_keep_their_bits_under_fma_contraction(harness, co
     cases = [rocket_case(4, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)]
     cases.append(minirocket_case(emu, 5, 2, 60, 840)[1])
     cases.append(multirocket_case(emu, 4, 2, 50, 336)[1])
+    cases.append(hydra_case(5, 3, 40, 8, 16)[1])
     for case in cases:
         got, want = contracted(case), harness(case)
         differing = sorted(k for k in want if got[k] != want[k])
@@ -262,7 +274,7 @@ def test_gpu_runs_what_ci_runs(harness, emu, tmp_path):
     counter = iter(range(100))
     gpu = lambda case: harness_cases.run(exe, case, tmp_path / f"case{next(counter)}")  # noqa: E731
     for case in (rocket_case(4, 3, 50, 12, None)[1], minirocket_case(emu, 5, 2, 60, 840)[1],
-                 multirocket_case(emu, 4, 2, 50, 336)[1]):
+                 multirocket_case(emu, 4, 2, 50, 336)[1], hydra_case(5, 3, 40, 8, 16)[1]):
         got, want = gpu(case), harness(case)
         assert not [k for k in want if got[k] != want[k]], case[0]
     case = rocket_case(4, 3, 50, 12, 0.7)[1]

@@ -30,7 +30,8 @@ from softdtw_torch import NotFittedError, SoftDTWKMeans  # noqa: E402
 from softdtw_torch._base import as_numeric_array  # noqa: E402
 from softdtw_torch.datasets import load_gunpoint, load_ts  # noqa: E402
 from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor  # noqa: E402
-from softdtw_torch.rocket import (MiniRocket, MultiRocket, RidgeClassifierCV, Rocket, RocketClassifier,  # noqa: E402
+from softdtw_torch.rocket import (HydraClassifier, HydraRegressor, HydraTransformer, MiniRocket,  # noqa: E402
+                                  MultiRocket, RidgeClassifierCV, Rocket, RocketClassifier, SparseScaler,
                                   StandardScaler)
 from softdtw_torch.rocket._classifier import MiniRocketClassifier, MultiRocketClassifier  # noqa: E402
 from softdtw_torch.rocket._regressor import (MiniRocketRegressor, MultiRocketRegressor, RidgeCV,  # noqa: E402
@@ -103,6 +104,17 @@ class MultiRocketOnPaddedSeries(MultiRocket):
         return super().transform(_pad(X, 9), x_lengths)
 
 
+class HydraOnPaddedSeries(HydraTransformer):
+    """HydraTransformer after appending 5 zeros to each 2-D series (it needs 6 time points or more),
+    as MiniRocketOnPaddedSeries."""
+
+    def fit(self, X, y=None):
+        return super().fit(_pad(X, 5), y)
+
+    def transform(self, X, x_lengths=None):
+        return super().transform(_pad(X, 5), x_lengths)
+
+
 def _pad(X, zeros=8):
     a = as_numeric_array(X, "MiniRocketOnPaddedSeries")  # the input errors scikit-learn expects
     return np.pad(a, ((0, 0), (0, zeros))) if a.ndim == 2 and a.shape[1] > 0 else a
@@ -119,8 +131,8 @@ SERIES_OF_ONE_POINT = (
     "the ValueError says n_timepoints must be >= 2, not '1 feature(s)'")
 SHORT_SERIES = (
     "the check's 2-D data are series of 1 to 10 time points, nearly all fewer than the 9 MiniRocket "
-    "(10 MultiRocket) needs (a ValueError, as aeon's); MiniRocketOnPaddedSeries and "
-    "MultiRocketOnPaddedSeries run these checks on padded series")
+    "(10 MultiRocket, 6 Hydra) needs (a ValueError, as aeon's); MiniRocketOnPaddedSeries, "
+    "MultiRocketOnPaddedSeries and HydraOnPaddedSeries run these checks on padded series")
 OTHER_LENGTH = (
     "a 2-D X with fewer columns is series of another length, which soft-DTW compares with the "
     "centers: not an error")
@@ -143,6 +155,17 @@ SHORT_SERIES_PIPELINE_CHECKS = [
     "check_fit2d_1feature", "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
     "check_n_features_in", "check_fit2d_predict1d",
 ]
+#: The same for the ROCKET-family transformers that need more time points than the checks' series have.
+SHORT_SERIES_TRANSFORMER_CHECKS = [
+    "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_pipeline_consistency",
+    "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
+    "check_transformer_data_not_an_array", "check_transformer_general", "check_transformer_preserve_dtypes",
+    "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_fit2d_1feature",
+    "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+    "check_fit2d_predict1d",
+]
 SHORT_SERIES_CLASSIFIER_CHECKS = SHORT_SERIES_PIPELINE_CHECKS + [
     "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
     "check_class_weight_classifiers", "check_decision_proba_consistency",
@@ -161,26 +184,8 @@ EXPECTED_FAILED_CHECKS = {
         "check_n_features_in_after_fitting": N_FEATURES_IN,
         "check_fit2d_1feature": SERIES_OF_ONE_POINT,
     },
-    "MiniRocket": dict.fromkeys([
-        "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
-        "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_pipeline_consistency",
-        "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
-        "check_transformer_data_not_an_array", "check_transformer_general", "check_transformer_preserve_dtypes",
-        "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_fit2d_1feature",
-        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
-        "check_fit2d_predict1d",
-    ], SHORT_SERIES),
-    "MultiRocket": dict.fromkeys([
-        "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
-        "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_pipeline_consistency",
-        "check_estimators_nan_inf", "check_estimators_pickle", "check_f_contiguous_array_estimator",
-        "check_transformer_data_not_an_array", "check_transformer_general", "check_transformer_preserve_dtypes",
-        "check_methods_sample_order_invariance", "check_methods_subset_invariance", "check_fit2d_1feature",
-        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
-        "check_fit2d_predict1d",
-    ], SHORT_SERIES),
+    "MiniRocket": dict.fromkeys(SHORT_SERIES_TRANSFORMER_CHECKS, SHORT_SERIES),
+    "MultiRocket": dict.fromkeys(SHORT_SERIES_TRANSFORMER_CHECKS, SHORT_SERIES),
     "MiniRocketOnPaddedSeries": {
         "check_n_features_in": N_FEATURES_IN,
         "check_n_features_in_after_fitting": N_FEATURES_IN,
@@ -218,13 +223,23 @@ EXPECTED_FAILED_CHECKS = {
     "MiniRocketRegressor": dict.fromkeys(SHORT_SERIES_REGRESSOR_CHECKS, SHORT_SERIES),
     "MultiRocketClassifier": dict.fromkeys(SHORT_SERIES_CLASSIFIER_CHECKS, SHORT_SERIES),
     "MultiRocketRegressor": dict.fromkeys(SHORT_SERIES_REGRESSOR_CHECKS, SHORT_SERIES),
+    "HydraTransformer": dict.fromkeys(SHORT_SERIES_TRANSFORMER_CHECKS, SHORT_SERIES),
+    "HydraOnPaddedSeries": {
+        "check_n_features_in": N_FEATURES_IN,
+        "check_n_features_in_after_fitting": N_FEATURES_IN,
+    },
+    "SparseScaler": {},
+    "HydraClassifier": dict.fromkeys(SHORT_SERIES_CLASSIFIER_CHECKS, SHORT_SERIES),
+    "HydraRegressor": dict.fromkeys(SHORT_SERIES_REGRESSOR_CHECKS, SHORT_SERIES),
 }
 
 CHECKED = [_rocket(), _minirocket(), MiniRocketOnPaddedSeries(n_kernels=84, random_state=0), _multirocket(),
            MultiRocketOnPaddedSeries(n_kernels=84, random_state=0), _rocket_classifier(),
            RidgeClassifierCV(), StandardScaler(), _kmeans(), KNeighborsTimeSeriesClassifier(),
            KNeighborsTimeSeriesRegressor(), RidgeCV(), _rocket_regressor(), _minirocket_classifier(),
-           _minirocket_regressor(), _multirocket_classifier(), _multirocket_regressor()]
+           _minirocket_regressor(), _multirocket_classifier(), _multirocket_regressor(),
+           HydraTransformer(n_groups=8, random_state=0), HydraOnPaddedSeries(n_groups=8, random_state=0),
+           SparseScaler(), HydraClassifier(n_groups=8, random_state=0), HydraRegressor(n_groups=8, random_state=0)]
 
 
 @pytest.mark.parametrize("estimator", CHECKED, ids=lambda e: type(e).__name__)
@@ -281,7 +296,7 @@ Y3 = np.array([0, 1] * 4)
 def _input_for(est):
     """X3 as each estimator reads it: tabular helpers take one channel's (n, T) as (n, features),
     the k-means tslearn's layout (n, T, d)."""
-    if isinstance(est, (RidgeClassifierCV, StandardScaler, RidgeCV)):
+    if isinstance(est, (RidgeClassifierCV, StandardScaler, RidgeCV, SparseScaler)):
         return X3[:, 0]
     return np.transpose(X3, (0, 2, 1)) if isinstance(est, SoftDTWKMeans) else X3
 
@@ -359,7 +374,10 @@ def _unfitted_all():
             MiniRocketClassifier(n_kernels=168, random_state=1, class_weight="balanced"),
             MiniRocketRegressor(n_kernels=168, max_dilations_per_kernel=8, random_state=1),
             MultiRocketClassifier(n_kernels=84, random_state=1, class_weight={0: 2.0}),
-            MultiRocketRegressor(n_kernels=84, max_dilations_per_kernel=8, random_state=1)]
+            MultiRocketRegressor(n_kernels=84, max_dilations_per_kernel=8, random_state=1),
+            HydraTransformer(n_kernels=4, n_groups=8, random_state=1), SparseScaler(mask=False),
+            HydraClassifier(n_groups=8, random_state=1, class_weight="balanced"),
+            HydraRegressor(n_kernels=4, random_state=1)]
 
 
 def _fitted_all():

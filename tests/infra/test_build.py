@@ -52,6 +52,10 @@ REGISTRATIONS = {
     # family multirocket
     "multirocket_fit": ({CPU, CUDA, AUTOGRAD}, True),
     "multirocket_transform": ({CPU, CUDA, AUTOGRAD}, True),
+    # family hydra
+    "hydra_fit": ({CPU, CUDA, AUTOGRAD}, True),
+    "hydra_transform": ({CPU, CUDA, AUTOGRAD}, True),
+    "_hydra_transform_backward": ({CPU, CUDA, AUTOGRAD}, True),
 }
 ALL_KEYS = (CPU, CUDA, AUTOGRAD, IMPLICIT, EXPLICIT)
 CUDA_BUILT = any(torch._C._dispatch_has_kernel_for_dispatch_key(f"softdtw_torch::{op}", CUDA) for op in REGISTRATIONS)
@@ -106,7 +110,8 @@ def test_cuda_kernels_compiled_when_asked():
 
 # --- The layout rule (csrc/library.cpp, CONTRIBUTING.md): any op's parts are found by path alone ---
 FAMILIES = {"softdtw": ("soft_dtw", "_soft_dtw", "pairwise_cost", "dilate", "_dtw", "_itakura"),
-            "rocket": ("rocket_", "_rocket_"), "minirocket": ("minirocket_",), "multirocket": ("multirocket_",)}
+            "rocket": ("rocket_", "_rocket_"), "minirocket": ("minirocket_",), "multirocket": ("multirocket_",),
+            "hydra": ("hydra_", "_hydra_")}
 FILE_OF_KEY = {CPU: "cpu/kernel.cpp", CUDA: "cuda/kernel.cu", AUTOGRAD: "autograd.cpp", IMPLICIT: "composite.cpp",
                EXPLICIT: "composite.cpp"}
 

@@ -31,6 +31,7 @@ CPP_TESTS = [
     "rocket",
     "minirocket",
     "multirocket",
+    "hydra",
     "errors",
     "torchscript_forecaster",
     "torchscript_classifier",

@@ -102,8 +102,24 @@ def _multirocket_samples():
     }
 
 
+def _hydra_samples():
+    x = torch.randn(4, 3, 30, dtype=torch.float64, generator=torch.Generator().manual_seed(3)).cumsum(-1)
+    weights, channels = ops.hydra_fit(x, 4, 8, 8, 0)
+    w64 = weights.double()
+    lengths = torch.tensor([30, 21, 6, 12])
+    xr = x.clone().requires_grad_(True)
+    wr = w64.clone().requires_grad_(True)
+    grad = torch.randn(4, weights.shape[0] * 2 * 2 * 4 * 4, dtype=torch.float64)
+    return {
+        "hydra_fit": [(x, 4, 8, 8, 0), (x[:, :1].contiguous(), 8, 3, 2, 7)],
+        "hydra_transform": [(x.float(), weights, channels, None), (x, w64, channels, lengths),
+                            (xr, wr, channels, None), (xr[:, :1], wr, channels, lengths)],
+        "_hydra_transform_backward": [(grad, x, w64, channels, None), (grad, x, w64, channels, lengths)],
+    }
+
+
 FAMILIES = {"softdtw": _softdtw_samples, "rocket": _rocket_samples, "minirocket": _minirocket_samples,
-            "multirocket": _multirocket_samples}
+            "multirocket": _multirocket_samples, "hydra": _hydra_samples}
 
 
 def test_every_op_has_samples():

@@ -292,6 +292,12 @@ def test_transform_refuses_unequal_feature_counts():
 def test_estimator_errors():
     with pytest.raises(ValueError, match="MultiRocket.fit: expected n_features_per_kernel=4"):
         MultiRocket(n_features_per_kernel=3).fit(X_GOOD)
+    with pytest.raises(ValueError, match="MultiRocket.fit: expected n_kernels >= 84, got 83"):
+        MultiRocket(n_kernels=83).fit(X_GOOD)
+    with pytest.raises(TypeError, match="MultiRocket.fit: expected n_kernels to be an int, got float 100.5"):
+        MultiRocket(n_kernels=100.5).fit(X_GOOD)
+    with pytest.raises(TypeError, match="MultiRocket.fit: expected max_dilations_per_kernel to be an int"):
+        MultiRocket(max_dilations_per_kernel="8").fit(X_GOOD)
     with pytest.raises(NotFittedError):
         MultiRocket().transform(X_GOOD)
     rocket = MultiRocket(n_kernels=168, random_state=0).fit(X_GOOD)

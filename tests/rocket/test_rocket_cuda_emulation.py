@@ -1,8 +1,9 @@
-"""The CUDA ROCKET, MiniRocket and MultiRocket kernels run on the CPU, under the CUDA emulator of
+"""The CUDA ROCKET, MiniRocket, MultiRocket and Hydra kernels run on the CPU, under the CUDA emulator of
 tests/cuda_emu, against the CPU ops, bit for bit: the convolution's features and argmax in every
-accumulation mode, its backward, numpy's normalisation, MiniRocket's and MultiRocket's transforms
-(csrc/rocket/cuda/convolve_ops.h, csrc/minirocket/cuda/transform_ops.h and
-csrc/multirocket/cuda/transform_ops.h with their device code, unchanged).
+accumulation mode, its backward, numpy's normalisation, MiniRocket's, MultiRocket's and Hydra's
+transforms, Hydra's backward (csrc/rocket/cuda/convolve_ops.h, csrc/minirocket/cuda/transform_ops.h,
+csrc/multirocket/cuda/transform_ops.h and csrc/hydra/cuda/transform_ops.h with their device code,
+unchanged).
 
 The emulated device caps grid-stride grids at 3 blocks per axis and claims one multiprocessor, so
 the loops a GPU only reaches past 65,535 cases (ROCKET) or 32 blocks per multiprocessor
@@ -166,3 +167,40 @@ def test_multirocket_overflow_is_refused(emu):
 @needs_aeon_data
 def test_multirocket_on_basic_motions(emu):
     multirocket_check(emu, basic_motions(3), 840)
+
+
+def hydra_check(emu, x, n_kernels, n_groups, lengths=None, seed=3):
+    """Features in float32 (the CPU's 8-lane loop against the device's position-by-position one) and
+    float64, and the backward's rows and weights, bit for bit."""
+    weights, channels = OPS.hydra_fit(x, n_kernels, n_groups, 8, seed)
+    for dtype in (torch.float32, torch.float64):
+        xd, wd = x.to(dtype), weights.to(dtype)
+        want = OPS.hydra_transform(xd, wd, channels, lengths)
+        assert same_bits(emu.hydra_transform(xd, wd, channels, lengths), want)
+        grad = torch.from_numpy(np.random.default_rng(seed).standard_normal(tuple(want.shape))).to(dtype)
+        for got, expected in zip(emu.hydra_transform_backward(grad, xd, wd, channels, lengths),
+                                 OPS._hydra_transform_backward(grad, xd, wd, channels, lengths)):
+            assert same_bits(got, expected)
+
+
+def test_hydra_univariate_ragged(emu):
+    x = torch.from_numpy(np.random.default_rng(11).standard_normal((5, 1, 45))).cumsum(-1)
+    hydra_check(emu, x, 8, 16)
+    hydra_check(emu, x, 8, 16, torch.tensor([45, 6, 17, 8, 30]))
+
+
+def test_hydra_multivariate_odd_groups_and_many_kernels(emu):
+    x = torch.from_numpy(np.random.default_rng(12).standard_normal((4, 5, 33))).cumsum(-1)
+    hydra_check(emu, x, 11, 7)  # more kernels than 8 lanes, an odd number of groups
+    hydra_check(emu, x, 3, 1)   # one group: the series only
+
+
+def test_hydra_integer_data_ties(emu):
+    # Integer data and responses tie often: both devices keep the first maximum and minimum.
+    x = torch.from_numpy(np.random.default_rng(13).integers(-2, 3, (4, 3, 30)).astype(float))
+    hydra_check(emu, x, 8, 8)
+
+
+@needs_aeon_data
+def test_hydra_on_basic_motions(emu):
+    hydra_check(emu, basic_motions(3), 8, 64)

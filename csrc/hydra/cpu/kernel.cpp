@@ -1,0 +1,196 @@
+// Hydra on the CPU (docs/design/rocket.md §11, aeon's _hydra.py):
+//   hydra_fit                   aeon's draws (torch's CPU generator, seeded as torch.manual_seed);
+//   hydra_transform             count_max and count_min of every group, math.h's arithmetic;
+//   _hydra_transform_backward   the count_max features' gradient w.r.t. the rows and weights.
+// Work items are (case, dilation, representation) triples, each writing its own features, so the
+// result has the same bits at any thread count.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SOFTDTW_TORCH_HYDRA_AVX2 1
+#else
+#define SOFTDTW_TORCH_HYDRA_AVX2 0
+#endif
+
+#include "../problem.h"
+
+namespace softdtw_torch {
+namespace hydra {
+
+namespace {
+
+// The row a group reads, zero-padded so that every tap of every position of a block of 8 reads
+// inside it: padded[kPadBefore(d) + p] = s(p).
+int64_t pad_before(int64_t d) { return 4 * d; }
+int64_t padded_length(int64_t length, int64_t d) { return length + 8 * d + 8; }
+
+void fill_padded(const GroupRow<float>& row, int64_t d, std::vector<float>& padded) {
+  padded.assign(static_cast<size_t>(padded_length(row.length, d)), 0.0f);
+  float* s = padded.data() + pad_before(d);
+  for (int64_t p = 0; p < row.length; ++p) s[p] = row.value(p);
+}
+
+#if SOFTDTW_TORCH_HYDRA_AVX2
+// group_features (math.h) on 8 positions at a time: the same fused multiply-adds in tap order, the
+// same first maximum and minimum (strict comparisons in kernel order), the maxima added to
+// count_max in position order. s: the padded row at position 0.
+__attribute__((target("avx2,fma"))) void group_features_avx2(const float* s, int64_t length, int64_t d,
+                                                             const float* w, int64_t k, float* out_max,
+                                                             float* out_min) {
+  for (int64_t j = 0; j < k; ++j) out_max[j] = out_min[j] = 0.0f;
+  alignas(32) float best_lanes[8];
+  alignas(32) int32_t arg_best_lanes[8], arg_worst_lanes[8];
+  for (int64_t t0 = 0; t0 < length; t0 += 8) {
+    __m256 v[kTaps];
+    for (int tap = 0; tap < kTaps; ++tap) v[tap] = _mm256_loadu_ps(s + t0 + (tap - 4) * d);
+    __m256 best = _mm256_setzero_ps(), worst = best;
+    __m256i arg_best = _mm256_setzero_si256(), arg_worst = arg_best;
+    for (int64_t j = 0; j < k; ++j) {
+      const float* wj = w + j * kTaps;
+      __m256 z = _mm256_setzero_ps();
+      for (int tap = 0; tap < kTaps; ++tap) z = _mm256_fmadd_ps(_mm256_set1_ps(wj[tap]), v[tap], z);
+      if (j == 0) {
+        best = worst = z;
+        continue;
+      }
+      const __m256i index = _mm256_set1_epi32(static_cast<int32_t>(j));
+      const __m256 above = _mm256_cmp_ps(z, best, _CMP_GT_OQ), below = _mm256_cmp_ps(z, worst, _CMP_LT_OQ);
+      best = _mm256_blendv_ps(best, z, above);
+      worst = _mm256_blendv_ps(worst, z, below);
+      arg_best = _mm256_castps_si256(
+          _mm256_blendv_ps(_mm256_castsi256_ps(arg_best), _mm256_castsi256_ps(index), above));
+      arg_worst = _mm256_castps_si256(
+          _mm256_blendv_ps(_mm256_castsi256_ps(arg_worst), _mm256_castsi256_ps(index), below));
+    }
+    _mm256_store_ps(best_lanes, best);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(arg_best_lanes), arg_best);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(arg_worst_lanes), arg_worst);
+    const int lanes = static_cast<int>(std::min<int64_t>(8, length - t0));
+    for (int l = 0; l < lanes; ++l) {
+      out_max[arg_best_lanes[l]] += best_lanes[l];
+      out_min[arg_worst_lanes[l]] += 1.0f;
+    }
+  }
+}
+
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+template <typename scalar_t>
+GroupRow<scalar_t> group_row(const TransformProblem& p, const scalar_t* x, const int64_t* channels, int64_t length,
+                             int64_t case_index, int64_t i, int64_t r, int64_t g) {
+  GroupRow<scalar_t> row;
+  row.x_case = x + case_index * p.n_channels * p.n_timepoints;
+  row.row_stride = p.n_timepoints;
+  row.channels = channels + ((i * p.n_representations + r) * p.n_groups + g) * p.channels_per_group;
+  row.n_summed = n_summed_channels(p.n_channels, p.channels_per_group);
+  row.difference = r == 1;
+  row.length = length - r;
+  return row;
+}
+
+template <typename scalar_t>
+void transform_kernel(const TransformProblem& p, at::Tensor& out) {
+  const scalar_t* x = p.x.data_ptr<scalar_t>();
+  const scalar_t* weights = p.weights.data_ptr<scalar_t>();
+  const int64_t* channels = p.channels.data_ptr<int64_t>();
+  const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
+  scalar_t* features = out.data_ptr<scalar_t>();
+  const int64_t R = p.n_representations, G = p.n_groups, K = p.n_kernels, F = p.n_features();
+  const int64_t units = p.n_cases * p.n_dilations * R;
+  at::parallel_for(0, units, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> padded;
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t case_index = unit / (p.n_dilations * R), i = unit / R % p.n_dilations, r = unit % R;
+      const int64_t d = dilation_of(i), length = lengths ? lengths[case_index] : p.n_timepoints;
+      bool padded_ready = false;  // one channel: every group of (i, r) reads the same row
+      for (int64_t g = 0; g < G; ++g) {
+        const GroupRow<scalar_t> row = group_row(p, x, channels, length, case_index, i, r, g);
+        const scalar_t* w = weights + ((i * R + r) * G + g) * K * kTaps;
+        scalar_t* out_max = features + case_index * F + p.feature_offset(i, r, g);
+        scalar_t* out_min = out_max + G * K;
+#if SOFTDTW_TORCH_HYDRA_AVX2
+        if constexpr (std::is_same_v<scalar_t, float>) {
+          if (cpu_has_avx2_fma()) {
+            if (!padded_ready || row.n_summed > 0) fill_padded(row, d, padded);
+            padded_ready = true;
+            group_features_avx2(padded.data() + pad_before(d), row.length, d, w, K, out_max, out_min);
+            continue;
+          }
+        }
+#endif
+        group_features(row, d, w, K, out_max, out_min);
+      }
+    }
+  });
+}
+
+at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& channels,
+                         const std::optional<at::Tensor>& x_lengths) {
+  const TransformProblem p = prepare_transform(kTransformOp, x, weights, channels, x_lengths);
+  at::Tensor out = at::empty({p.n_cases, p.n_features()}, p.x.options());
+  if (p.n_cases == 0) return out;
+  AT_DISPATCH_FLOATING_TYPES(p.x.scalar_type(), "hydra_transform", [&] { transform_kernel<scalar_t>(p, out); });
+  return out;
+}
+
+template <typename scalar_t>
+void backward_kernel(const TransformProblem& p, const at::Tensor& grad, at::Tensor& grad_rows, at::Tensor& grad_w) {
+  const scalar_t* x = p.x.data_ptr<scalar_t>();
+  const scalar_t* weights = p.weights.data_ptr<scalar_t>();
+  const int64_t* channels = p.channels.data_ptr<int64_t>();
+  const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
+  const scalar_t* g_features = grad.data_ptr<scalar_t>();
+  scalar_t* g_rows = grad_rows.data_ptr<scalar_t>();
+  scalar_t* g_w = grad_w.data_ptr<scalar_t>();
+  const int64_t R = p.n_representations, G = p.n_groups, K = p.n_kernels, F = p.n_features(), T = p.n_timepoints;
+  const int64_t items = p.n_items();
+  at::parallel_for(0, p.n_cases * items, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t case_index = unit / items, item = unit % items;
+      const int64_t i = item / (R * G), r = item / G % R, g = item % G;
+      const int64_t length = lengths ? lengths[case_index] : T;
+      const GroupRow<scalar_t> row = group_row(p, x, channels, length, case_index, i, r, g);
+      group_backward(row, dilation_of(i), weights + item * K * kTaps, K,
+                     g_features + case_index * F + p.feature_offset(i, r, g), g_rows + unit * T,
+                     g_w + unit * K * kTaps);
+    }
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor> backward_cpu(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& weights,
+                                                const at::Tensor& channels,
+                                                const std::optional<at::Tensor>& x_lengths) {
+  const TransformProblem p = prepare_transform(kBackwardOp, x, weights, channels, x_lengths);
+  TORCH_CHECK_VALUE(grad.dim() == 2 && grad.size(0) == p.n_cases && grad.size(1) == p.n_features(), kBackwardOp,
+                    ": expected grad of shape (", p.n_cases, ", ", p.n_features(), "), got shape ", grad.sizes());
+  const at::Tensor g = grad.to(p.x.scalar_type()).contiguous();
+  at::Tensor grad_rows = at::zeros({p.n_cases, p.n_dilations, p.n_representations, p.n_groups, p.n_timepoints},
+                                   p.x.options());
+  at::Tensor grad_w = at::zeros(
+      {p.n_cases, p.n_dilations, p.n_representations, p.n_groups, p.n_kernels, kTaps}, p.x.options());
+  if (p.n_cases == 0) return {grad_rows, grad_w};
+  AT_DISPATCH_FLOATING_TYPES(p.x.scalar_type(), "_hydra_transform_backward",
+                             [&] { backward_kernel<scalar_t>(p, g, grad_rows, grad_w); });
+  return {grad_rows, grad_w};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
+  m.impl("hydra_fit", &fit_cpu);
+  m.impl("hydra_transform", &transform_cpu);
+  m.impl("_hydra_transform_backward", &backward_cpu);
+}
+
+}  // namespace hydra
+}  // namespace softdtw_torch

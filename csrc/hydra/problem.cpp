@@ -13,8 +13,8 @@ namespace hydra {
 namespace {
 
 void check_series(const char* op, const at::Tensor& x) {
-  TORCH_CHECK_VALUE(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ", x.dim(),
-                    "-D");
+  TORCH_CHECK_VALUE(x.dim() == 3, op, ": expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got ",
+                    x.dim(), "-D");
   check_float_tensor(op, "x", x);
   TORCH_CHECK_VALUE(x.size(1) >= 1, op, ": expected x to have at least one channel, got x of shape ", x.sizes());
   TORCH_CHECK_VALUE(x.size(2) >= kMinLength, op, ": expected at least ", kMinLength,
@@ -100,6 +100,12 @@ TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at
   return p;
 }
 
+void check_features_finite(const at::Tensor& features) {
+  TORCH_CHECK_VALUE(at::isfinite(features).all().item<bool>(), kTransformOp,
+                    ": expected the features to be finite, got inf or NaN (|x| or the weights are too large for ",
+                    features.scalar_type(), "; rescale x)");
+}
+
 Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t n_groups, int64_t max_num_channels, int64_t seed) {
   const char* op = kFitOp;
   check_series(op, x);
@@ -124,7 +130,8 @@ Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t n_groups, int
   w = w / w.abs().sum(-1, /*keepdim=*/true);
   std::vector<at::Tensor> idx;
   for (int64_t i = 0; i < n_dilations; ++i) {
-    idx.push_back(at::randint(0, n_channels, {divisor, h, channels_per_group}, generator, at::TensorOptions().dtype(at::kLong)));
+    idx.push_back(at::randint(0, n_channels, {divisor, h, channels_per_group}, generator,
+                              at::TensorOptions().dtype(at::kLong)));
   }
   return {w.view({n_dilations, divisor, h, n_kernels, kTaps}), at::stack(idx)};
 }

@@ -40,6 +40,11 @@ struct TransformProblem {
 TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at::Tensor& weights,
                                    const at::Tensor& channels, const std::optional<at::Tensor>& x_lengths);
 
+// The features overflow only for |x| near float32's largest values (the responses are bounded by
+// max |x| · sum |w|, but a difference of two such values, or a sum over many positions, is not):
+// refused, as MultiRocket refuses an overflowing mean, instead of returning inf or NaN.
+void check_features_finite(const at::Tensor& features);
+
 // aeon's _HydraInternal.__init__ after torch.manual_seed(seed), with torch's CPU generator: the
 // same draws, normalised by the same ATen ops (x's shape is all that is read; CPU tensors out).
 Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t n_groups, int64_t max_num_channels, int64_t seed);

@@ -12,8 +12,9 @@ with every stage in torch, so the whole pipeline runs on the device of the data 
 The Hydra pipelines scale as aeon's do: ``SparseScaler`` on Hydra's features (and
 ``StandardScaler()`` on MultiRocket's, side by side, for MultiRocket-Hydra).
 They share one base, :class:`_RocketPipeline` (fit, the feature path, the errors), and differ only
-in the transformer they build (``Rocket``, ``MiniRocket``, ``MultiRocket``) and their ``__init__``
-parameters; the regressors in ``_regressor`` are the same pipelines ending in ``RidgeCV``.
+in the transformer they build (``Rocket``, ``MiniRocket``, ``MultiRocket``, Hydra's), the scaler
+(Hydra's own) and their ``__init__`` parameters; the regressors in ``_regressor`` are the same
+pipelines ending in ``RidgeCV``.
 
 Ridge with efficient leave-one-out CV (``_fit_ridge_loo``) computes what scikit-learn's
 ``_RidgeGCV`` computes for ``RidgeCV`` / ``RidgeClassifierCV(alphas=...)`` with ``cv=None``,

@@ -25,6 +25,8 @@ Documented behaviours
 * At least 6 time points (aeon's fit has no dilation below that). ``x_lengths`` (one length per
   case, each in ``[6, n_timepoints]``): case ``i`` is transformed as if alone with its first
   ``x_lengths[i]`` time points, with the fitted dilations.
+* A feature beyond the compute precision's range (only for ``|x|`` or weights near 1e38 in
+  float32) is refused (ValueError), as are NaN and inf in x or the weights.
 * Gradients (:class:`HydraLayer`, ``hydra_transform``): ``count_max`` is differentiable w.r.t. x
   and the weights (through each position's first maximum, an exact subgradient); ``count_min`` is
   piecewise constant (zero gradient). Double backward is refused.
@@ -67,7 +69,8 @@ def hydra_parameters_from_aeon(W: ArrayLike, idx: Sequence[ArrayLike], n_kernels
 
 class HydraTransformer(TransformerMixin, Estimator):
     """Hydra transform: aeon's ``HydraTransformer`` kernels and features (same ``random_state``;
-    tests/rocket/test_hydra.py::test_fit_matches_aeon and ::test_transform_matches_aeon).
+    tests/rocket/test_hydra.py::test_fit_matches_aeon and
+    tests/rocket/test_hydra.py::test_transform_matches_aeon_within_the_stated_tolerance).
 
     Parameters
     ----------
@@ -137,7 +140,8 @@ class HydraTransformer(TransformerMixin, Estimator):
     @classmethod
     def from_aeon(cls, aeon_transformer: Any, device: Optional[Union[str, torch.device]] = None) -> "HydraTransformer":
         """A fitted HydraTransformer with the kernels and channels of a fitted aeon
-        ``HydraTransformer`` (its ``_hydra.W`` and ``_hydra.idx``)."""
+        ``HydraTransformer`` (its ``_hydra.W`` and ``_hydra.idx``). ``transform`` then checks the
+        channel count aeon saw in fit, and takes series of any length (as aeon's convolutions do)."""
         hydra = aeon_transformer._hydra
         weights, channels = hydra_parameters_from_aeon(hydra.W, hydra.idx, int(hydra.k))
         rocket = cls(n_kernels=int(hydra.k), n_groups=int(hydra.g), device=device)

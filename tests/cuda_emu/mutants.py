@@ -37,6 +37,12 @@ class Mutant(NamedTuple):
     after: str
 
 
+# The transform kernel's grid-stride loop (its backward has the same header, a different body).
+_HYDRA_TRANSFORM_LOOP = ("       unit += {step}) {{\n"
+                         "    const int64_t case_index = unit / items, item = unit % items;\n"
+                         "    const int64_t i = item / (s.n_representations * s.n_groups), g = item % s.n_groups;\n"
+                         "    const int64_t block = item / s.n_groups;  // (dilation, representation)")
+
 MUTANTS = [
     Mutant("softdtw", "__syncwarp deleted in the backward sweep", "softdtw/cuda/tiles.cuh",
            "    __syncwarp();  // this step's E stores", "    // this step's E stores"),
@@ -90,14 +96,8 @@ MUTANTS = [
     Mutant("multirocket", "grid-stride step of one block instead of the grid", "multirocket/cuda/transform.cuh",
            "       item += static_cast<int64_t>(gridDim.x) * blockDim.x) {", "       item += blockDim.x) {"),
     Mutant("hydra", "grid-stride step of one block instead of the grid in the transform", "hydra/cuda/transform.cuh",
-           "  for (int64_t unit = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; unit < s.n_cases * items;\n"
-           "       unit += static_cast<int64_t>(gridDim.x) * blockDim.x) {\n    const int64_t case_index = unit / items, "
-           "item = unit % items;\n    const int64_t i = item / (s.n_representations * s.n_groups), g = item % s.n_groups;\n"
-           "    const int64_t block = item / s.n_groups;  // (dilation, representation)",
-           "  for (int64_t unit = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; unit < s.n_cases * items;\n"
-           "       unit += blockDim.x) {\n    const int64_t case_index = unit / items, "
-           "item = unit % items;\n    const int64_t i = item / (s.n_representations * s.n_groups), g = item % s.n_groups;\n"
-           "    const int64_t block = item / s.n_groups;  // (dilation, representation)"),
+           _HYDRA_TRANSFORM_LOOP.format(step="static_cast<int64_t>(gridDim.x) * blockDim.x"),
+           _HYDRA_TRANSFORM_LOOP.format(step="blockDim.x")),
     Mutant("hydra", "the backward's row gradient written with the difference's row length as stride",
            "hydra/cuda/transform.cuh", "                   grad_rows + unit * s.n_timepoints,",
            "                   grad_rows + unit * (s.n_timepoints - 1),"),

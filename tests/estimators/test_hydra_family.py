@@ -97,9 +97,10 @@ def test_class_weight_and_random_state_instance_are_aeons():
     X_train, y_train, X_test, _ = _dataset("GunPoint")
     keep = (y_train == np.unique(y_train)[0]) | (np.arange(len(y_train)) % 3 == 0)
     for ours_cls, aeon_cls in CLASSIFIERS.values():
-        ours = ours_cls(random_state=np.random.RandomState(4), class_weight="balanced").fit(X_train[keep], y_train[keep])
-        aeons = aeon_cls(random_state=np.random.RandomState(4), class_weight="balanced").fit(X_train[keep],
-                                                                                              y_train[keep])
+        ours = ours_cls(random_state=np.random.RandomState(4), class_weight="balanced")
+        aeons = aeon_cls(random_state=np.random.RandomState(4), class_weight="balanced")
+        ours.fit(X_train[keep], y_train[keep])
+        aeons.fit(X_train[keep], y_train[keep])
         _assert_same_alpha_or_a_near_tie(ours, aeons, X_train[keep], y_train[keep])
         np.testing.assert_array_equal(ours.predict(X_test), aeons.predict(X_test))
 

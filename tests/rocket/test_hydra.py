@@ -264,20 +264,25 @@ def test_devices_agree(device):
 
 
 def test_errors_name_the_op_and_what_came():
-    x = torch.randn(2, 3, 20)
+    x = torch.randn(2, 3, 20, generator=torch.Generator().manual_seed(0))
     weights, channels = ops.hydra_fit(x, 4, 8, 8, 0)
+    alternating = torch.tensor([3e38, -3e38] * 10).expand(2, 3, 20)  # finite, differences are not
     cases = [
         (ValueError, "hydra_fit: expected at least 6 time points", lambda: ops.hydra_fit(x[:, :, :5], 4, 8, 8, 0)),
         (ValueError, "hydra_fit: expected n_kernels >= 1", lambda: ops.hydra_fit(x, 0, 8, 8, 0)),
         (ValueError, "hydra_fit: expected n_groups >= 1", lambda: ops.hydra_fit(x, 4, 0, 8, 0)),
         (ValueError, "hydra_fit: expected max_num_channels >= 1", lambda: ops.hydra_fit(x, 4, 8, 0, 0)),
         (ValueError, r"hydra_fit: expected seed in \[0, 2\*\*32 - 1\]", lambda: ops.hydra_fit(x, 4, 8, 8, -1)),
-        (ValueError, "hydra_transform: expected x to be a 3-D tensor", lambda: ops.hydra_transform(x[0], weights, channels)),
+        (ValueError, "hydra_transform: expected x to be a 3-D tensor",
+         lambda: ops.hydra_transform(x[0], weights, channels)),
         (TypeError, "hydra_transform: expected x to be a floating-point tensor",
          lambda: ops.hydra_transform(x.int(), weights, channels)),
-        (ValueError, "hydra_transform: expected weights of shape", lambda: ops.hydra_transform(x, weights[..., :8], channels)),
-        (ValueError, "hydra_transform: expected channels of shape", lambda: ops.hydra_transform(x, weights, channels[:, :1])),
-        (ValueError, r"hydra_transform: expected channels in \[0, 3\)", lambda: ops.hydra_transform(x, weights, channels + 3)),
+        (ValueError, "hydra_transform: expected weights of shape",
+         lambda: ops.hydra_transform(x, weights[..., :8], channels)),
+        (ValueError, "hydra_transform: expected channels of shape",
+         lambda: ops.hydra_transform(x, weights, channels[:, :1])),
+        (ValueError, r"hydra_transform: expected channels in \[0, 3\)",
+         lambda: ops.hydra_transform(x, weights, channels + 3)),
         (TypeError, "hydra_transform: expected channels to be an integer tensor",
          lambda: ops.hydra_transform(x, weights, channels.float())),
         (ValueError, "hydra_transform: expected finite weights", lambda: ops.hydra_transform(x, weights / 0, channels)),
@@ -287,6 +292,10 @@ def test_errors_name_the_op_and_what_came():
          lambda: ops.hydra_transform(x, weights, channels, torch.tensor([5, 20]))),
         (ValueError, r"hydra_transform: expected x_lengths of shape \(2,\)",
          lambda: ops.hydra_transform(x, weights, channels, torch.tensor([20]))),
+        (ValueError, "hydra_transform: expected the features to be finite, got inf or NaN",  # the difference
+         lambda: ops.hydra_transform(alternating, weights, channels)),
+        (ValueError, "hydra_transform: expected the features to be finite, got inf or NaN",
+         lambda: ops.hydra_transform(x, weights * 1e38, channels)),
         (ValueError, "hydra_transform: expected 1 or 2 representations",
          lambda: ops.hydra_transform(x, torch.cat([weights] * 2, 1), torch.cat([channels] * 2, 1))),
     ]

@@ -201,6 +201,14 @@ def test_hydra_integer_data_ties(emu):
     hydra_check(emu, x, 8, 8)
 
 
+def test_hydra_overflow_is_refused(emu):
+    x = torch.tensor([3e38, -3e38] * 10).expand(2, 1, 20)  # finite; its differences are not
+    weights, channels = OPS.hydra_fit(x, 8, 4, 8, 1)
+    for transform in (OPS.hydra_transform, emu.hydra_transform):
+        with pytest.raises(ValueError, match="hydra_transform: expected the features to be finite"):
+            transform(x, weights, channels, None)
+
+
 @needs_aeon_data
 def test_hydra_on_basic_motions(emu):
     hydra_check(emu, basic_motions(3), 8, 64)

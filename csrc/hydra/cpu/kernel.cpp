@@ -140,6 +140,7 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& weights, const a
   at::Tensor out = at::empty({p.n_cases, p.n_features()}, p.x.options());
   if (p.n_cases == 0) return out;
   AT_DISPATCH_FLOATING_TYPES(p.x.scalar_type(), "hydra_transform", [&] { transform_kernel<scalar_t>(p, out); });
+  check_features_finite(out);
   return out;
 }
 

@@ -33,6 +33,7 @@ at::Tensor transform_op(const Launch& launch, const at::Tensor& x, const at::Ten
     launch_transform(launch, p.x.data_ptr<scalar_t>(), p.weights.data_ptr<scalar_t>(), p.channels.data_ptr<int64_t>(),
                      lengths_or_null(p), out.data_ptr<scalar_t>(), shape_of(p));
   });
+  check_features_finite(out);
   return out;
 }
 

@@ -37,3 +37,18 @@ def _check_3d_series(op: str, x: torch.Tensor) -> None:
         x.dim() == 3,
         lambda: f"{op}: expected x to be a 3-D tensor (n_cases, n_channels, n_timepoints), got {x.dim()}-D",
     )
+
+
+def _check_rocket_series(op: str, x: torch.Tensor, min_length: int, why: str = "") -> None:
+    """x (n_cases, n_channels, n_timepoints) of a ROCKET-family op: floating, at least one channel
+    and ``min_length`` time points (``why``: the reason for the minimum, said before the advice)."""
+    _check_3d_series(op, x)
+    _check_float(op, "x", x)
+    torch._check_value(
+        x.shape[1] >= 1, lambda: f"{op}: expected x to have at least one channel, got x of shape {list(x.shape)}"
+    )
+    torch._check_value(
+        x.shape[2] >= min_length,
+        lambda: f"{op}: expected at least {min_length} time points ({why + '; ' if why else ''}zero-pad shorter "
+        f"series), got x of shape {list(x.shape)}",
+    )

@@ -9,7 +9,7 @@ from typing import Tuple
 import torch
 
 from .._ops import _C
-from ._checks import _check_3d_series, _check_float, _check_lengths, _is_integer
+from ._checks import _check_lengths, _check_rocket_series, _is_integer
 
 _FIT_OP = "minirocket_fit"
 _TRANSFORM_OP = "minirocket_transform"
@@ -25,15 +25,7 @@ _PARAMETER_NAMES = (
 
 
 def _check_series(op: str, x: torch.Tensor) -> None:
-    _check_3d_series(op, x)
-    _check_float(op, "x", x)
-    torch._check_value(
-        x.shape[1] >= 1, lambda: f"{op}: expected x to have at least one channel, got x of shape {list(x.shape)}"
-    )
-    torch._check_value(
-        x.shape[2] >= _MIN_LENGTH,
-        lambda: f"{op}: expected at least 9 time points (zero-pad shorter series), got x of shape {list(x.shape)}",
-    )
+    _check_rocket_series(op, x, _MIN_LENGTH)
 
 
 def _fit_dilations(n_timepoints: int, n_features: int, max_dilations: int) -> Tuple[list, list]:

@@ -6,7 +6,7 @@ Shapes and dtypes without computing, with the shape-level checks of
 import torch
 
 from .._ops import _C
-from ._checks import _check_3d_series, _check_float, _check_lengths
+from ._checks import _check_lengths, _check_rocket_series
 from .minirocket import _PARAMETER_NAMES, _check_parameter, _fit_dilations
 
 _FIT_OP = "multirocket_fit"
@@ -17,16 +17,7 @@ _POOLINGS = 4  # PPV, LSPV, MPV, MIPV
 
 
 def _check_series(op: str, x: torch.Tensor) -> None:
-    _check_3d_series(op, x)
-    _check_float(op, "x", x)
-    torch._check_value(
-        x.shape[1] >= 1, lambda: f"{op}: expected x to have at least one channel, got x of shape {list(x.shape)}"
-    )
-    torch._check_value(
-        x.shape[2] >= _MIN_LENGTH,
-        lambda: f"{op}: expected at least {_MIN_LENGTH} time points (zero-pad shorter series), "
-        f"got x of shape {list(x.shape)}",
-    )
+    _check_rocket_series(op, x, _MIN_LENGTH)
 
 
 def _fit_outputs(x: torch.Tensor, n_timepoints: int, n_kernels: int, max_dilations: int):

@@ -3,39 +3,20 @@ identical; features bit for bit where the convolution is exact, within the state
 data), a float64 reference written from the definitions with torch's conv1d (values and, through
 autograd, gradients), finite differences, and the operator contracts (x_lengths, errors,
 determinism, devices)."""
-import os
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import AEON_DATASETS as DATA
 from conftest import DEVICES
+from rocket_data import bits, load, random_walks
 from softdtw_torch import NotFittedError
-from softdtw_torch.datasets import load_ts
 from softdtw_torch.rocket import HydraLayer, HydraTransformer, hydra_parameters_from_aeon
 
 from aeon.transformations.collection.convolution_based import HydraTransformer as AeonHydra  # noqa: E402
 
 ops = torch.ops.softdtw_torch
-
-
-def load(name, split):
-    path = os.path.join(DATA or "", name, f"{name}_{split}.ts")
-    if not os.path.exists(path):
-        pytest.skip(f"dataset {path} not available")
-    X, _ = load_ts(path)
-    return X
-
-
-def bits(a):
-    a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
-    return a.astype(np.float32).view(np.uint32)
-
-
-def random_walks(n, c, t, seed=0):
-    return np.random.RandomState(seed).randn(n, c, t).cumsum(-1)
 
 
 def reference_features(x, weights, channels):

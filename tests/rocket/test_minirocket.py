@@ -3,14 +3,13 @@ readable reference for the x_lengths semantics, and the operator contracts (erro
 determinism, TorchScript, CUDA parity)."""
 import itertools
 import math
-import os
 
 import numpy as np
 import pytest
 import torch
 
 from conftest import DEVICES
-from softdtw_torch.datasets import load_ts
+from rocket_data import bits, load, random_walks
 from softdtw_torch import NotFittedError
 from softdtw_torch.rocket import MiniRocket
 
@@ -18,31 +17,11 @@ import aeon.transformations.collection.convolution_based._minirocket as aeon_mr 
 AeonMiniRocket = aeon_mr.MiniRocket
 
 ops = torch.ops.softdtw_torch
-from conftest import AEON_DATASETS as DATA  # noqa: E402
 COMBINATIONS = list(itertools.combinations(range(9), 3))
-
-
-def load(name, split):
-    folder = name.split("_")[0]
-    path = os.path.join(DATA, folder, f"{name}_{split}.ts")
-    if not os.path.exists(path):
-        pytest.skip(f"dataset {path} not available")
-    X, _ = load_ts(path)
-    return X
-
-
-def bits(a):
-    """The float32 bit patterns, so that equality is bit-for-bit (and NaN == NaN)."""
-    a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
-    return a.astype(np.float32).view(np.uint32)
 
 
 def as_tensors(parameters, device="cpu"):
     return [torch.from_numpy(np.asarray(p)).to(device) for p in parameters]
-
-
-def random_walks(n, c, t, seed=0):
-    return np.random.RandomState(seed).randn(n, c, t).cumsum(-1)
 
 
 # ---------------------------------------------------------------------------------------------

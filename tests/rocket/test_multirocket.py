@@ -2,16 +2,14 @@
 bit), a slow reference written from the definitions (x_lengths, empty segments), and the operator
 contracts (errors, fake kernels, determinism, devices)."""
 import itertools
-import os
 
 import numpy as np
 import pytest
 import torch
 
 from conftest import DEVICES
-from conftest import AEON_DATASETS as DATA
+from rocket_data import bits, load, random_walks
 from softdtw_torch import NotFittedError
-from softdtw_torch.datasets import load_ts
 from softdtw_torch.rocket import MultiRocket
 
 import aeon.transformations.collection.convolution_based._multirocket as aeon_multirocket  # noqa: E402
@@ -19,24 +17,6 @@ import aeon.transformations.collection.convolution_based._multirocket as aeon_mu
 AeonMultiRocket = aeon_multirocket.MultiRocket
 ops = torch.ops.softdtw_torch
 COMBINATIONS = list(itertools.combinations(range(9), 3))
-
-
-def load(name, split):
-    path = os.path.join(DATA or "", name, f"{name}_{split}.ts")
-    if not os.path.exists(path):
-        pytest.skip(f"dataset {path} not available")
-    X, _ = load_ts(path)
-    return X
-
-
-def bits(a):
-    """float32 bit patterns, so that equality is bit for bit (and NaN == NaN, -0.0 != 0.0)."""
-    a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
-    return a.astype(np.float32).view(np.uint32)
-
-
-def random_walks(n, c, t, seed=0):
-    return np.random.RandomState(seed).randn(n, c, t).cumsum(-1)
 
 
 def assert_parameters_equal(aeon, ours):

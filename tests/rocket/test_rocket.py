@@ -124,6 +124,30 @@ def test_default_mode_against_aeon_transform_gunpoint_10k():
     reference = AEON_FMA(Normalizer().fit_transform(X_test).astype(np.float32), aeon.kernels)
     assert n_bits_different(got, reference) == 0
 
+@pytest.mark.parametrize("n_channels", [1, 3])
+def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
+    # Integer series and weights: many responses tie for the maximum, and biases of -0.0 make zero
+    # responses of either sign. The MAX feature must carry the bits of the first maximum (aeon's
+    # strict `>`), however the kernel splits positions into register blocks, edges and lanes.
+    X = np.random.default_rng(4).integers(-2, 3, size=(5, n_channels, 157)).astype(np.float64)
+    X[0] = -1 - np.abs(X[0])  # negative: zero weights give -0 everywhere
+    X[1, :, :40] = -1 - np.abs(X[1, :, :40])  # -0 first, then zeros of both signs
+    w, lengths, b, d, p, m, ch = aeon_rocket._generate_kernels(157, 400, n_channels, 6)
+    w = np.round(2 * w).astype(w.dtype)
+    b = np.where(np.arange(len(b)) % 2 == 0, -0.0, np.round(b)).astype(b.dtype)
+    ends = np.cumsum(m * lengths)
+    for k in range(0, len(lengths), 5):  # all-zero weights: every response is a zero, of either sign
+        w[ends[k] - m[k] * lengths[k]:ends[k]] = 0
+    kernels = (w, lengths, b, d, p, m, ch)
+    maxima = AEON_FMA(X.astype(np.float32), kernels)[:, 1::2]
+    assert (maxima == 0).any() and np.signbit(maxima[maxima == 0]).any()  # the case is exercised
+    for accumulate, reference, dtype in [("float32_fma", AEON_FMA, np.float32), ("float32", AEON_NO_FMA, np.float32),
+                                         ("float64", AEON_FMA, np.float64)]:
+        expected = reference(X.astype(dtype), kernels)
+        got = ours(X, kernels, normalise=False, accumulate=accumulate)
+        assert n_bits_different(got, expected) == 0, accumulate
+
+
 # --- float64 reference (torch, autograd) ------------------------------------------------------
 def reference_features(x, kernels, ppv_temperature=None):
     """float64 ROCKET features of x (n, C, T) written from the definition: zero-padded dilated

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "../../common/macros.h"
@@ -57,27 +58,96 @@ struct CaseView {
   const acc_t* row(int32_t channel) const { return series + channel * stride; }
 };
 
+// GCC / Clang vectors of the accumulation type, for the register-blocked responses below.
+template <typename T>
+struct Vector;
+template <>
+struct Vector<float> {
+  typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct Vector<double> {
+  typedef double type __attribute__((vector_size(32)));
+};
+
+// The responses of kVectors vectors of consecutive positions starting at i, every tap of which
+// falls inside the series, into out[i, ...): accumulated in registers across all taps and
+// channels, in aeon's term order in every lane (the same rocket_step, lane by lane). 8 vectors
+// are 8 independent chains, enough to hide the FMA latency at two FMAs per cycle.
+template <typename acc_t, bool kFma, int kVectors>
+[[gnu::always_inline]] inline void responses_in_registers(const acc_t* __restrict series, int64_t stride,
+                                                          const KernelView& k, int64_t first, int64_t i,
+                                                          acc_t* __restrict out) {
+  using V = typename Vector<acc_t>::type;
+  constexpr int kLanes = sizeof(V) / sizeof(acc_t);
+  V acc[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
+    for (int l = 0; l < kLanes; ++l) acc[v][l] = static_cast<acc_t>(k.bias);
+  }
+  for (int64_t j = 0; j < k.length; ++j) {
+    for (int64_t c = 0; c < k.n_channels; ++c) {
+      const acc_t w = static_cast<acc_t>(k.weights[c * k.length + j]);
+      const acc_t* xs = series + k.channels[c] * stride + first + j * k.dilation + i;
+#pragma GCC unroll 8  // GCC left the float block's 8 vectors in memory without it
+      for (int v = 0; v < kVectors; ++v) {
+        V x, sum;
+        std::memcpy(&x, xs + v * kLanes, sizeof(V));
+        for (int l = 0; l < kLanes; ++l) sum[l] = rocket_step<acc_t, kFma>(acc[v][l], w, x[l]);
+        acc[v] = sum;
+      }
+    }
+  }
+  std::memcpy(out + i, acc, sizeof(acc));
+}
+
 // All responses s(t) of kernel k on case x, t = -p, ..., in position order, into `out` (size >=
 // the output length). Returns the output length (<= 0: no position, nothing written).
 // aeon's loop for one position: s = b, then taps j outer and selected channels c inner, skipping
-// taps outside the series. Here the position loop is innermost: for each (j, c), the positions
-// whose tap j falls inside the series form one interval, updated in one vectorizable sweep; every
-// position still sees its terms in aeon's order, and skipped taps are never touched.
+// taps outside the series. Positions all of whose taps fall inside the series (every position of
+// an unpadded kernel) run in register blocks (responses_in_registers). The others, at the padded
+// edges, and the last few interior ones run tap by tap: for each (j, c), the positions whose tap j
+// falls inside the series form one interval, updated in one vectorizable sweep, skipped taps never
+// touched. Either way every position sees its terms in aeon's order.
 template <typename acc_t, bool kFma>
 SOFTDTW_TORCH_CPU_CLONES int64_t responses(const acc_t* __restrict series, int64_t stride, int64_t series_length,
-                                    const KernelView& k, acc_t* __restrict out) {
+                                           const KernelView& k, acc_t* __restrict out) {
   const int64_t out_len = rocket_output_length(series_length, k.length, k.dilation, k.padding);
   if (out_len <= 0) return out_len;
   const int64_t first = -k.padding;  // positions [first, first + out_len)
-  for (int64_t i = 0; i < out_len; ++i) out[i] = static_cast<acc_t>(k.bias);
-  for (int64_t j = 0; j < k.length; ++j) {
-    const int64_t shift = first + j * k.dilation;  // series index of tap j at output index i: i + shift
-    const int64_t i_begin = std::max<int64_t>(0, -shift);
-    const int64_t i_end = std::min(out_len, series_length - shift);
-    for (int64_t c = 0; c < k.n_channels; ++c) {
-      const acc_t w = static_cast<acc_t>(k.weights[c * k.length + j]);
-      const acc_t* __restrict xs = series + k.channels[c] * stride + shift;
-      for (int64_t i = i_begin; i < i_end; ++i) out[i] = rocket_step<acc_t, kFma>(out[i], w, xs[i]);
+  constexpr int64_t kLanes = sizeof(typename Vector<acc_t>::type) / sizeof(acc_t);
+  const int64_t interior_begin = std::min(out_len, -first);
+  const int64_t interior_end =
+      std::max(interior_begin, std::min(out_len, series_length - first - (k.length - 1) * k.dilation));
+  int64_t i = interior_begin;
+  for (; i + 8 * kLanes <= interior_end; i += 8 * kLanes) {
+    responses_in_registers<acc_t, kFma, 8>(series, stride, k, first, i, out);
+  }
+  // The rest of the interior in at most one block of 4, 2 and 1 vectors: more chains per block
+  // than one vector at a time (short series have most of their positions here).
+  if (i + 4 * kLanes <= interior_end) {
+    responses_in_registers<acc_t, kFma, 4>(series, stride, k, first, i, out);
+    i += 4 * kLanes;
+  }
+  if (i + 2 * kLanes <= interior_end) {
+    responses_in_registers<acc_t, kFma, 2>(series, stride, k, first, i, out);
+    i += 2 * kLanes;
+  }
+  if (i + kLanes <= interior_end) {
+    responses_in_registers<acc_t, kFma, 1>(series, stride, k, first, i, out);
+    i += kLanes;
+  }
+  const int64_t edges[2][2] = {{0, interior_begin}, {i, out_len}};
+  for (const auto& edge : edges) {
+    for (int64_t t = edge[0]; t < edge[1]; ++t) out[t] = static_cast<acc_t>(k.bias);
+    for (int64_t j = 0; j < k.length; ++j) {
+      const int64_t shift = first + j * k.dilation;  // series index of tap j at output index i: i + shift
+      const int64_t i_begin = std::max(edge[0], -shift);
+      const int64_t i_end = std::min(edge[1], series_length - shift);
+      for (int64_t c = 0; c < k.n_channels; ++c) {
+        const acc_t w = static_cast<acc_t>(k.weights[c * k.length + j]);
+        const acc_t* __restrict xs = series + k.channels[c] * stride + shift;
+        for (int64_t t = i_begin; t < i_end; ++t) out[t] = rocket_step<acc_t, kFma>(out[t], w, xs[t]);
+      }
     }
   }
   return out_len;
@@ -94,20 +164,63 @@ struct KernelFeatures {
   int64_t argmax;  // output position index of the first maximum, -1 when the kernel has no position
 };
 
+// The first maximum of s[0, n) (n >= 1) and the number of positive values, 8 (4) lanes at a
+// time (GCC does not vectorize the scalar loop: a max reduction may reorder ±0). Each lane keeps
+// its first strict maximum and where it was; the result is the first position holding a value
+// equal to the largest, which is the one aeon's sequential strict `>` keeps.
+template <typename acc_t>
+SOFTDTW_TORCH_CPU_CLONES void first_max_and_positives(const acc_t* __restrict s, int64_t n, int64_t* argmax,
+                                                      int64_t* positive) {
+  using V = typename Vector<acc_t>::type;
+  using Mask = decltype(V{} > V{});  // lanes of -1 (true) or 0, as wide as acc_t
+  constexpr int64_t kLanes = sizeof(V) / sizeof(acc_t);
+  acc_t largest = s[0];
+  int64_t first = 0, count = 0, t = 0;
+  if (n >= kLanes) {
+    V lane_max;  // every lane starts from s[0], as the scalar loop does
+    Mask lane_first = {}, lane_count = {}, position;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      lane_max[l] = s[0];
+      position[l] = l;
+    }
+    for (; t + kLanes <= n; t += kLanes) {
+      V x;
+      std::memcpy(&x, s + t, sizeof(V));
+      const Mask above = x > lane_max;
+      lane_max = above ? x : lane_max;
+      lane_first = above ? position : lane_first;
+      lane_count -= x > V{};
+      position += kLanes;
+    }
+    for (int64_t l = 0; l < kLanes; ++l) {
+      largest = lane_max[l] > largest ? lane_max[l] : largest;
+      count += lane_count[l];
+    }
+    first = n;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      if (lane_max[l] == largest) first = std::min<int64_t>(first, lane_first[l]);
+    }
+    if (first == n) first = 0;  // s[0] is NaN (an overflowed response): it stays, as in a scalar scan
+  }
+  for (; t < n; ++t) {
+    if (s[t] > largest) {
+      largest = s[t];
+      first = t;
+    }
+    count += s[t] > 0;
+  }
+  *argmax = first;
+  *positive = count;
+}
+
 // aeon: count of s > 0 over the output length, and the first strict maximum. A kernel longer than
 // the (case's) series even with its padding has no position: both features are 0 (aeon would
 // divide by zero). With a temperature, PPV is the soft mean(sigmoid(s / tau)).
 template <typename acc_t>
 KernelFeatures<acc_t> scan_responses(const acc_t* s, int64_t out_len, const std::optional<double>& temperature) {
   if (out_len <= 0) return {0.0f, 0.0f, -1};
-  acc_t max_value = s[0];
-  int64_t positive = 0;
-  for (int64_t t = 0; t < out_len; ++t) {
-    max_value = s[t] > max_value ? s[t] : max_value;
-    positive += s[t] > 0;
-  }
-  int64_t argmax = 0;
-  while (s[argmax] != max_value) ++argmax;  // the first maximum: aeon's strict `>` keeps it
+  int64_t argmax, positive;
+  first_max_and_positives(s, out_len, &argmax, &positive);
   float ppv;
   if (temperature.has_value()) {
     double sum = 0.0;

@@ -1,0 +1,190 @@
+"""Roofline of the CPU kernels: each kernel's throughput as a fraction of this machine's ceiling for
+its inner work, both measured in the same run on the same threads.
+
+Ceilings (benchmarks/roofline/ceilings.cpp, compiled on first use into build/roofline):
+- SoftDTW: cells per second through the kernels' own anti-diagonal loops (forward and backward,
+  float32, the same exp and log1p per cell), on independent diagonals held in L1: no wavefront
+  dependency, no tile borders, no costs, no table traffic;
+- Rocket: float32 vector multiply-adds per second (the widest vectors the machine has);
+- MiniRocket: `count += (value > bias)` per second, vectorized, values in L1.
+Kernels: SoftDTW fwd+bwd (fused, float32, gamma = 1) on bench_cpu.py's workloads A, B, C (cells:
+the sum over pairs of N x M); Rocket and MiniRocket transforms (10,000 kernels, seed 0) on GunPoint,
+BasicMotions, ACSF1 (test splits) and a synthetic collection (multiply-adds: the sum over kernels
+of length x channels x output positions; compares: features x counted positions).
+
+    python benchmarks/bench_roofline.py [--threads N] [--repeats 5] [--synthetic-cases 1000]
+        [--parts softdtw,rocket,minirocket] [--markdown out.md]
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
+
+if __name__ == "__main__":
+    set_thread_env_from_argv()
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import softdtw_torch  # noqa: E402
+from softdtw_torch.datasets import aeon_datasets_dir, load_ts  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def load_ceilings():
+    """The ceilings' module, built with the extension's own C++ flags (no FMA contraction)."""
+    from torch.utils.cpp_extension import load
+
+    build = os.path.join(ROOT, "build", "roofline")
+    os.makedirs(build, exist_ok=True)
+    return load(name="softdtw_torch_ceilings", sources=[os.path.join(HERE, "roofline", "ceilings.cpp")],
+                extra_include_paths=[ROOT], extra_cflags=["-O3", "-ffp-contract=off", "-fno-trapping-math"],
+                build_directory=build, verbose=False)
+
+
+def best_time(fn, repeats):
+    """The fastest of `repeats` calls after a warm-up: the ceilings are best-of too, and this VM's
+    speed drifts by up to 1.5x between seconds."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+# ----------------------------------------------------------------------------------------------
+# SoftDTW
+
+
+def softdtw_rows(args, ceilings, threads):
+    from bench_cpu import WORKLOADS, make_data
+
+    forward, backward = ceilings.softdtw_cells_peak(threads)
+    per_cell = 1 / forward + 1 / backward  # seconds per cell, forward then backward
+    rows = [f"| ceiling: SoftDTW cell arithmetic (fwd+bwd) | {1 / per_cell / 1e6:.0f} M cells/s "
+            f"(fwd {forward / 1e6:.0f}, bwd {backward / 1e6:.0f}) | | |"]
+    for key, w in WORKLOADS.items():
+        x, y, x_len, y_len = make_data(w, seed=0)
+
+        def step():
+            xs, ys = x.clone().requires_grad_(), y.clone().requires_grad_()
+            values = softdtw_torch.soft_dtw(xs, ys, gamma=1.0, fused=True, x_lengths=x_len, y_lengths=y_len)
+            values.sum().backward()
+
+        seconds = best_time(step, args.repeats)
+        cells = float((x_len * y_len).sum()) if w.ragged else float(w.B * w.N * w.M)
+        rate = cells / seconds
+        rows.append(f"| SoftDTW fwd+bwd {key}: {w.describe()} | {seconds * 1e3:.1f} ms, {rate / 1e6:.0f} M cells/s | "
+                    f"{100 * rate * per_cell:.0f}% | cell arithmetic |")
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
+# Rocket and MiniRocket
+
+
+def collections(args):
+    data = aeon_datasets_dir()
+    if data is None:
+        sys.exit("bench_roofline: aeon is not installed (pip install aeon): it holds the data sets")
+    for name in ("GunPoint", "BasicMotions", "ACSF1"):
+        X, _ = load_ts(os.path.join(data, name, f"{name}_TEST.ts"))
+        yield name, X
+    rng = np.random.default_rng(0)
+    yield f"synthetic {args.synthetic_cases}x1000", rng.standard_normal((args.synthetic_cases, 1, 1000))
+
+
+def rocket_multiply_adds(kernels, n_timepoints):
+    """Multiply-adds of one case: per kernel, length x channels x output positions (aeon's kernels:
+    weights, lengths, biases, dilations, paddings, numbers of channels, channel indices)."""
+    _, lengths, _, dilations, paddings, n_channels, _ = kernels
+    outputs = n_timepoints + 2 * paddings - (lengths - 1) * dilations
+    return float(np.sum(lengths * n_channels * np.maximum(outputs, 0)))
+
+
+def minirocket_compares(parameters, n_timepoints):
+    """Compares of one case: per dilation and kernel (84), its biases (aeon's features per kernel at
+    that dilation) x the positions its PPV counts: the whole output for (dilation index + kernel)
+    even, else the output without 4 dilations each side."""
+    _, _, dilations, features_per_kernel, _ = parameters
+    total = 0.0
+    for index, (dilation, n_features) in enumerate(zip(dilations, features_per_kernel)):
+        padding = (8 * int(dilation)) // 2
+        for kernel in range(84):
+            counted = n_timepoints if (index + kernel) % 2 == 0 else n_timepoints - 2 * padding
+            total += int(n_features) * counted
+    return total
+
+
+def rocket_rows(args, ceilings, threads):
+    from softdtw_torch.rocket import Rocket
+
+    peak, isa = ceilings.fma_peak(threads)
+    rows = [f"| ceiling: float32 multiply-adds ({isa}) | {peak / 1e9:.1f} G/s | | |"]
+    for name, X in collections(args):
+        rocket = Rocket(n_kernels=10_000, random_state=0).fit(X)
+        seconds = best_time(lambda: rocket.transform(X), args.repeats)
+        rate = rocket_multiply_adds(rocket.kernels, X.shape[2]) * X.shape[0] / seconds
+        rows.append(f"| Rocket {name} {X.shape} | {seconds:.3f} s, {rate / 1e9:.2f} G multiply-adds/s | "
+                    f"{100 * rate / peak:.0f}% | FMA units |")
+    return rows
+
+
+def minirocket_rows(args, ceilings, threads):
+    from softdtw_torch.rocket import MiniRocket
+
+    peak, isa = ceilings.compare_count_peak(threads)
+    rows = [f"| ceiling: compare and count ({isa}) | {peak / 1e9:.1f} G/s | | |"]
+    for name, X in collections(args):
+        minirocket = MiniRocket(n_kernels=10_000, random_state=0).fit(X)
+        seconds = best_time(lambda: minirocket.transform(X), args.repeats)
+        rate = minirocket_compares(minirocket.parameters, X.shape[2]) * X.shape[0] / seconds
+        rows.append(f"| MiniRocket {name} {X.shape} | {seconds * 1e3:.1f} ms, {rate / 1e9:.2f} G compares/s | "
+                    f"{100 * rate / peak:.0f}% | compare and count |")
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--synthetic-cases", type=int, default=1000)
+    parser.add_argument("--parts", default="softdtw,rocket,minirocket")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    threads = int(os.environ["OMP_NUM_THREADS"])
+    torch.set_num_threads(threads)
+    parts = args.parts.split(",")
+    unknown = set(parts) - {"softdtw", "rocket", "minirocket"}
+    if unknown:
+        parser.error(f"--parts: unknown {sorted(unknown)}; expected a subset of softdtw,rocket,minirocket")
+
+    ceilings = load_ceilings()
+    lines = [f"CPU: {cpu_model()}; threads: {threads}; torch {torch.__version__}; "
+             f"load average before: {os.getloadavg()[0]:.2f}",
+             "",
+             "| kernel | time, throughput | fraction of its ceiling | ceiling |",
+             "|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for part, rows_of in (("softdtw", softdtw_rows), ("rocket", rocket_rows), ("minirocket", minirocket_rows)):
+        if part in parts:
+            for row in rows_of(args, ceilings, threads):
+                lines.append(row)
+                print(row, flush=True)
+    lines.append(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(lines[-1])
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+// The machine's ceilings for the CPU kernels' inner work (benchmarks/bench_roofline.py), each
+// measured on N threads at once, every thread on its own data held in L1:
+//   fma_peak            float32 vector multiply-adds per second (Rocket's convolution);
+//   compare_count_peak  `count += (value > bias)` per second (MiniRocket's PPV);
+//   softdtw_cells_peak  SoftDTW cells per second through the kernels' own anti-diagonal loops
+//                       (cpu/tiles.h forward_cells and backward_cells, float32, the same exp and
+//                       log1p per cell), without the wavefront's dependency, the tiles' borders,
+//                       the costs or the table's traffic.
+// Each figure is the best of `trials`; a trial runs all threads together for a fixed amount of
+// work, timed from the first start to the last finish.
+#include <immintrin.h>
+#include <torch/extension.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "csrc/softdtw/cpu/tiles.h"
+
+namespace {
+
+// Work per second over `threads` threads each running work(thread) once; the best of `trials`.
+double best_rate(int threads, int trials, double work_per_thread, const std::function<void(int)>& work) {
+  double best = 0.0;
+  for (int trial = 0; trial < trials; ++trial) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+    for (std::thread& thread : pool) thread.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, threads * work_per_thread / seconds);
+  }
+  return best;
+}
+
+// Each thread stores its result (to its own cache line) so that the compiler keeps its loop.
+constexpr int kMaxThreads = 256;
+float sink[kMaxThreads * 16];
+
+// ---------------------------------------------------------------------------------------------
+// FMA: 10 independent accumulators (more than latency × throughput on current x86 cores).
+constexpr int kAccumulators = 10;
+
+__attribute__((target("avx2,fma"))) void fma_avx2(int64_t iterations, float* out) {
+  __m256 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(static_cast<float>(k));
+  const __m256 scale = _mm256_set1_ps(0.999999f), shift = _mm256_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], scale, shift);
+  }
+  __m256 total = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) total = _mm256_add_ps(total, acc[k]);
+  *out = _mm256_cvtss_f32(total);
+}
+
+__attribute__((target("avx512f"))) void fma_avx512(int64_t iterations, float* out) {
+  __m512 acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(static_cast<float>(k));
+  const __m512 scale = _mm512_set1_ps(0.999999f), shift = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], scale, shift);
+  }
+  __m512 total = acc[0];
+  for (int k = 1; k < kAccumulators; ++k) total = _mm512_add_ps(total, acc[k]);
+  *out = _mm512_reduce_add_ps(total);
+}
+
+// (multiply-adds per second, instruction set) for the widest vectors the machine has.
+void check_threads(const char* op, int threads, int trials) {
+  TORCH_CHECK_VALUE(threads >= 1 && threads <= kMaxThreads, op, ": expected 1 <= threads <= ", kMaxThreads, ", got ",
+                    threads);
+  TORCH_CHECK_VALUE(trials >= 1, op, ": expected trials >= 1, got ", trials);
+}
+
+std::tuple<double, std::string> fma_peak(int threads, int trials) {
+  check_threads("fma_peak", threads, trials);
+  const int64_t iterations = 20'000'000;
+  double avx2 = 0.0, avx512 = 0.0;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    avx2 = best_rate(threads, trials, double(iterations) * kAccumulators * 8,
+                     [&](int t) { fma_avx2(iterations, sink + t * 16); });
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    avx512 = best_rate(threads, trials, double(iterations) * kAccumulators * 16,
+                       [&](int t) { fma_avx512(iterations, sink + t * 16); });
+  }
+  TORCH_CHECK(avx2 > 0.0 || avx512 > 0.0, "fma_peak: this machine has neither AVX2 with FMA nor AVX-512");
+  return avx512 > avx2 ? std::make_tuple(avx512, std::string("AVX-512")) : std::make_tuple(avx2, std::string("AVX2"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compare and count: 4 biases against each of 2 loaded vectors of values, one compare and one
+// subtract (AVX2) or one masked add (AVX-512) per vector of (value, bias) pairs. The fastest of
+// the shapes tried (1 vector x 8 biases ran out of AVX2's registers and was 30% slower).
+constexpr int kBiases = 4;
+constexpr int64_t kValues = 2048;  // 8 KiB of float32: in L1
+
+__attribute__((target("avx2"))) void compare_count_avx2(const float* values, int64_t repeats, float* out) {
+  __m256i count[kBiases];
+  __m256 bias[kBiases];
+  for (int k = 0; k < kBiases; ++k) {
+    count[k] = _mm256_setzero_si256();
+    bias[k] = _mm256_set1_ps(0.2f * static_cast<float>(k) - 0.3f);
+  }
+  for (int64_t r = 0; r < repeats; ++r) {
+    for (int64_t j = 0; j < kValues; j += 16) {
+      const __m256 v[2] = {_mm256_loadu_ps(values + j), _mm256_loadu_ps(values + j + 8)};
+      for (int h = 0; h < 2; ++h) {
+        for (int k = 0; k < kBiases; ++k) {
+          count[k] = _mm256_sub_epi32(count[k], _mm256_castps_si256(_mm256_cmp_ps(v[h], bias[k], _CMP_GT_OQ)));
+        }
+      }
+    }
+  }
+  __m256i total = count[0];
+  for (int k = 1; k < kBiases; ++k) total = _mm256_add_epi32(total, count[k]);
+  *out = static_cast<float>(_mm256_extract_epi32(total, 0));
+}
+
+__attribute__((target("avx512f"))) void compare_count_avx512(const float* values, int64_t repeats, float* out) {
+  __m512i count[kBiases];
+  __m512 bias[kBiases];
+  const __m512i one = _mm512_set1_epi32(1);
+  for (int k = 0; k < kBiases; ++k) {
+    count[k] = _mm512_setzero_si512();
+    bias[k] = _mm512_set1_ps(0.2f * static_cast<float>(k) - 0.3f);
+  }
+  for (int64_t r = 0; r < repeats; ++r) {
+    for (int64_t j = 0; j < kValues; j += 32) {
+      const __m512 v[2] = {_mm512_loadu_ps(values + j), _mm512_loadu_ps(values + j + 16)};
+      for (int h = 0; h < 2; ++h) {
+        for (int k = 0; k < kBiases; ++k) {
+          count[k] = _mm512_mask_add_epi32(count[k], _mm512_cmp_ps_mask(v[h], bias[k], _CMP_GT_OQ), count[k], one);
+        }
+      }
+    }
+  }
+  __m512i total = count[0];
+  for (int k = 1; k < kBiases; ++k) total = _mm512_add_epi32(total, count[k]);
+  *out = static_cast<float>(_mm512_reduce_add_epi32(total));
+}
+
+// (compares-and-counts per second, instruction set).
+std::tuple<double, std::string> compare_count_peak(int threads, int trials) {
+  check_threads("compare_count_peak", threads, trials);
+  const int64_t repeats = 20'000;
+  std::vector<std::vector<float>> values(threads, std::vector<float>(kValues));
+  for (auto& row : values) {
+    for (int64_t j = 0; j < kValues; ++j) row[j] = static_cast<float>((j * 37) % 101) / 101.0f - 0.5f;
+  }
+  const double work = double(repeats) * kValues * kBiases;
+  double avx2 = 0.0, avx512 = 0.0;
+  if (__builtin_cpu_supports("avx2")) {
+    avx2 = best_rate(threads, trials, work,
+                     [&](int t) { compare_count_avx2(values[t].data(), repeats, sink + t * 16); });
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    avx512 = best_rate(threads, trials, work,
+                       [&](int t) { compare_count_avx512(values[t].data(), repeats, sink + t * 16); });
+  }
+  TORCH_CHECK(avx2 > 0.0 || avx512 > 0.0, "compare_count_peak: this machine has neither AVX2 nor AVX-512");
+  return avx512 > avx2 ? std::make_tuple(avx512, std::string("AVX-512")) : std::make_tuple(avx2, std::string("AVX2"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// SoftDTW's cells: the kernels' own loops over one anti-diagonal of a tile (kTile cells), on 8
+// independent diagonals in turn, float32 R as the double-float the kernels carry, γ = 1.
+namespace cpu = softdtw_torch::cpu;
+using softdtw_torch::NaturalCellFunctions;
+using softdtw_torch::RValue;
+using softdtw_torch::Run;
+constexpr int64_t kCells = cpu::kTile;
+constexpr int64_t kDiagonals = 8;
+
+struct Diagonals {
+  // R-like inputs (diag, up, left, self) and plain inputs (cost, E and weights of successors).
+  cpu::RunVector<RValue<float>> r[4], out;
+  std::vector<float> plain[7], e_out, w_out[3];
+  Diagonals() {
+    const int64_t n = kCells * kDiagonals;
+    for (int i = 0; i < 4; ++i) {
+      r[i].resize(n);
+      for (int64_t t = 0; t < n; ++t) {
+        softdtw_torch::store(r[i].at(0), t, softdtw_torch::exact_r(50.0f + static_cast<float>((t * 7 + i * 3) % 13)));
+      }
+    }
+    out.resize(n);
+    for (auto& p : plain) p.assign(n, 0.25f);
+    e_out.resize(n);
+    for (auto& w : w_out) w.resize(n);
+  }
+};
+
+// (forward cells per second, backward cells per second).
+std::tuple<double, double> softdtw_cells_peak(int threads, int trials) {
+  check_threads("softdtw_cells_peak", threads, trials);
+  const int64_t repeats = 20'000;
+  const auto f = NaturalCellFunctions<float>::for_gamma(1.0);
+  std::vector<Diagonals> data(threads);
+  const double work = double(repeats) * kDiagonals * kCells;
+  const double forward = best_rate(threads, trials, work, [&](int t) {
+    Diagonals& d = data[t];
+    for (int64_t r = 0; r < repeats; ++r) {
+      for (int64_t k = 0; k < kDiagonals; ++k) {
+        const int64_t o = k * kCells;
+        cpu::forward_cells<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o), kCells,
+                                  f);
+      }
+    }
+  });
+  const double backward = best_rate(threads, trials, work, [&](int t) {
+    Diagonals& d = data[t];
+    for (int64_t r = 0; r < repeats; ++r) {
+      for (int64_t k = 0; k < kDiagonals; ++k) {
+        const int64_t o = k * kCells;
+        cpu::backward_cells<float>(d.r[3].at(o), d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.plain[1].data() + o,
+                                   d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
+                                   d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o,
+                                   d.w_out[0].data() + o, d.w_out[1].data() + o, d.w_out[2].data() + o, kCells, f);
+      }
+    }
+  });
+  return {forward, backward};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("fma_peak", &fma_peak, "float32 multiply-adds per second, and the instruction set", py::arg("threads"),
+        py::arg("trials") = 5);
+  m.def("compare_count_peak", &compare_count_peak, "compares-and-counts per second, and the instruction set",
+        py::arg("threads"), py::arg("trials") = 5);
+  m.def("softdtw_cells_peak", &softdtw_cells_peak, "SoftDTW forward and backward cells per second (float32)",
+        py::arg("threads"), py::arg("trials") = 5);
+}

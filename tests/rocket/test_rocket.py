@@ -128,8 +128,9 @@ def test_default_mode_against_aeon_transform_gunpoint_10k():
 def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
     # Integer series and weights: many responses tie for the maximum, and biases of -0.0 make zero
     # responses of either sign. The MAX feature must carry the bits of the first maximum (aeon's
-    # strict `>`), however the kernel splits positions into register blocks, edges and lanes.
-    X = np.random.default_rng(4).integers(-2, 3, size=(5, n_channels, 157)).astype(np.float64)
+    # strict `>`), however the kernel splits positions into register blocks, edges and lanes, and
+    # cases into groups of 8 (one vector lane each: the first 8 of these 11) or alone.
+    X = np.random.default_rng(4).integers(-2, 3, size=(11, n_channels, 157)).astype(np.float64)
     X[0] = -1 - np.abs(X[0])  # negative: zero weights give -0 everywhere
     X[1, :, :40] = -1 - np.abs(X[1, :, :40])  # -0 first, then zeros of both signs
     w, lengths, b, d, p, m, ch = aeon_rocket._generate_kernels(157, 400, n_channels, 6)
@@ -146,6 +147,13 @@ def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
         expected = reference(X.astype(dtype), kernels)
         got = ours(X, kernels, normalise=False, accumulate=accumulate)
         assert n_bits_different(got, expected) == 0, accumulate
+    # 12 positions: most kernels have no output position (both features 0, documented); grouped
+    # cases give what each case gives alone.
+    short = ours(X[:, :, :12], kernels, normalise=False)
+    alone = np.concatenate([ours(X[i:i + 1, :, :12], kernels, normalise=False) for i in range(len(X))])
+    assert n_bits_different(short, alone) == 0
+    none = (12 + 2 * p - (lengths - 1) * d) <= 0
+    assert none.any() and (short.reshape(len(X), -1, 2)[:, none] == 0).all()
 
 
 # --- float64 reference (torch, autograd) ------------------------------------------------------

@@ -1,17 +1,20 @@
 // CPU kernels of the ROCKET ops: aeon's per-(case, channel) normalisation and the convolution
 // features (see docs/design/rocket.md §4–5 and rocket/math.h for the arithmetic).
 //
-// Forward, per (case, kernel): the responses s(t) of every output position t in [-p, T + p - (L-1)d)
-// are computed in aeon's term order into a buffer (vectorized across positions, see responses()),
-// then scanned in increasing t for the PPV count and the first maximum. Cases run in parallel
-// (kernels in parallel when there are fewer cases than threads); each (case, kernel) is computed
-// independently, so results do not depend on the thread count.
+// Forward (design doc §5, "How the CPU kernel evaluates it"): the responses s(t) of every output
+// position t in [-p, T + p - (L-1)d) in aeon's term order, scanned in increasing t for the PPV
+// count and the first maximum. Groups of 8 equal-length cases run one case per vector lane
+// (features_of_case_lanes), kernels in parallel; the other cases alone (responses(), then
+// scan_responses()), cases in parallel (kernels when there are fewer cases than threads). Every
+// (case, kernel) gets the same operations either way, so results depend neither on the thread
+// count nor on how the batch is split.
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "../../common/macros.h"
@@ -259,6 +262,114 @@ void for_each_case_kernel(int64_t n_cases, int64_t n_kernels, const Body& body) 
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Eight cases at once (float32 modes, equal lengths, hard PPV): one vector lane per case. Every
+// case of a group skips the same taps at the same positions, so the padded edges need no
+// per-lane masks and each lane adds its terms in aeon's order, as one case alone would.
+
+constexpr int64_t kCaseLanes = 8;
+using CaseVector = Vector<float>::type;
+using CaseMask = decltype(CaseVector{} > CaseVector{});
+
+// A group's series, time-major per channel: group[(c·T + u)·8 + lane].
+void interleave_cases(const float* x, int64_t first_case, int64_t C, int64_t T, float* group) {
+  for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+    const float* series = x + (first_case + lane) * C * T;
+    for (int64_t cu = 0; cu < C * T; ++cu) group[cu * kCaseLanes + lane] = series[cu];
+  }
+}
+
+// Zeros whose product with a weight of the given sign is -0.0: adding such a term leaves every
+// sum as it is, -0.0 included, which is what skipping the tap does.
+alignas(32) constexpr float kNeutralTerm[2][kCaseLanes] = {
+    {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f},  // for w with its sign bit clear
+    {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}};         // for w with its sign bit set
+
+// Adds kernel k's terms for 8 positions of 8 cases to acc, position q's taps at series indices
+// u0 + q + j·d; kInterior: all inside the series (no check).
+template <bool kFma, bool kInterior>
+[[gnu::always_inline]] inline void accumulate_case_lanes(const float* __restrict group, int64_t T,
+                                                         const KernelView& k, int64_t u0, CaseVector* acc) {
+  const int64_t length = k.length, dilation = k.dilation, n_channels = k.n_channels;
+  const float* __restrict weights = k.weights;
+  const int32_t* __restrict channels = k.channels;
+  for (int64_t j = 0; j < length; ++j) {
+    const int64_t u_first = u0 + j * dilation;  // the series index of tap j at the block's first position
+    for (int64_t c = 0; c < n_channels; ++c) {
+      const float w = weights[c * length + j];
+      const float* row = group + channels[c] * T * kCaseLanes;
+      const float* neutral = kNeutralTerm[std::signbit(w) ? 1 : 0];
+      const float* block = kInterior ? row + u_first * kCaseLanes : row;  // the block's 8 rows, one after another
+#pragma GCC unroll 8
+      for (int64_t q = 0; q < kCaseLanes; ++q) {
+        const float* src;
+        if constexpr (kInterior) {
+          src = block + q * kCaseLanes;
+        } else {
+          const int64_t u = u_first + q;
+          src = static_cast<uint64_t>(u) < static_cast<uint64_t>(T) ? row + u * kCaseLanes : neutral;
+        }
+        CaseVector x, sum;
+        std::memcpy(&x, src, sizeof(x));
+        for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+          sum[lane] = rocket_step<float, kFma>(acc[q][lane], w, x[lane]);
+        }
+        acc[q] = sum;
+      }
+    }
+  }
+}
+
+// PPV, MAX and the first maximum's position of kernel k on the 8 cases of `group` (series of
+// length T), written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions
+// run in blocks of 8, one accumulator vector each (8 independent FMA chains); a block with a tap
+// outside the series reads a neutral zero there instead (kNeutralTerm). The scan runs in position
+// order on the block's registers: strict `>` from position 0, as aeon's.
+template <bool kFma>
+SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const float* __restrict group, int64_t T, const KernelView& k,
+                                                     float* ppv, float* max, int64_t stride, int64_t* argmax,
+                                                     int64_t argmax_stride) {
+  const int64_t out_len = rocket_output_length(T, k.length, k.dilation, k.padding);
+  if (out_len <= 0) {
+    for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+      ppv[lane * stride] = max[lane * stride] = 0.0f;
+      argmax[lane * argmax_stride] = -1;
+    }
+    return;
+  }
+  const int64_t first = -k.padding, span = (k.length - 1) * k.dilation;
+  CaseVector lane_max = {};
+  CaseMask lane_first = {}, count = {};
+  for (int64_t i0 = 0; i0 < out_len; i0 += kCaseLanes) {
+    CaseVector acc[kCaseLanes];
+#pragma GCC unroll 8
+    for (int64_t q = 0; q < kCaseLanes; ++q) {
+      for (int64_t lane = 0; lane < kCaseLanes; ++lane) acc[q][lane] = k.bias;
+    }
+    if (i0 + first >= 0 && i0 + kCaseLanes - 1 + first + span < T) {
+      accumulate_case_lanes<kFma, true>(group, T, k, i0 + first, acc);
+    } else {
+      accumulate_case_lanes<kFma, false>(group, T, k, i0 + first, acc);
+    }
+    if (i0 == 0) lane_max = acc[0];
+    // A constant trip count, so that acc stays in registers (an index known only at run time
+    // kept it in memory, and the FMAs above with it).
+#pragma GCC unroll 8
+    for (int64_t q = 0; q < kCaseLanes; ++q) {
+      if (i0 + q >= out_len) break;
+      const CaseMask above = acc[q] > lane_max;
+      lane_max = above ? acc[q] : lane_max;
+      lane_first = above ? CaseMask{} + static_cast<int32_t>(i0 + q) : lane_first;
+      count -= acc[q] > CaseVector{};
+    }
+  }
+  for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+    ppv[lane * stride] = static_cast<float>(static_cast<double>(count[lane]) / static_cast<double>(out_len));
+    max[lane * stride] = lane_max[lane];
+    argmax[lane * argmax_stride] = lane_first[lane];
+  }
+}
+
 template <typename acc_t, bool kFma>
 void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>& temperature, at::Tensor& features,
                            at::Tensor& argmax) {
@@ -268,8 +379,24 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   const int64_t* lengths = in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
   float* out = features.data_ptr<float>();
   int64_t* out_argmax = argmax.data_ptr<int64_t>();
+  // Groups of 8 equal-length cases, one lane each, kernels in parallel; the other cases alone.
+  int64_t n_grouped = 0;
+  if constexpr (std::is_same_v<acc_t, float>) {
+    if (lengths == nullptr && !temperature.has_value()) n_grouped = n_cases - n_cases % kCaseLanes;
+    std::vector<float> group(static_cast<size_t>(C * T * kCaseLanes));
+    for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
+      interleave_cases(x, g, C, T, group.data());
+      at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
+        for (int64_t k = k_begin; k < k_end; ++k) {
+          features_of_case_lanes<kFma>(group.data(), T, kernels[k], out + g * 2 * K + 2 * k,
+                                       out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
+        }
+      });
+    }
+  }
   const int64_t buffer_size = max_output_length(kernels, K, T);
-  for_each_case_kernel(n_cases, K, [&](int64_t n, int64_t k_begin, int64_t k_end) {
+  for_each_case_kernel(n_cases - n_grouped, K, [&](int64_t rest, int64_t k_begin, int64_t k_end) {
+    const int64_t n = n_grouped + rest;
     std::vector<acc_t> s(buffer_size);
     const CaseView<acc_t> view{x + n * C * T, T, case_length(lengths, n, T)};
     for (int64_t k = k_begin; k < k_end; ++k) {

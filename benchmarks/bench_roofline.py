@@ -13,6 +13,7 @@ BasicMotions, ACSF1 (test splits) and a synthetic collection (multiply-adds: the
 of length x channels x output positions; compares: features x counted positions).
 
     python benchmarks/bench_roofline.py [--threads N] [--repeats 5] [--synthetic-cases 1000]
+        [--synthetic-length 1000]
         [--parts softdtw,rocket,minirocket] [--markdown out.md]
 """
 import os
@@ -30,8 +31,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+import bench_rocket  # noqa: E402  (its collections: the same sets and synthetic data)
 import softdtw_torch  # noqa: E402
-from softdtw_torch.datasets import aeon_datasets_dir, load_ts  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -91,17 +92,6 @@ def softdtw_rows(args, ceilings, threads):
 # Rocket and MiniRocket
 
 
-def collections(args):
-    data = aeon_datasets_dir()
-    if data is None:
-        sys.exit("bench_roofline: aeon is not installed (pip install aeon): it holds the data sets")
-    for name in ("GunPoint", "BasicMotions", "ACSF1"):
-        X, _ = load_ts(os.path.join(data, name, f"{name}_TEST.ts"))
-        yield name, X
-    rng = np.random.default_rng(0)
-    yield f"synthetic {args.synthetic_cases}x1000", rng.standard_normal((args.synthetic_cases, 1, 1000))
-
-
 def rocket_multiply_adds(kernels, n_timepoints):
     """Multiply-adds of one case: per kernel, length x channels x output positions (aeon's kernels:
     weights, lengths, biases, dilations, paddings, numbers of channels, channel indices)."""
@@ -124,32 +114,34 @@ def minirocket_compares(parameters, n_timepoints):
     return total
 
 
+def transform_rows(args, method, estimator, work_per_case, peak, isa, ceiling, unit, resource):
+    """The ceiling's row, then one row per collection (bench_rocket.py's, same seeds): the
+    transform's best time and its work per second (`work_per_case(fitted, n_timepoints)`) as a
+    fraction of `peak`, the ceiling of `resource`."""
+    rows = [f"| ceiling: {ceiling} ({isa}) | {peak / 1e9:.1f} G/s | | |"]
+    for name, X in bench_rocket.collections(args):
+        fitted = estimator(n_kernels=10_000, random_state=0).fit(X)
+        seconds = best_time(lambda: fitted.transform(X), args.repeats)
+        rate = work_per_case(fitted, X.shape[2]) * X.shape[0] / seconds
+        rows.append(f"| {method} {name} {X.shape} | {seconds * 1e3:.1f} ms, {rate / 1e9:.2f} G {unit}/s | "
+                    f"{100 * rate / peak:.0f}% | {resource} |")
+    return rows
+
+
 def rocket_rows(args, ceilings, threads):
     from softdtw_torch.rocket import Rocket
 
-    peak, isa = ceilings.fma_peak(threads)
-    rows = [f"| ceiling: float32 multiply-adds ({isa}) | {peak / 1e9:.1f} G/s | | |"]
-    for name, X in collections(args):
-        rocket = Rocket(n_kernels=10_000, random_state=0).fit(X)
-        seconds = best_time(lambda: rocket.transform(X), args.repeats)
-        rate = rocket_multiply_adds(rocket.kernels, X.shape[2]) * X.shape[0] / seconds
-        rows.append(f"| Rocket {name} {X.shape} | {seconds:.3f} s, {rate / 1e9:.2f} G multiply-adds/s | "
-                    f"{100 * rate / peak:.0f}% | FMA units |")
-    return rows
+    return transform_rows(args, "Rocket", Rocket, lambda r, T: rocket_multiply_adds(r.kernels, T),
+                          *ceilings.fma_peak(threads), "float32 multiply-adds", "multiply-adds",
+                          "FMA units")
 
 
 def minirocket_rows(args, ceilings, threads):
     from softdtw_torch.rocket import MiniRocket
 
-    peak, isa = ceilings.compare_count_peak(threads)
-    rows = [f"| ceiling: compare and count ({isa}) | {peak / 1e9:.1f} G/s | | |"]
-    for name, X in collections(args):
-        minirocket = MiniRocket(n_kernels=10_000, random_state=0).fit(X)
-        seconds = best_time(lambda: minirocket.transform(X), args.repeats)
-        rate = minirocket_compares(minirocket.parameters, X.shape[2]) * X.shape[0] / seconds
-        rows.append(f"| MiniRocket {name} {X.shape} | {seconds * 1e3:.1f} ms, {rate / 1e9:.2f} G compares/s | "
-                    f"{100 * rate / peak:.0f}% | compare and count |")
-    return rows
+    return transform_rows(args, "MiniRocket", MiniRocket, lambda m, T: minirocket_compares(m.parameters, T),
+                          *ceilings.compare_count_peak(threads), "compare and count", "compares",
+                          "compare and count")
 
 
 def main():
@@ -157,6 +149,7 @@ def main():
     parser.add_argument("--threads", type=int)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--synthetic-cases", type=int, default=1000)
+    parser.add_argument("--synthetic-length", type=int, default=1000)
     parser.add_argument("--parts", default="softdtw,rocket,minirocket")
     parser.add_argument("--markdown")
     args = parser.parse_args()

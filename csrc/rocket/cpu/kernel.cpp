@@ -383,7 +383,7 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   int64_t n_grouped = 0;
   if constexpr (std::is_same_v<acc_t, float>) {
     if (lengths == nullptr && !temperature.has_value()) n_grouped = n_cases - n_cases % kCaseLanes;
-    std::vector<float> group(static_cast<size_t>(C * T * kCaseLanes));
+    std::vector<float> group(static_cast<size_t>(n_grouped > 0 ? C * T * kCaseLanes : 0));
     for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
       interleave_cases(x, g, C, T, group.data());
       at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {

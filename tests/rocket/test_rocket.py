@@ -124,12 +124,9 @@ def test_default_mode_against_aeon_transform_gunpoint_10k():
     reference = AEON_FMA(Normalizer().fit_transform(X_test).astype(np.float32), aeon.kernels)
     assert n_bits_different(got, reference) == 0
 
-@pytest.mark.parametrize("n_channels", [1, 3])
-def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
-    # Integer series and weights: many responses tie for the maximum, and biases of -0.0 make zero
-    # responses of either sign. The MAX feature must carry the bits of the first maximum (aeon's
-    # strict `>`), however the kernel splits positions into register blocks, edges and lanes, and
-    # cases into groups of 8 (one vector lane each: the first 8 of these 11) or alone.
+def integer_series_and_kernels(n_channels):
+    """11 integer series of 157 values and 400 aeon kernels with integer weights and biases, some of
+    -0.0, every fifth kernel all zeros: many responses tie for the maximum, zeros of either sign."""
     X = np.random.default_rng(4).integers(-2, 3, size=(11, n_channels, 157)).astype(np.float64)
     X[0] = -1 - np.abs(X[0])  # negative: zero weights give -0 everywhere
     X[1, :, :40] = -1 - np.abs(X[1, :, :40])  # -0 first, then zeros of both signs
@@ -139,7 +136,16 @@ def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
     ends = np.cumsum(m * lengths)
     for k in range(0, len(lengths), 5):  # all-zero weights: every response is a zero, of either sign
         w[ends[k] - m[k] * lengths[k]:ends[k]] = 0
-    kernels = (w, lengths, b, d, p, m, ch)
+    return X, (w, lengths, b, d, p, m, ch)
+
+
+@pytest.mark.parametrize("n_channels", [1, 3])
+def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
+    # The MAX feature must carry the bits of the first maximum (aeon's strict `>`), however the
+    # kernel splits positions into register blocks, edges and lanes, and cases into groups of 8
+    # (one vector lane each: the first 8 of these 11) or alone.
+    X, kernels = integer_series_and_kernels(n_channels)
+    w, lengths, b, d, p, m, ch = kernels
     maxima = AEON_FMA(X.astype(np.float32), kernels)[:, 1::2]
     assert (maxima == 0).any() and np.signbit(maxima[maxima == 0]).any()  # the case is exercised
     for accumulate, reference, dtype in [("float32_fma", AEON_FMA, np.float32), ("float32", AEON_NO_FMA, np.float32),
@@ -154,6 +160,28 @@ def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
     assert n_bits_different(short, alone) == 0
     none = (12 + 2 * p - (lengths - 1) * d) <= 0
     assert none.any() and (short.reshape(len(X), -1, 2)[:, none] == 0).all()
+
+
+@pytest.mark.parametrize("accumulate", ["float32_fma", "float32", "float64"])
+def test_argmax_for_the_gradient_is_the_first_maximum(accumulate):
+    # The backward routes MAX's gradient through the forward's argmax: for grouped cases (the first
+    # 8) and cases alone it must be the first position of the maximum. Integer data: every response
+    # is exact, so torch.argmax (first occurrence) of the float64 responses is the reference.
+    X, kernels = integer_series_and_kernels(3)
+    w, lengths, b, d, p, m, ch = kernels
+    k = kernels_from_aeon(kernels)
+    _, argmax = ops._rocket_convolve_forward(torch.from_numpy(X), *k, accumulate, None, None)
+    x = torch.from_numpy(X)
+    wo = co = 0
+    for j in range(len(lengths)):
+        L, dj, pj, mj = int(lengths[j]), int(d[j]), int(p[j]), int(m[j])
+        weights = torch.from_numpy(w[wo:wo + mj * L].astype(np.float64)).reshape(mj, L)
+        padded = torch.nn.functional.pad(x[:, torch.from_numpy(ch[co:co + mj].astype(np.int64))], (pj, pj))
+        out_len = X.shape[2] + 2 * pj - (L - 1) * dj
+        s = float(b[j]) + sum(weights[c, t] * padded[:, c, t * dj:t * dj + out_len]
+                              for t in range(L) for c in range(mj))
+        assert torch.equal(argmax[:, j], s.argmax(1)), j
+        wo, co = wo + mj * L, co + mj
 
 
 # --- float64 reference (torch, autograd) ------------------------------------------------------

@@ -143,16 +143,17 @@ def integer_series_and_kernels(n_channels):
 def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
     # The MAX feature must carry the bits of the first maximum (aeon's strict `>`), however the
     # kernel splits positions into register blocks, edges and lanes, and cases into groups of 8
-    # (one vector lane each: the first 8 of these 11) or alone.
+    # (one vector lane each), a partial group (11 cases: 8 + 3) or a case alone (9 cases: 8 + 1).
     X, kernels = integer_series_and_kernels(n_channels)
     w, lengths, b, d, p, m, ch = kernels
     maxima = AEON_FMA(X.astype(np.float32), kernels)[:, 1::2]
     assert (maxima == 0).any() and np.signbit(maxima[maxima == 0]).any()  # the case is exercised
     for accumulate, reference, dtype in [("float32_fma", AEON_FMA, np.float32), ("float32", AEON_NO_FMA, np.float32),
                                          ("float64", AEON_FMA, np.float64)]:
-        expected = reference(X.astype(dtype), kernels)
-        got = ours(X, kernels, normalise=False, accumulate=accumulate)
-        assert n_bits_different(got, expected) == 0, accumulate
+        for n_cases in (11, 9):
+            expected = reference(X[:n_cases].astype(dtype), kernels)
+            got = ours(X[:n_cases], kernels, normalise=False, accumulate=accumulate)
+            assert n_bits_different(got, expected) == 0, (accumulate, n_cases)
     # 12 positions: most kernels have no output position (both features 0, documented); grouped
     # cases give what each case gives alone.
     short = ours(X[:, :, :12], kernels, normalise=False)
@@ -165,12 +166,15 @@ def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
 @pytest.mark.parametrize("accumulate", ["float32_fma", "float32", "float64"])
 def test_argmax_for_the_gradient_is_the_first_maximum(accumulate):
     # The backward routes MAX's gradient through the forward's argmax: for grouped cases (the first
-    # 8) and cases alone it must be the first position of the maximum. Integer data: every response
-    # is exact, so torch.argmax (first occurrence) of the float64 responses is the reference.
+    # 8), a partial group (11 cases) and a case alone (9 cases) it must be the first position of
+    # the maximum. Integer data: every response is exact, so torch.argmax (first occurrence) of
+    # the float64 responses is the reference.
     X, kernels = integer_series_and_kernels(3)
     w, lengths, b, d, p, m, ch = kernels
     k = kernels_from_aeon(kernels)
     _, argmax = ops._rocket_convolve_forward(torch.from_numpy(X), *k, accumulate, None, None)
+    _, argmax_of_9 = ops._rocket_convolve_forward(torch.from_numpy(X[:9]), *k, accumulate, None, None)
+    assert torch.equal(argmax_of_9, argmax[:9])
     x = torch.from_numpy(X)
     wo = co = 0
     for j in range(len(lengths)):

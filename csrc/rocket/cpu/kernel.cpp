@@ -3,11 +3,11 @@
 //
 // Forward (design doc §5, "How the CPU kernel evaluates it"): the responses s(t) of every output
 // position t in [-p, T + p - (L-1)d) in aeon's term order, scanned in increasing t for the PPV
-// count and the first maximum. Groups of 8 equal-length cases run one case per vector lane
-// (features_of_case_lanes), kernels in parallel; the other cases alone (responses(), then
-// scan_responses()), cases in parallel (kernels when there are fewer cases than threads). Every
-// (case, kernel) gets the same operations either way, so results depend neither on the thread
-// count nor on how the batch is split.
+// count and the first maximum. Groups of 8 equal-length cases (the last one possibly partial) run
+// one case per vector lane (features_of_case_lanes), kernels in parallel; the other cases alone
+// (responses(), then scan_responses()), cases in parallel (kernels when there are fewer cases than
+// threads). Every (case, kernel) gets the same operations either way, so results depend neither
+// on the thread count nor on how the batch is split.
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
@@ -268,89 +268,122 @@ void for_each_case_kernel(int64_t n_cases, int64_t n_kernels, const Body& body) 
 // per-lane masks and each lane adds its terms in aeon's order, as one case alone would.
 
 constexpr int64_t kCaseLanes = 8;
+constexpr int64_t kMinGroupLanes = 2;  // a partial group of fewer cases costs more than they alone
 using CaseVector = Vector<float>::type;
 using CaseMask = decltype(CaseVector{} > CaseVector{});
 
-// A group's series, time-major per channel: group[(c·T + u)·8 + lane].
-void interleave_cases(const float* x, int64_t first_case, int64_t C, int64_t T, float* group) {
-  for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
-    const float* series = x + (first_case + lane) * C * T;
-    for (int64_t cu = 0; cu < C * T; ++cu) group[cu * kCaseLanes + lane] = series[cu];
-  }
-}
-
 // Zeros whose product with a weight of the given sign is -0.0: adding such a term leaves every
 // sum as it is, -0.0 included, which is what skipping the tap does.
-alignas(32) constexpr float kNeutralTerm[2][kCaseLanes] = {
-    {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f},  // for w with its sign bit clear
-    {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}};         // for w with its sign bit set
+constexpr float kNeutralTerm[2] = {-0.0f, 0.0f};  // for w with its sign bit clear, set
 
-// Adds kernel k's terms for 8 positions of 8 cases to acc, position q's taps at series indices
-// u0 + q + j·d; kInterior: all inside the series (no check).
-template <bool kFma, bool kInterior>
-[[gnu::always_inline]] inline void accumulate_case_lanes(const float* __restrict group, int64_t T,
-                                                         const KernelView& k, int64_t u0, CaseVector* acc) {
-  const int64_t length = k.length, dilation = k.dilation, n_channels = k.n_channels;
-  const float* __restrict weights = k.weights;
-  const int32_t* __restrict channels = k.channels;
-  for (int64_t j = 0; j < length; ++j) {
-    const int64_t u_first = u0 + j * dilation;  // the series index of tap j at the block's first position
-    for (int64_t c = 0; c < n_channels; ++c) {
-      const float w = weights[c * length + j];
-      const float* row = group + channels[c] * T * kCaseLanes;
-      const float* neutral = kNeutralTerm[std::signbit(w) ? 1 : 0];
-      const float* block = kInterior ? row + u_first * kCaseLanes : row;  // the block's 8 rows, one after another
-#pragma GCC unroll 8
-      for (int64_t q = 0; q < kCaseLanes; ++q) {
-        const float* src;
-        if constexpr (kInterior) {
-          src = block + q * kCaseLanes;
-        } else {
-          const int64_t u = u_first + q;
-          src = static_cast<uint64_t>(u) < static_cast<uint64_t>(T) ? row + u * kCaseLanes : neutral;
-        }
-        CaseVector x, sum;
-        std::memcpy(&x, src, sizeof(x));
-        for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
-          sum[lane] = rocket_step<float, kFma>(acc[q][lane], w, x[lane]);
-        }
-        acc[q] = sum;
+// A group's 8 series, time-major per channel (element (u, lane) of a row at u·8 + lane), each row
+// with `margin` positions of a neutral zero on both sides, in two copies: copy s holds
+// kNeutralTerm[s] in its margins. A tap whose weight has sign bit s reads copy s, so a tap
+// outside the series adds -0.0 with no per-position test (every block reads 8 whole vectors).
+class CaseGroup {
+ public:
+  CaseGroup(int64_t n_channels, int64_t T, int64_t margin)
+      : n_channels_(n_channels), T_(T), margin_(margin), row_size_((T + 2 * margin) * kCaseLanes) {
+    data_.resize(static_cast<size_t>(2 * n_channels * row_size_));
+    for (int s = 0; s < 2; ++s) {
+      for (int64_t c = 0; c < n_channels; ++c) {
+        float* row = data_.data() + (s * n_channels + c) * row_size_;
+        std::fill_n(row, margin * kCaseLanes, kNeutralTerm[s]);
+        std::fill_n(row + (margin + T) * kCaseLanes, margin * kCaseLanes, kNeutralTerm[s]);
       }
+    }
+  }
+  // Cases [first_case, first_case + lanes) of x (n_channels × T each) into both copies; the
+  // lanes past them (a partial group) hold zeros, whose features nobody reads.
+  void load(const float* x, int64_t first_case, int64_t lanes) {
+    for (int64_t c = 0; c < n_channels_; ++c) {
+      float* row = data_.data() + c * row_size_ + margin_ * kCaseLanes;
+      for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+        if (lane >= lanes) {
+          for (int64_t u = 0; u < T_; ++u) row[u * kCaseLanes + lane] = 0.0f;
+          continue;
+        }
+        const float* series = x + ((first_case + lane) * n_channels_ + c) * T_;
+        for (int64_t u = 0; u < T_; ++u) row[u * kCaseLanes + lane] = series[u];
+      }
+      std::memcpy(row + n_channels_ * row_size_, row, T_ * kCaseLanes * sizeof(float));
+    }
+  }
+  // The 8 values of series index u (-margin <= u < T + margin) of channel c, in the copy for a
+  // weight whose sign bit is `negative`.
+  const float* at(int64_t c, bool negative, int64_t u) const {
+    return data_.data() + ((negative ? n_channels_ : 0) + c) * row_size_ + (u + margin_) * kCaseLanes;
+  }
+
+ private:
+  int64_t n_channels_, T_, margin_, row_size_;
+  std::vector<float> data_;
+};
+
+// One term of a kernel in aeon's order (taps j outer, channels c inner): its weight and where its
+// series values for the output position at series index 0 start in the group (a copy by the
+// weight's sign bit), so that the block at series index u0 reads from base + u0·8.
+struct LaneTap {
+  const float* base;
+  float weight;
+};
+
+void lane_taps(const CaseGroup& group, const KernelView& k, std::vector<LaneTap>& taps) {
+  taps.clear();
+  for (int64_t j = 0; j < k.length; ++j) {
+    for (int64_t c = 0; c < k.n_channels; ++c) {
+      const float w = k.weights[c * k.length + j];
+      taps.push_back({group.at(k.channels[c], std::signbit(w), j * k.dilation), w});
     }
   }
 }
 
-// PPV, MAX and the first maximum's position of kernel k on the 8 cases of `group` (series of
-// length T), written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions
-// run in blocks of 8, one accumulator vector each (8 independent FMA chains); a block with a tap
-// outside the series reads a neutral zero there instead (kNeutralTerm). The scan runs in position
-// order on the block's registers: strict `>` from position 0, as aeon's.
+// Adds the terms of `taps` for 8 positions of 8 cases to acc, the block's first position at
+// series index u0: in the taps' order in every lane, as one case alone would.
 template <bool kFma>
-SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const float* __restrict group, int64_t T, const KernelView& k,
-                                                     float* ppv, float* max, int64_t stride, int64_t* argmax,
+[[gnu::always_inline]] inline void accumulate_case_lanes(const LaneTap* __restrict taps, int64_t n_taps, int64_t u0,
+                                                         CaseVector* acc) {
+  for (int64_t t = 0; t < n_taps; ++t) {
+    const float w = taps[t].weight;
+    const float* __restrict block = taps[t].base + u0 * kCaseLanes;
+#pragma GCC unroll 8
+    for (int64_t q = 0; q < kCaseLanes; ++q) {
+      CaseVector x, sum;
+      std::memcpy(&x, block + q * kCaseLanes, sizeof(x));
+      for (int64_t lane = 0; lane < kCaseLanes; ++lane) sum[lane] = rocket_step<float, kFma>(acc[q][lane], w, x[lane]);
+      acc[q] = sum;
+    }
+  }
+}
+
+// PPV, MAX and the first maximum's position of kernel k on the first `lanes` cases of `group`,
+// written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions run in blocks of 8,
+// one accumulator vector each (8 independent FMA chains); the last block may run past the output
+// length into the margins (those positions are not scanned). The scan runs in position order on
+// the block's registers: strict `>` from position 0, as aeon's.
+template <bool kFma>
+SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, int64_t T, const KernelView& k,
+                                                     std::vector<LaneTap>& taps, int64_t lanes, float* ppv,
+                                                     float* max, int64_t stride, int64_t* argmax,
                                                      int64_t argmax_stride) {
   const int64_t out_len = rocket_output_length(T, k.length, k.dilation, k.padding);
   if (out_len <= 0) {
-    for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+    for (int64_t lane = 0; lane < lanes; ++lane) {
       ppv[lane * stride] = max[lane * stride] = 0.0f;
       argmax[lane * argmax_stride] = -1;
     }
     return;
   }
-  const int64_t first = -k.padding, span = (k.length - 1) * k.dilation;
+  const int64_t first = -k.padding;
+  lane_taps(group, k, taps);
+  CaseVector bias;
+  for (int64_t lane = 0; lane < kCaseLanes; ++lane) bias[lane] = k.bias;
   CaseVector lane_max = {};
   CaseMask lane_first = {}, count = {};
   for (int64_t i0 = 0; i0 < out_len; i0 += kCaseLanes) {
     CaseVector acc[kCaseLanes];
-#pragma GCC unroll 8
-    for (int64_t q = 0; q < kCaseLanes; ++q) {
-      for (int64_t lane = 0; lane < kCaseLanes; ++lane) acc[q][lane] = k.bias;
-    }
-    if (i0 + first >= 0 && i0 + kCaseLanes - 1 + first + span < T) {
-      accumulate_case_lanes<kFma, true>(group, T, k, i0 + first, acc);
-    } else {
-      accumulate_case_lanes<kFma, false>(group, T, k, i0 + first, acc);
-    }
+    for (int64_t q = 0; q < kCaseLanes; ++q) acc[q] = bias;
+    accumulate_case_lanes<kFma>(taps.data(), static_cast<int64_t>(taps.size()), i0 + first, acc);
     if (i0 == 0) lane_max = acc[0];
     // A constant trip count, so that acc stays in registers (an index known only at run time
     // kept it in memory, and the FMAs above with it).
@@ -363,7 +396,7 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const float* __restrict gro
       count -= acc[q] > CaseVector{};
     }
   }
-  for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+  for (int64_t lane = 0; lane < lanes; ++lane) {
     ppv[lane * stride] = static_cast<float>(static_cast<double>(count[lane]) / static_cast<double>(out_len));
     max[lane * stride] = lane_max[lane];
     argmax[lane * argmax_stride] = lane_first[lane];
@@ -379,19 +412,30 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   const int64_t* lengths = in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
   float* out = features.data_ptr<float>();
   int64_t* out_argmax = argmax.data_ptr<int64_t>();
-  // Groups of 8 equal-length cases, one lane each, kernels in parallel; the other cases alone.
+  // Groups of 8 equal-length cases, one lane each, kernels in parallel (the last group partial
+  // when at least kMinGroupLanes cases are left: a group of 8 lanes costs less than 2 cases
+  // alone); the other cases alone.
   int64_t n_grouped = 0;
   if constexpr (std::is_same_v<acc_t, float>) {
-    if (lengths == nullptr && !temperature.has_value()) n_grouped = n_cases - n_cases % kCaseLanes;
-    std::vector<float> group(static_cast<size_t>(n_grouped > 0 ? C * T * kCaseLanes : 0));
-    for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
-      interleave_cases(x, g, C, T, group.data());
-      at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
-        for (int64_t k = k_begin; k < k_end; ++k) {
-          features_of_case_lanes<kFma>(group.data(), T, kernels[k], out + g * 2 * K + 2 * k,
-                                       out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
-        }
-      });
+    if (lengths == nullptr && !temperature.has_value()) {
+      n_grouped = n_cases % kCaseLanes >= kMinGroupLanes ? n_cases : n_cases - n_cases % kCaseLanes;
+    }
+    if (n_grouped > 0) {
+      // Series indices run from -p to T + p + 6 (the last block's overrun): margins of p + 8.
+      int64_t max_padding = 0;
+      for (int64_t k = 0; k < K; ++k) max_padding = std::max<int64_t>(max_padding, kernels.paddings[k]);
+      CaseGroup group(C, T, max_padding + kCaseLanes);
+      for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
+        const int64_t lanes = std::min(kCaseLanes, n_grouped - g);
+        group.load(x, g, lanes);
+        at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
+          std::vector<LaneTap> taps;
+          for (int64_t k = k_begin; k < k_end; ++k) {
+            features_of_case_lanes<kFma>(group, T, kernels[k], taps, lanes, out + g * 2 * K + 2 * k,
+                                         out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
+          }
+        });
+      }
     }
   }
   const int64_t buffer_size = max_output_length(kernels, K, T);

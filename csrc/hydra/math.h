@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "../common/macros.h"
+#include "../common/rounding.h"
 
 namespace softdtw_torch {
 namespace hydra {
@@ -37,52 +38,6 @@ constexpr int64_t kMaxDilations = 32;
 constexpr int64_t kBlocks = 2;
 
 SOFTDTW_TORCH_HOST_DEVICE int64_t dilation_of(int64_t dilation_index) { return int64_t(1) << dilation_index; }
-
-// a·b + c rounded once, on every device (libm's fma is correctly rounded, as the instruction).
-SOFTDTW_TORCH_HOST_DEVICE float fused_multiply_add(float a, float b, float c) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-SOFTDTW_TORCH_HOST_DEVICE double fused_multiply_add(double a, double b, double c) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
-// a + b and a·b rounded each on its own (nvcc would contract a·b + c into an FMA).
-SOFTDTW_TORCH_HOST_DEVICE float plain_sum(float a, float b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-SOFTDTW_TORCH_HOST_DEVICE double plain_sum(double a, double b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-SOFTDTW_TORCH_HOST_DEVICE float plain_product(float a, float b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-SOFTDTW_TORCH_HOST_DEVICE double plain_product(double a, double b) {
-#if SOFTDTW_TORCH_DEVICE_PATH
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
 
 // One group's row: where it reads x and how. x_case points at the case's (n_channels, row_stride)
 // series; channels[0 .. n_summed) are the channels it sums (multivariate), or none (channel 0).
@@ -100,12 +55,12 @@ struct GroupRow {
   SOFTDTW_TORCH_HOST_DEVICE scalar_t value(int64_t p) const {
     if (n_summed == 0) return at(0, p);
     scalar_t acc = scalar_t(0);
-    for (int64_t c = 0; c < n_summed; ++c) acc = plain_sum(acc, at(channels[c], p));
+    for (int64_t c = 0; c < n_summed; ++c) acc = rounded_sum(acc, at(channels[c], p));
     return acc;
   }
   SOFTDTW_TORCH_HOST_DEVICE scalar_t at(int64_t channel, int64_t p) const {
     const scalar_t* row = x_case + channel * row_stride;
-    return difference ? plain_sum(row[p + 1], -row[p]) : row[p];
+    return difference ? rounded_sum(row[p + 1], -row[p]) : row[p];
   }
   // The nine taps around t at dilation d, 0 in the padding.
   SOFTDTW_TORCH_HOST_DEVICE void taps(int64_t t, int64_t d, scalar_t* v) const {
@@ -145,8 +100,8 @@ SOFTDTW_TORCH_HOST_DEVICE void group_features(const GroupRow<scalar_t>& row, int
       if (z > best) best = z, arg_best = j;
       if (z < worst) worst = z, arg_worst = j;
     }
-    out_max[arg_best] = plain_sum(out_max[arg_best], best);
-    out_min[arg_worst] = plain_sum(out_min[arg_worst], scalar_t(1));
+    out_max[arg_best] = rounded_sum(out_max[arg_best], best);
+    out_min[arg_worst] = rounded_sum(out_min[arg_worst], scalar_t(1));
   }
 }
 
@@ -173,8 +128,8 @@ SOFTDTW_TORCH_HOST_DEVICE void group_backward(const GroupRow<scalar_t>& row, int
     for (int tap = 0; tap < kTaps; ++tap) {
       const int64_t p = t + (tap - 4) * d;
       if (p < 0 || p >= row.length) continue;
-      grad_row[p] = plain_sum(grad_row[p], plain_product(g, w_best[tap]));
-      grad_w_best[tap] = plain_sum(grad_w_best[tap], plain_product(g, v[tap]));
+      grad_row[p] = rounded_sum(grad_row[p], rounded_product(g, w_best[tap]));
+      grad_w_best[tap] = rounded_sum(grad_w_best[tap], rounded_product(g, v[tap]));
     }
   }
 }

@@ -13,7 +13,8 @@ current directory. --api also records the Python API (cdist_soft_dtw, barycenter
 Rocket, MiniRocket, RocketClassifier, the SoftDTW loss and its gradient) and needs the package.
 The grid: float32, float64 and bfloat16; N != M, N = 1, bands, ragged lengths, two gammas; every
 SoftDTW op and mode with gradients; ROCKET generation, normalisation, the three accumulation
-modes with gradients; MiniRocket fit and transform. `compare` exits with status 1 when any output
+modes with gradients; MiniRocket and MultiRocket fit and transform; Hydra fit, transform and
+gradients. `compare` exits with status 1 when any output
 differs in dtype, shape or any bit.
 """
 import argparse
@@ -106,6 +107,25 @@ def record_ops(out, save):
             save(f"mt {n}{c}{T}{dtype}", ops.minirocket_transform(x, *params, None))
             xl = torch.randint(9, T + 1, (n,), generator=g)
             save(f"mtl {n}{c}{T}{dtype}", ops.minirocket_transform(x, *params, xl))
+
+    # MultiRocket (fit, transform with and without lengths) and Hydra (fit, transform, gradients)
+    for (n, c, T) in [(5, 1, 60), (4, 3, 30), (3, 2, 12)]:
+        for dtype in (torch.float32, torch.float64):
+            x = rnd(n, c, T, dtype=dtype)
+            xl = torch.randint(10, T + 1, (n,), generator=g)  # MultiRocket's shortest series: 10
+            params = ops.multirocket_fit(x, 168, 32, 3)
+            save(f"mrf {n}{c}{T}{dtype}", params)
+            save(f"mrt {n}{c}{T}{dtype}", ops.multirocket_transform(x, *params[:5], *params[7:], None))
+            save(f"mrtl {n}{c}{T}{dtype}", ops.multirocket_transform(x, *params[:5], *params[7:], xl))
+            weights, channels = ops.hydra_fit(x, 8, 16, 3, 5)
+            save(f"hf {n}{c}{T}{dtype}", (weights, channels))
+            for lens in (None, xl):
+                xr = x.clone().requires_grad_(True)
+                w = weights.clone().requires_grad_(True)
+                f = ops.hydra_transform(xr, w, channels, lens)
+                save(f"ht {n}{c}{T}{dtype}{lens is None}", f)
+                save(f"htg {n}{c}{T}{dtype}{lens is None}",
+                     torch.autograd.grad((f * rnd(*f.shape, dtype=f.dtype)).sum(), (xr, w)))
 
 
 

@@ -3,6 +3,10 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <c10/util/StringUtil.h>
+
+#include <optional>
+#include <string>
 
 namespace softdtw_torch {
 
@@ -14,6 +18,35 @@ inline bool is_supported_float(at::ScalarType t) {
 inline void check_float_tensor(const char* op, const char* name, const at::Tensor& t) {
   TORCH_CHECK_TYPE(is_supported_float(t.scalar_type()), op, ": expected ", name,
                    " to be a floating-point tensor (float16, bfloat16, float32 or float64), got ", t.scalar_type());
+}
+
+// Optional lengths, one per pair or case (`per`): a 1-D integer tensor of `count` values on
+// `device` or the CPU, returned as int64 on `device`; an undefined tensor when absent. The values
+// are checked by check_length_range.
+inline at::Tensor checked_lengths_tensor(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
+                                         int64_t count, const char* per, const at::Device& device) {
+  if (!lengths.has_value() || !lengths->defined()) return at::Tensor();
+  const at::Tensor& l = *lengths;
+  TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op, ": expected ", name,
+                   " to be an integer tensor, got ", l.scalar_type());
+  TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == count, op, ": expected ", name, " of shape (", count,
+                    ",) (one length per ", per, "), got shape ", l.sizes());
+  TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
+                    " or the CPU, got ", l.device());
+  return l.to(device, at::kLong).contiguous();
+}
+
+// Every value of `lengths` (int64, from checked_lengths_tensor) in [min_length, max_length]; a
+// minimum above 1 is stated with its remedy. Reads the values on the host.
+inline void check_length_range(const char* op, const char* name, const at::Tensor& lengths, int64_t min_length,
+                               int64_t max_length) {
+  if (lengths.numel() == 0) return;
+  const int64_t lo = lengths.min().item<int64_t>(), hi = lengths.max().item<int64_t>();
+  TORCH_CHECK_VALUE(lo >= min_length && hi <= max_length, op, ": expected ", name, " values in [", min_length, ", ",
+                    max_length, "]",
+                    min_length > 1 ? c10::str(" (at least ", min_length, " time points; zero-pad shorter series)")
+                                   : std::string(),
+                    ", got min ", lo, " and max ", hi);
 }
 
 }  // namespace softdtw_torch

@@ -71,22 +71,8 @@ TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at
   }
   p.weights = weights.to(device, dtype).contiguous();
   TORCH_CHECK_VALUE(at::isfinite(p.weights).all().item<bool>(), op, ": expected finite weights, got NaN or inf");
-  if (x_lengths.has_value() && x_lengths->defined()) {
-    const at::Tensor& l = *x_lengths;
-    TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
-                     ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
-    TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == p.n_cases, op, ": expected x_lengths of shape (", p.n_cases,
-                      ",) (one length per case), got shape ", l.sizes());
-    TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected x_lengths on ", device,
-                      " or the CPU, got ", l.device());
-    p.x_lengths = l.to(device, at::kLong).contiguous();
-    if (p.n_cases > 0) {
-      const int64_t lo = p.x_lengths.min().item<int64_t>(), hi = p.x_lengths.max().item<int64_t>();
-      TORCH_CHECK_VALUE(lo >= kMinLength && hi <= p.n_timepoints, op, ": expected x_lengths values in [", kMinLength,
-                        ", ", p.n_timepoints, "] (at least ", kMinLength, " time points), got min ", lo, " and max ",
-                        hi);
-    }
-  }
+  p.x_lengths = checked_lengths_tensor(op, "x_lengths", x_lengths, p.n_cases, "case", device);
+  if (p.x_lengths.defined()) check_length_range(op, "x_lengths", p.x_lengths, kMinLength, p.n_timepoints);
   p.x = x.to(dtype).contiguous();
   // Only each case's first x_lengths[i] time points are read, so only those must be finite.
   at::Tensor bad = at::isfinite(p.x).logical_not_();

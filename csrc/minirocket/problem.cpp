@@ -108,23 +108,8 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
   p.n_timepoints = x.size(2);
   p.n_features = n_features;
   p.max_dilation = max_of(dil);
-  if (x_lengths.has_value() && x_lengths->defined()) {
-    const at::Tensor& l = *x_lengths;
-    TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
-                     ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
-    TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == p.n_cases, op, ": expected x_lengths of shape (", p.n_cases,
-                      ",) (one length per case), got shape ", l.sizes());
-    TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected x_lengths on ", device,
-                      " or the CPU, got ", l.device());
-    p.x_lengths = l.to(device, at::kLong).contiguous();
-    if (p.n_cases > 0) {
-      const int64_t lo = p.x_lengths.min().item<int64_t>(), hi = p.x_lengths.max().item<int64_t>();
-      const int64_t min_length = names.min_length;
-      TORCH_CHECK_VALUE(lo >= min_length && hi <= p.n_timepoints, op, ": expected x_lengths values in [", min_length,
-                        ", ", p.n_timepoints, "] (at least ", min_length,
-                        " time points; zero-pad shorter series), got min ", lo, " and max ", hi);
-    }
-  }
+  p.x_lengths = checked_lengths_tensor(op, "x_lengths", x_lengths, p.n_cases, "case", device);
+  if (p.x_lengths.defined()) check_length_range(op, "x_lengths", p.x_lengths, names.min_length, p.n_timepoints);
   if (to_float32) {
     p.x = x.to(at::kFloat).contiguous();
     check_finite(op, p.x, p.x_lengths);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "../common/checks.h"
+
 namespace softdtw_torch {
 namespace {
 
@@ -80,18 +82,9 @@ void check_rocket_series(const char* op, const at::Tensor& x) {
 }
 
 at::Tensor checked_rocket_lengths(const char* op, const std::optional<at::Tensor>& x_lengths, const at::Tensor& x) {
-  if (!x_lengths.has_value()) return at::Tensor();
-  const at::Tensor& l = *x_lengths;
-  TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op,
-                   ": expected x_lengths to be an integer tensor, got ", l.scalar_type());
-  TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == x.size(0), op, ": expected x_lengths of shape (", x.size(0),
-                    ",) (one length per case), got shape ", l.sizes());
-  TORCH_CHECK_VALUE(l.device() == x.device() || l.device().is_cpu(), op, ": expected x_lengths on ", x.device(),
-                    " or the CPU, got ", l.device());
-  const int64_t lo = l.min().item<int64_t>(), hi = l.max().item<int64_t>();
-  TORCH_CHECK_VALUE(lo >= 1 && hi <= x.size(2), op, ": expected x_lengths values in [1, ", x.size(2), "], got min ",
-                    lo, " and max ", hi);
-  return l.to(x.device(), at::kLong).contiguous();
+  at::Tensor lengths = checked_lengths_tensor(op, "x_lengths", x_lengths, x.size(0), "case", x.device());
+  if (lengths.defined()) check_length_range(op, "x_lengths", lengths, 1, x.size(2));
+  return lengths;
 }
 
 RocketAccumulate parse_rocket_accumulate(const char* op, const std::string& accumulate) {

@@ -33,21 +33,8 @@ bool capturing_cuda_graph(const at::Device& device) {
 // CUDA graph is captured (the kernels clamp lengths to [1, max_len] so they stay memory-safe).
 at::Tensor checked_lengths(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
                            int64_t batch, int64_t max_len, const at::Device& device) {
-  if (!lengths.has_value() || !lengths->defined()) return at::Tensor();
-  const at::Tensor& l = *lengths;
-  TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op, ": expected ", name,
-                   " to be an integer tensor, got ", l.scalar_type());
-  TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == batch, op, ": expected ", name, " of shape (", batch,
-                    ",) (one length per pair), got shape ", l.sizes());
-  TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
-                    " or the CPU, got ", l.device());
-  at::Tensor out = l.to(device, at::kLong).contiguous();
-  if (batch > 0 && !capturing_cuda_graph(device)) {
-    const int64_t lo = out.min().item<int64_t>();
-    const int64_t hi = out.max().item<int64_t>();
-    TORCH_CHECK_VALUE(lo >= 1 && hi <= max_len, op, ": expected ", name, " values in [1, ", max_len, "], got min ",
-                      lo, " and max ", hi);
-  }
+  at::Tensor out = checked_lengths_tensor(op, name, lengths, batch, "pair", device);
+  if (out.defined() && !capturing_cuda_graph(device)) check_length_range(op, name, out, 1, max_len);
   return out;
 }
 

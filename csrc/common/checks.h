@@ -21,10 +21,13 @@ inline void check_float_tensor(const char* op, const char* name, const at::Tenso
 }
 
 // Optional lengths, one per pair or case (`per`): a 1-D integer tensor of `count` values on
-// `device` or the CPU, returned as int64 on `device`; an undefined tensor when absent. The values
-// are checked by check_length_range.
-inline at::Tensor checked_lengths_tensor(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
-                                         int64_t count, const char* per, const at::Device& device) {
+// `device` or the CPU, each in [min_length, max_length] (a minimum above 1 is stated with its
+// remedy), returned as int64 on `device`; an undefined tensor when absent. The range check reads
+// the values on the host; read_values = false skips it (SoftDTW while a CUDA graph is captured,
+// where its kernels clamp lengths to stay memory-safe).
+inline at::Tensor checked_lengths(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
+                                  int64_t count, const char* per, int64_t min_length, int64_t max_length,
+                                  const at::Device& device, bool read_values = true) {
   if (!lengths.has_value() || !lengths->defined()) return at::Tensor();
   const at::Tensor& l = *lengths;
   TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), op, ": expected ", name,
@@ -33,20 +36,16 @@ inline at::Tensor checked_lengths_tensor(const char* op, const char* name, const
                     ",) (one length per ", per, "), got shape ", l.sizes());
   TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
                     " or the CPU, got ", l.device());
-  return l.to(device, at::kLong).contiguous();
-}
-
-// Every value of `lengths` (int64, from checked_lengths_tensor) in [min_length, max_length]; a
-// minimum above 1 is stated with its remedy. Reads the values on the host.
-inline void check_length_range(const char* op, const char* name, const at::Tensor& lengths, int64_t min_length,
-                               int64_t max_length) {
-  if (lengths.numel() == 0) return;
-  const int64_t lo = lengths.min().item<int64_t>(), hi = lengths.max().item<int64_t>();
-  TORCH_CHECK_VALUE(lo >= min_length && hi <= max_length, op, ": expected ", name, " values in [", min_length, ", ",
-                    max_length, "]",
-                    min_length > 1 ? c10::str(" (at least ", min_length, " time points; zero-pad shorter series)")
-                                   : std::string(),
-                    ", got min ", lo, " and max ", hi);
+  at::Tensor out = l.to(device, at::kLong).contiguous();
+  if (read_values && count > 0) {
+    const int64_t lo = out.min().item<int64_t>(), hi = out.max().item<int64_t>();
+    TORCH_CHECK_VALUE(lo >= min_length && hi <= max_length, op, ": expected ", name, " values in [", min_length, ", ",
+                      max_length, "]",
+                      min_length > 1 ? c10::str(" (at least ", min_length, " time points; zero-pad shorter series)")
+                                     : std::string(),
+                      ", got min ", lo, " and max ", hi);
+  }
+  return out;
 }
 
 }  // namespace softdtw_torch

@@ -71,8 +71,7 @@ TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at
   }
   p.weights = weights.to(device, dtype).contiguous();
   TORCH_CHECK_VALUE(at::isfinite(p.weights).all().item<bool>(), op, ": expected finite weights, got NaN or inf");
-  p.x_lengths = checked_lengths_tensor(op, "x_lengths", x_lengths, p.n_cases, "case", device);
-  if (p.x_lengths.defined()) check_length_range(op, "x_lengths", p.x_lengths, kMinLength, p.n_timepoints);
+  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, p.n_cases, "case", kMinLength, p.n_timepoints, device);
   p.x = x.to(dtype).contiguous();
   // Only each case's first x_lengths[i] time points are read, so only those must be finite.
   at::Tensor bad = at::isfinite(p.x).logical_not_();

@@ -108,8 +108,8 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
   p.n_timepoints = x.size(2);
   p.n_features = n_features;
   p.max_dilation = max_of(dil);
-  p.x_lengths = checked_lengths_tensor(op, "x_lengths", x_lengths, p.n_cases, "case", device);
-  if (p.x_lengths.defined()) check_length_range(op, "x_lengths", p.x_lengths, names.min_length, p.n_timepoints);
+  p.x_lengths =
+      checked_lengths(op, "x_lengths", x_lengths, p.n_cases, "case", names.min_length, p.n_timepoints, device);
   if (to_float32) {
     p.x = x.to(at::kFloat).contiguous();
     check_finite(op, p.x, p.x_lengths);

@@ -82,9 +82,7 @@ void check_rocket_series(const char* op, const at::Tensor& x) {
 }
 
 at::Tensor checked_rocket_lengths(const char* op, const std::optional<at::Tensor>& x_lengths, const at::Tensor& x) {
-  at::Tensor lengths = checked_lengths_tensor(op, "x_lengths", x_lengths, x.size(0), "case", x.device());
-  if (lengths.defined()) check_length_range(op, "x_lengths", lengths, 1, x.size(2));
-  return lengths;
+  return checked_lengths(op, "x_lengths", x_lengths, x.size(0), "case", 1, x.size(2), x.device());
 }
 
 RocketAccumulate parse_rocket_accumulate(const char* op, const std::string& accumulate) {

@@ -27,17 +27,6 @@ bool capturing_cuda_graph(const at::Device& device) {
   return false;
 }
 
-
-// Optional per-pair lengths: a 1-D integer tensor of `batch` values in [1, max_len], returned as
-// int64 on `device`. The value range check reads the values on the host; it is skipped while a
-// CUDA graph is captured (the kernels clamp lengths to [1, max_len] so they stay memory-safe).
-at::Tensor checked_lengths(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
-                           int64_t batch, int64_t max_len, const at::Device& device) {
-  at::Tensor out = checked_lengths_tensor(op, name, lengths, batch, "pair", device);
-  if (out.defined() && !capturing_cuda_graph(device)) check_length_range(op, name, out, 1, max_len);
-  return out;
-}
-
 // The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
 SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
                             std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
@@ -50,8 +39,10 @@ SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m,
   p.m = m;
   p.gamma = gamma;
   p.window = checked_window(op, bandwidth, itakura_max_slope);
-  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, n, device);
-  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, m, device);
+  // No host read of the values while a CUDA graph is captured (the kernels clamp lengths into range).
+  const bool read_values = !capturing_cuda_graph(device);
+  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, "pair", 1, n, device, read_values);
+  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, "pair", 1, m, device, read_values);
   return p;
 }
 

@@ -309,6 +309,7 @@ class CaseGroup {
       std::memcpy(row + n_channels_ * row_size_, row, T_ * kCaseLanes * sizeof(float));
     }
   }
+  int64_t length() const { return T_; }  // of every series of the group
   // The 8 values of series index u (-margin <= u < T + margin) of channel c, in the copy for a
   // weight whose sign bit is `negative`.
   const float* at(int64_t c, bool negative, int64_t u) const {
@@ -357,16 +358,16 @@ template <bool kFma>
 }
 
 // PPV, MAX and the first maximum's position of kernel k on the first `lanes` cases of `group`,
-// written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions run in blocks of 8,
-// one accumulator vector each (8 independent FMA chains); the last block may run past the output
-// length into the margins (those positions are not scanned). The scan runs in position order on
-// the block's registers: strict `>` from position 0, as aeon's.
+// written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions run in
+// blocks of 8, one accumulator vector each (8 independent FMA chains); the last block may run past
+// the output length into the margins (those positions are not scanned). The scan runs in position
+// order on the block's registers: strict `>` from position 0, as aeon's.
 template <bool kFma>
-SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, int64_t T, const KernelView& k,
+SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, const KernelView& k,
                                                      std::vector<LaneTap>& taps, int64_t lanes, float* ppv,
                                                      float* max, int64_t stride, int64_t* argmax,
                                                      int64_t argmax_stride) {
-  const int64_t out_len = rocket_output_length(T, k.length, k.dilation, k.padding);
+  const int64_t out_len = rocket_output_length(group.length(), k.length, k.dilation, k.padding);
   if (out_len <= 0) {
     for (int64_t lane = 0; lane < lanes; ++lane) {
       ppv[lane * stride] = max[lane * stride] = 0.0f;
@@ -431,7 +432,7 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
         at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
           std::vector<LaneTap> taps;
           for (int64_t k = k_begin; k < k_end; ++k) {
-            features_of_case_lanes<kFma>(group, T, kernels[k], taps, lanes, out + g * 2 * K + 2 * k,
+            features_of_case_lanes<kFma>(group, kernels[k], taps, lanes, out + g * 2 * K + 2 * k,
                                          out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
           }
         });

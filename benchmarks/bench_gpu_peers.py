@@ -241,8 +241,21 @@ def _peer_commit(peers_dir: str, name: str) -> str:
     return "commit unknown (no VERSIONS.txt)"
 
 
+def _numba_cuda_numpy_shim() -> None:
+    """numpy 2.5 dropped np.row_stack (an alias of np.vstack since numpy 2.0's deprecation); the
+    numba-cuda of the GPU image still registers an overload for it at import, so every numba.cuda
+    peer failed to import there (2026-11-26). The alias, put back before that import, changes no
+    peer's code or arithmetic."""
+    import numpy as np
+
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 def load_impl(key: str, device: str, gamma: float, peers_dir: str) -> Impl:
     on_cuda = device == "cuda"
+    if key not in OURS:
+        _numba_cuda_numpy_shim()
     if key in OURS:
         import softdtw_torch
 

@@ -42,7 +42,7 @@ if want build; then
 fi
 
 if want tests; then
-echo "== tests (all, CUDA cases included)"
+echo "== tests (the needs_cuda ones: the CPU ones run in CI; 8 workers when pytest-xdist is there)"
 # The C++ tests (tests/infra/test_cpp.py) build with CMake (>= 4 for CUDA with recent torch, with
 # SOFTDTW_TORCH_CMAKE_CUDA=1 their CUDA case runs); a machine without cmake leaves them out, loudly.
 cpp_tests=()
@@ -50,8 +50,11 @@ if ! command -v cmake > /dev/null; then
   echo "no cmake on this machine: tests/infra/test_cpp.py is left out of this run" | tee "$out/cpp_tests_left_out.txt"
   cpp_tests=(--ignore=tests/infra/test_cpp.py)
 fi
+workers=()
+python3 -c "import xdist" 2> /dev/null && workers=(-n "${GPU_CHECK_TEST_WORKERS:-8}")
 SOFTDTW_TORCH_CMAKE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
-  python3 -m pytest tests -ra -q "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 | tee "$out/tests.log" | tail -30
+  python3 -m pytest tests -m needs_cuda -ra -q "${workers[@]}" "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 \
+  | tee "$out/tests.log" | tail -30
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 
@@ -74,6 +77,12 @@ layer = RocketLayer(c_in=2, seq_len=50, n_kernels=64, learnable=True, seed=0, pp
 xr = torch.randn(5, 2, 50, device="cuda", requires_grad=True)
 layer(xr, torch.tensor([50, 30, 12, 50, 9], device="cuda")).sum().backward()
 MiniRocket(n_kernels=168, random_state=0).fit(torch.randn(6, 2, 40)).transform(torch.randn(6, 2, 40, device="cuda"))
+from softdtw_torch.rocket import MultiRocket, HydraLayer
+lengths = torch.tensor([40, 25, 12, 40, 30, 10], device="cuda")
+MultiRocket(n_kernels=84, random_state=0).fit(torch.randn(6, 2, 40)).transform(torch.randn(6, 2, 40, device="cuda"), lengths)
+hydra = HydraLayer(c_in=2, seq_len=40, n_kernels=8, n_groups=4, learnable=True, seed=0).cuda()
+xh = torch.randn(6, 2, 40, device="cuda", requires_grad=True)
+hydra(xh, lengths).sum().backward()
 torch.cuda.synchronize()
 print("sanitizer workload done")
 '

@@ -42,6 +42,7 @@ for entry in "${github_peers[@]}"; do
   rm -rf "$dest"
   mkdir -p "$dest"
   mirror="$mirrors/${repo/\//+}/repo"
+  [ -d "$mirror/.git" ] && mirror="$mirror/.git"  # a mirror may be a checkout rather than a bare repository
   if [ -d "$mirror" ] && git --git-dir="$mirror" cat-file -e "$commit^{commit}" 2> /dev/null; then
     git --git-dir="$mirror" archive "$commit" | tar -x -C "$dest"
     origin="fetch-tool mirror $mirror"

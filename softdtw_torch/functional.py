@@ -73,12 +73,17 @@ def _cost_call_on_arrays(fn: Callable[..., Any], op: str, D: Any, *args: Any) ->
         return _to_numpy(fn(cost, *args))
 
 
-def _checked_gamma(op: str, gamma: Tensor, batch: int, dtype: torch.dtype) -> Tensor:
-    """A tensor gamma as a (1,) or (batch,) scaling tensor, checked positive and finite, and with gamma
-    and 1/gamma normal numbers of the compute dtype (float64 for float64 input, else float32), as the
-    ops check a float gamma (in eager mode and TorchScript; reading the values would break a
-    torch.compile graph)."""
-    scale = gamma.reshape(-1)
+def _checked_gamma(op: str, gamma: Tensor, like: Tensor) -> Tensor:
+    """A tensor gamma as a (1,) or (batch,) scaling tensor on the device of ``like`` (the series or D,
+    batch first), checked positive and finite, and with gamma and 1/gamma normal numbers of the
+    compute dtype (float64 for float64 input, else float32), as the ops check a float gamma (in eager
+    mode and TorchScript; reading the values would break a torch.compile graph). Like the lengths,
+    gamma may be on the input's device or on the CPU."""
+    batch = like.shape[0]
+    dtype = like.dtype
+    if gamma.device != like.device and gamma.device.type != "cpu":
+        raise ValueError(op + ": expected gamma on " + str(like.device) + " or the CPU, got " + str(gamma.device))
+    scale = gamma.reshape(-1).to(like.device)
     if scale.numel() != 1 and scale.numel() != batch:
         raise ValueError(
             op + ": expected gamma to be a float, a 0-dim tensor or a (batch,) tensor with batch = "
@@ -168,7 +173,7 @@ def soft_dtw(
             "(a batch), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
         )
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw", gamma, x.shape[0], x.dtype)
+        scale = _checked_gamma("soft_dtw", gamma, x)
         if cost == "sqeuclidean":  # ||x/√γ − y/√γ||² = ||x − y||²/γ: the fused kernel still applies
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw(
@@ -263,7 +268,7 @@ def soft_dtw_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw_from_cost", gamma, D.shape[0], D.dtype)
+        scale = _checked_gamma("soft_dtw_from_cost", gamma, D)
         values = _scaled_from_cost(D, scale, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_from_cost(D, gamma, bandwidth, x_lengths, y_lengths,
@@ -320,7 +325,7 @@ def soft_dtw_alignment(
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        _checked_gamma("soft_dtw_alignment", gamma, x.shape[0], x.dtype)  # errors name the function called
+        _checked_gamma("soft_dtw_alignment", gamma, x)  # errors name the function called
         D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
         values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope)
     else:
@@ -351,7 +356,7 @@ def soft_dtw_alignment_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
-        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D.shape[0], D.dtype).to(D.dtype)
+        scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D).to(D.dtype)
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
             D / scale.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths, itakura_max_slope
         )
@@ -401,7 +406,7 @@ def soft_dtw_sharp(
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
         # sharp_γ(D) = γ·sharp_1(D/γ) (E depends on D/γ only); for the squared Euclidean cost on x/√γ, y/√γ.
-        scale = _checked_gamma("soft_dtw_sharp", gamma, x.shape[0], x.dtype)
+        scale = _checked_gamma("soft_dtw_sharp", gamma, x)
         if cost == "sqeuclidean":
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
             values = torch.ops.softdtw_torch.soft_dtw_sharp(
@@ -438,7 +443,7 @@ def soft_dtw_sharp_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D.shape[0], D.dtype)
+        scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D)
         values = _scaled_from_cost(D, scale, bandwidth, itakura_max_slope, x_lengths, y_lengths, sharp=True)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_sharp_from_cost(D, gamma, bandwidth, x_lengths, y_lengths,
@@ -489,7 +494,7 @@ def dilate(
         target = target.unsqueeze(0)
     if isinstance(gamma, Tensor):
         # shape_γ = γ·shape_1 and temporal_γ = temporal_1 on D/γ, i.e. on prediction/√γ, target/√γ.
-        scale = _checked_gamma("dilate", gamma, prediction.shape[0], prediction.dtype)
+        scale = _checked_gamma("dilate", gamma, prediction)
         root = scale.sqrt().to(prediction.dtype).reshape(-1, 1, 1)
         _, shape, temporal = torch.ops.softdtw_torch.dilate(
             prediction / root, target / root, alpha, 1.0, bandwidth, penalty, prediction_lengths, target_lengths,

@@ -10,6 +10,15 @@
 
 namespace softdtw_torch {
 
+// The device a ROCKET-family CUDA op runs on: its series x's. The dispatcher runs an op's CUDA
+// kernel when any tensor argument is on a CUDA device, so x on the CPU with CUDA parameters or
+// lengths comes here too, and is refused by name (a CUDA guard would fail an internal assert).
+inline at::Device series_cuda_device(const char* op, const at::Tensor& x) {
+  TORCH_CHECK_VALUE(x.is_cuda(), op, ": expected x on the CUDA device of the other tensor arguments, got x on ",
+                    x.device(), " (the parameters must be on x's device; x_lengths on x's device or the CPU)");
+  return x.device();
+}
+
 struct CudaLaunch {
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
 

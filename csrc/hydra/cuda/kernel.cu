@@ -15,14 +15,14 @@ namespace {
 
 at::Tensor transform_cuda(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& channels,
                           const std::optional<at::Tensor>& x_lengths) {
-  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAGuard guard(series_cuda_device(kTransformOp, x));
   return transform_op(CudaLaunch{}, x, weights, channels, x_lengths);
 }
 
 std::tuple<at::Tensor, at::Tensor> backward_cuda(const at::Tensor& grad, const at::Tensor& x,
                                                  const at::Tensor& weights, const at::Tensor& channels,
                                                  const std::optional<at::Tensor>& x_lengths) {
-  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAGuard guard(series_cuda_device(kBackwardOp, x));
   return backward_op(CudaLaunch{}, grad, x, weights, channels, x_lengths);
 }
 

@@ -18,7 +18,7 @@ at::Tensor transform_cuda(const at::Tensor& x, const at::Tensor& num_channels_pe
                           const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
                           const at::Tensor& diff_dilations, const at::Tensor& diff_num_features_per_dilation,
                           const at::Tensor& diff_biases, const std::optional<at::Tensor>& x_lengths) {
-  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAGuard guard(series_cuda_device(kTransformOp, x));
   return transform_op(CudaLaunch{}, x, num_channels_per_combination, channel_indices, dilations,
                       num_features_per_dilation, biases, diff_dilations, diff_num_features_per_dilation, diff_biases,
                       x_lengths);

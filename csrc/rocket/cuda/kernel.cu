@@ -15,7 +15,7 @@ std::tuple<at::Tensor, at::Tensor> convolve_forward_cuda(
     const at::Tensor& dilations, const at::Tensor& paddings, const at::Tensor& num_channel_indices,
     const at::Tensor& channel_indices, c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths,
     std::optional<double> ppv_temperature) {
-  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAGuard guard(series_cuda_device(kRocketConvolveOp, x));
   return rocket_cuda::convolve_forward_op(CudaLaunch{}, x, weights, lengths, biases, dilations, paddings,
                                           num_channel_indices, channel_indices, accumulate, x_lengths,
                                           ppv_temperature);
@@ -26,14 +26,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_cuda(
     const at::Tensor& biases, const at::Tensor& dilations, const at::Tensor& paddings,
     const at::Tensor& num_channel_indices, const at::Tensor& channel_indices, const at::Tensor& argmax,
     c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
-  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAGuard guard(series_cuda_device(kRocketConvolveOp, x));
   return rocket_cuda::convolve_backward_op(CudaLaunch{}, grad, x, weights, lengths, biases, dilations, paddings,
                                            num_channel_indices, channel_indices, argmax, accumulate, x_lengths,
                                            ppv_temperature);
 }
 
 at::Tensor normalise_cuda(const at::Tensor& x, const std::optional<at::Tensor>& x_lengths) {
-  const c10::cuda::CUDAGuard guard(x.device());
+  const c10::cuda::CUDAGuard guard(series_cuda_device(kRocketNormaliseOp, x));
   return rocket_cuda::normalise_op(CudaLaunch{}, x, x_lengths);
 }
 

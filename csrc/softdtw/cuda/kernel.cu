@@ -18,8 +18,10 @@
 namespace softdtw_torch {
 namespace {
 
-// The first CUDA tensor among an op's arguments: the dispatcher picked the CUDA kernel, so
-// there is one; the op body checks that all tensors are on its device.
+// The device of the first CUDA tensor among an op's arguments, optional ones included: the
+// dispatcher picked the CUDA kernel, so there is one. When only a length tensor is on CUDA and the
+// series are on the CPU, the op body's checks refuse it by name (checked_lengths: lengths on the
+// series' device or the CPU), before any launch.
 inline at::Device cuda_device_of() {
   TORCH_CHECK(false, "softdtw_torch: a CUDA SoftDTW op was called without a CUDA tensor");
 }
@@ -27,6 +29,8 @@ template <typename First, typename... Rest>
 at::Device cuda_device_of(const First& first, const Rest&... rest) {
   if constexpr (std::is_same_v<First, at::Tensor>) {
     if (first.is_cuda()) return first.device();
+  } else if constexpr (std::is_same_v<First, std::optional<at::Tensor>>) {
+    if (first.has_value() && first->is_cuda()) return first->device();
   }
   return cuda_device_of(rest...);
 }

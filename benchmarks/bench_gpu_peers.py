@@ -254,8 +254,6 @@ def _numba_cuda_numpy_shim() -> None:
 
 def load_impl(key: str, device: str, gamma: float, peers_dir: str) -> Impl:
     on_cuda = device == "cuda"
-    if key not in OURS:
-        _numba_cuda_numpy_shim()
     if key in OURS:
         import softdtw_torch
 
@@ -263,6 +261,7 @@ def load_impl(key: str, device: str, gamma: float, peers_dir: str) -> Impl:
                    "ours-unfused": dict(fused=False)}[key]
         return Impl(lambda x, y: softdtw_torch.soft_dtw(x, y, gamma=gamma, **options),
                     f"{softdtw_torch.__version__} (git {git_revision()})")
+    _numba_cuda_numpy_shim()  # every peer runs on numba
     if key in ("bgu-unfused", "bgu-fused"):
         path = _peer_path(peers_dir, "sdtw-cuda-torch")
         import softdtw_cuda

@@ -29,12 +29,11 @@ if __name__ == "__main__":
 
 import os  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from _provenance import git_revision, module_version  # noqa: E402
+from _timing import median_seconds  # noqa: E402
 
 import softdtw_torch  # noqa: E402
 
@@ -47,16 +46,6 @@ def arrowhead():
     # aeon's (n_cases, n_channels, n_timepoints) -> tslearn's (n_cases, n_timepoints, n_channels)
     return np.ascontiguousarray(train.transpose(0, 2, 1), dtype=np.float64), \
         np.ascontiguousarray(test.transpose(0, 2, 1), dtype=np.float64)
-
-
-def median_seconds(call, repeats):
-    call()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main(argv=None) -> int:

@@ -28,22 +28,11 @@ if __name__ == "__main__":
     set_thread_env_from_argv()
 
 import platform  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from _provenance import git_revision, module_version  # noqa: E402
-
-
-def median_seconds(fn, repeats):
-    fn()  # warm-up: numba's JIT, allocator
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from _timing import median_seconds  # noqa: E402
 
 
 def run_shape(B, N, M, d, repeats, seed, slope=None):

@@ -12,7 +12,9 @@ import glob
 import os
 import re
 import runpy
+import struct
 import subprocess
+import sys
 
 from setuptools import find_packages, setup
 
@@ -86,6 +88,49 @@ def extension():
     )
 
 
+def elf_needed_libraries(path: str) -> list:
+    """The DT_NEEDED entries of a 64-bit little-endian ELF shared object (what the dynamic loader
+    loads with it), read from its dynamic section without binutils."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    needed = []
+    for _name, kind, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
+        if kind != 6:  # SHT_DYNAMIC; its sh_link is the string table of the names
+            continue
+        strings_offset = sections[link][4]
+        for at in range(offset, offset + size, entsize):
+            tag, value = struct.unpack_from("<qQ", data, at)
+            if tag == 1:  # DT_NEEDED
+                end = data.index(b"\0", strings_offset + value)
+                needed.append(data[strings_offset + value:end].decode())
+    return needed
+
+
+def check_linked_runtime(path: str) -> None:
+    """Refuse an extension that carries its own copy of libstdc++. One GPU image's compiler (CXX, a
+    wrapper around the system g++) linked it statically, even with an explicit -lstdc++ after the
+    objects. Such a copy binds its code locally (-Bsymbolic-functions) but torch's libstdc++ data
+    (the locale's facet ids): the extension loaded, then crashed the process at the first error
+    message that formats a number (docs/design/cuda_kernels.md, "On a GPU")."""
+    if not sys.platform.startswith("linux"):
+        return
+    needed = elf_needed_libraries(path)
+    if not any(name.startswith("libstdc++.so") for name in needed):
+        compiler = os.environ.get("CXX", "the default C++ compiler")
+        os.remove(path)  # never leave it where an in-place build would import it
+        raise SystemExit(
+            f"softdtw-torch: {path} was linked without the shared libstdc++ (its dynamic dependencies: "
+            f"{', '.join(needed)}), so the C++ runtime was linked into it statically by {compiler}. Loaded "
+            "beside torch's own libstdc++ it would crash; build with a compiler that links libstdc++ "
+            "shared, e.g. the system's: CXX=g++ pip install --no-build-isolation -e ."
+        )
+
+
 def cuda_toolkit_version() -> str:
     """The release of the CUDA toolkit whose nvcc compiles the kernels."""
     nvcc = os.path.join(cpp_extension.CUDA_HOME, "bin", "nvcc")
@@ -121,6 +166,10 @@ class BuildExtension(cpp_extension.BuildExtension):
 
     def build_info_path(self) -> str:
         return os.path.join(os.path.dirname(self.get_ext_fullpath("softdtw_torch._C")), "_build_info.py")
+
+    def build_extension(self, ext) -> None:
+        super().build_extension(ext)
+        check_linked_runtime(self.get_ext_fullpath(ext.name))
 
     def run(self) -> None:
         super().run()

@@ -37,6 +37,17 @@ fi
 
 if want build; then
   echo "== build"
+  # setup.py refuses an extension holding its own static libstdc++ (check_linked_runtime: beside
+  # torch's it crashed on the first error message formatting a number). One GPU image's CXX, a
+  # wrapper around the system g++, linked that way: try CXX on a one-line library first, else g++.
+  if [ -n "${CXX:-}" ] && command -v readelf > /dev/null && command -v g++ > /dev/null; then
+    probe=$(mktemp -d)
+    printf '#include <sstream>\nstd::string f(double d) { std::ostringstream s; s << d; return s.str(); }\n' > "$probe/t.cpp"
+    if "$CXX" -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" > /dev/null 2>&1 && ! readelf -d "$probe/t.so" | grep -q 'libstdc++'; then
+      echo "CXX=$CXX links libstdc++ statically: building with CXX=g++" | tee "$out/compiler.txt"
+      export CXX=g++
+    fi
+  fi
   MAX_JOBS="${MAX_JOBS:-16}" FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
     python3 -m pip install --no-build-isolation --no-deps -e . > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 fi

@@ -2,6 +2,9 @@
 the extension was built with FORCE_CUDA=1, as CI does, even on a machine without a GPU)."""
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,3 +196,49 @@ def test_cpu_only_build_by_default_without_gpu(setup_module, monkeypatch):
     monkeypatch.delenv("FORCE_CUDA", raising=False)
     monkeypatch.setattr(setup_module.torch.cuda, "is_available", lambda: False)
     assert setup_module.want_cuda() is False
+
+
+# --- the C++ runtime: shared, never a static copy beside torch's (setup.py, check_linked_runtime) ---
+NEEDS_LINUX_GXX = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("g++") is None, reason="needs Linux and g++")
+FORMATS_A_NUMBER = '#include <sstream>\nstd::string f(double d) { std::ostringstream s; s << d; return s.str(); }\n'
+
+
+def _tiny_library(tmp_path, *flags) -> Path:
+    """A one-function shared library that formats a number, linked with g++ and ``flags``."""
+    source = tmp_path / "t.cpp"
+    source.write_text(FORMATS_A_NUMBER)
+    library = tmp_path / "t.so"
+    subprocess.run(["g++", "-shared", "-fPIC", str(source), "-o", str(library), *flags], check=True)
+    return library
+
+
+@NEEDS_LINUX_GXX
+def test_extension_links_the_shared_libstdcxx(setup_module):
+    import softdtw_torch
+    needed = setup_module.elf_needed_libraries(softdtw_torch._ops._C.__file__)
+    assert "libstdc++.so.6" in needed and "libc10.so" in needed
+    if shutil.which("readelf"):  # the same list as binutils reads it
+        dynamic = subprocess.run(["readelf", "-d", softdtw_torch._ops._C.__file__], capture_output=True,
+                                 text=True, check=True).stdout
+        assert needed == re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic)
+    setup_module.check_linked_runtime(softdtw_torch._ops._C.__file__)  # passes: nothing raised
+
+
+@NEEDS_LINUX_GXX
+def test_static_libstdcxx_is_refused_and_removed(setup_module, tmp_path, monkeypatch):
+    setup_module.check_linked_runtime(str(_tiny_library(tmp_path)))  # the default link passes
+    library = _tiny_library(tmp_path, "-static-libstdc++")
+    assert not any(name.startswith("libstdc++") for name in setup_module.elf_needed_libraries(str(library)))
+    monkeypatch.setenv("CXX", "/opt/wrapped/g++")
+    with pytest.raises(SystemExit, match=r"t\.so was linked without the shared libstdc\+\+ .* statically by "
+                                         r"/opt/wrapped/g\+\+.*CXX=g\+\+"):
+        setup_module.check_linked_runtime(str(library))
+    assert not library.exists()
+
+
+def test_elf_reader_refuses_other_files(setup_module, tmp_path):
+    other = tmp_path / "not_elf.so"
+    other.write_bytes(b"#!/bin/sh\n")
+    with pytest.raises(ValueError, match="not a 64-bit little-endian ELF file"):
+        setup_module.elf_needed_libraries(str(other))

@@ -204,9 +204,11 @@ def test_invalid_inputs_raise_like_cpu():
 
 
 def test_negative_gamma_raises_like_cpu():
-    # Run in a child process: on an H200 (torch 2.11, 2026-11-26) this call crashed the test
-    # process with a segmentation fault instead of raising, where the CPU raises; the cause is not
-    # found yet (docs/design/cuda_kernels.md, "On a GPU"). A crash must fail this test, not the run.
+    # Run in a child process: on one GPU image this call crashed the process instead of raising.
+    # The cause was the build, not CUDA: that image's compiler linked a static libstdc++ into the
+    # extension, which crashed formatting the number in the message (CPU tensors too), and setup.py
+    # now refuses such a build (docs/design/cuda_kernels.md, "On a GPU"). A crash fails this test
+    # only, not the run.
     code = (
         "import torch, softdtw_torch as st\n"
         "x = torch.randn(2, 80, 2, device='cuda'); y = torch.randn(2, 70, 2, device='cuda')\n"

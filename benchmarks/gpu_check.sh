@@ -6,7 +6,7 @@
 # $OUT, else out/gpu).
 #   bash benchmarks/gpu_check.sh "$OUT"
 #   GPU_CHECK_STEPS="build peers" bash benchmarks/gpu_check.sh "$OUT"   # some steps only
-# Steps: build tests sanitizer bench rocket peers (default: all, in that order). The device tool
+# Steps: build tests sanitizer bench rocket profile peers (default: all, in that order). The device tool
 # stops a command after 10 minutes: the peers step gets what is left of GPU_CHECK_BUDGET_S
 # (default 570 s from this script's start, at least 60 s) and skips, row by row, what does not fit.
 # Python packages the machine lacks (pysdtw, tslearn, aeon) and the GitHub peers travel in .whl/
@@ -18,7 +18,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 status=0
 export PYTHONUNBUFFERED=1
-steps=" ${GPU_CHECK_STEPS:-build tests sanitizer bench rocket peers} "
+steps=" ${GPU_CHECK_STEPS:-build tests sanitizer bench rocket profile peers} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 {
@@ -130,6 +130,28 @@ if want rocket; then
   # ROCKET / MiniRocket next to aeon (needs aeon's wheel in .whl/ on a machine without network)
   python3 benchmarks/bench_rocket.py --markdown "$out/bench_rocket.md" 2>&1 | tee "$out/bench_rocket.log" | tail -20
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if want profile && command -v ncu > /dev/null; then
+  # Nsight Compute on the fused SoftDTW kernels of W1 (d = 64) and W2 (N = M = 4096): the three
+  # launches around the middle anti-diagonal of 64 x 64 tiles (the widest), forward and backward:
+  # throughput, occupancy, launch shape, scheduler stalls. The first H200 profile (W1's forward)
+  # is in docs/design/cuda_kernels.md, "On a GPU".
+  echo "== Nsight Compute"
+  for shape in "32 512 64" "8 4096 1"; do
+    set -- $shape
+    for kernel in forward_tile_kernel backward_tile_kernel; do
+      log="$out/ncu_${kernel}_B$1_N$2_d$3.log"
+      timeout 150 ncu --kernel-name "regex:^$kernel" --launch-skip $(( ($2 + 63) / 64 - 2 )) --launch-count 3 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats python3 -c "
+import torch, softdtw_torch as st
+x = torch.randn($1, $2, $3, device='cuda', requires_grad=True); y = torch.randn($1, $2, $3, device='cuda', requires_grad=True)
+st.soft_dtw(x, y, fused=True).sum().backward()
+torch.cuda.synchronize()" > "$log" 2>&1
+      echo "ncu $kernel B=$1 N=M=$2 d=$3 exit code $?"
+      grep -E "Duration|Compute \(SM\) Throughput|Achieved Occupancy|Waves Per SM|Grid Size" "$log" | head -16
+    done
+  done
 fi
 
 if want peers; then

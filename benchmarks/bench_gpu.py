@@ -3,7 +3,9 @@ graph, and forward only; fused, fused with the checkpointed backward, unfused) o
 doc's reference workloads, with CUDA events, warm-up and the median of repeats, peak memory
 beyond the inputs, and a float64 CPU correctness check in the same run; then the forward-mode
 and second-order ops (the fused JVP and Hessian-vector product ops against one first-order
-forward + backward, their peak memory, and the HVP against the float64 CPU kernels). This script
+forward + backward, their peak memory, and the HVP against the float64 CPU kernels); then a sweep
+over the number of features d at B = 32, N = M = 512, fused against unfused, where
+``fused=None`` switches modes (softdtw_torch.soft_dtw: fused up to d = 128). This script
 measures our kernels only; benchmarks/bench_gpu_peers.py puts them side by side with BGU
 sdtw-cuda-torch, pysdtw and Maghoumi's soft_dtw_cuda.
 
@@ -114,6 +116,26 @@ def second_order_lines(repeats):
     return lines
 
 
+def feature_sweep_lines(repeats):
+    """Fused vs unfused forward+backward over d at B = 32, N = M = 512 (W1's shape but d): where
+    the fused mode stops paying, which the ``fused=None`` rule should follow on this GPU."""
+    lines = ["", "| d | fused fwd+bwd ms | unfused fwd+bwd ms | fused / unfused | fused=None picks |", "|---|---|---|---|---|"]
+    for d in (1, 4, 8, 16, 32, 64, 128, 256):
+        g = torch.Generator(device="cuda").manual_seed(d)
+        x = torch.randn(32, 512, d, device="cuda", generator=g)
+        y = torch.randn(32, 512, d, device="cuda", generator=g)
+        times = {}
+        for fused in (True, False):
+            def fwd_bwd():
+                a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+                st.soft_dtw(a, b, fused=fused).sum().backward()
+            times[fused] = cuda_time_ms(fwd_bwd, repeats)
+        picks = "fused" if d <= 128 else "unfused"  # the rule of softdtw_torch.soft_dtw's docstring
+        lines.append(f"| {d} | {times[True]:.3f} | {times[False]:.3f} | {times[True] / times[False]:.2f} | {picks} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--markdown", help="also write the table to this file")
@@ -151,6 +173,7 @@ def main():
                          f"| {B * N * M / t_f / 1e6:.2f} | {peak_mb:.1f} | {val_err:.1e} | {grad_err:.1e} |")
             print(lines[-1], flush=True)
     lines += second_order_lines(args.repeats)
+    lines += feature_sweep_lines(args.repeats)
     text = "\n".join(lines)
     print(text)
     if args.markdown:

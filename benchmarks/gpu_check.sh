@@ -135,7 +135,7 @@ fi
 if want profile && command -v ncu > /dev/null; then
   # Nsight Compute on the fused SoftDTW kernels of W1 (d = 64) and W2 (N = M = 4096): the three
   # launches around the middle anti-diagonal of 64 x 64 tiles (the widest), forward and backward:
-  # throughput, occupancy, launch shape, scheduler stalls. The first H200 profile (W1's forward)
+  # throughput, occupancy, launch shape, scheduler and warp stalls. The first H200 profile (W1's forward)
   # is in docs/design/cuda_kernels.md, "On a GPU".
   echo "== Nsight Compute"
   for shape in "32 512 64" "8 4096 1"; do
@@ -143,7 +143,7 @@ if want profile && command -v ncu > /dev/null; then
     for kernel in forward_tile_kernel backward_tile_kernel; do
       log="$out/ncu_${kernel}_B$1_N$2_d$3.log"
       timeout 150 ncu --kernel-name "regex:^$kernel" --launch-skip $(( ($2 + 63) / 64 - 2 )) --launch-count 3 \
-        --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats python3 -c "
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats python3 -c "
 import torch, softdtw_torch as st
 x = torch.randn($1, $2, $3, device='cuda', requires_grad=True); y = torch.randn($1, $2, $3, device='cuda', requires_grad=True)
 st.soft_dtw(x, y, fused=True).sum().backward()

@@ -62,11 +62,14 @@ def test_same_bits_in_a_process_with_one_thread(tmp_path):
     assert torch.equal(v.detach(), single["v"]) and torch.equal(xr.grad, single["g"])
 
 
+@pytest.mark.parametrize("features", [3, 20])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
-def test_packed_pairs_give_the_bits_of_each_pair_alone(dtype):
+def test_packed_pairs_give_the_bits_of_each_pair_alone(dtype, features):
     # Batches of short equal-length pairs run packed (lane = pair, CPU); a pair alone runs in tiles.
-    # Both must give the same bits, as must the barycenter's one-call value-and-gradient op.
-    x, y = ref.random_pairs(9, 37, 80, 3, dtype=dtype, seed=11)
+    # Both must give the same bits, as must the barycenter's one-call value-and-gradient op. The
+    # packs add their gradient sums by blocks of diagonals, feature by feature (DeferredGradients):
+    # 116 diagonals make several blocks, and 20 features several planes per block.
+    x, y = ref.random_pairs(9, 37, 80, features, dtype=dtype, seed=11)
     w = torch.arange(1, 10, dtype=dtype)
     a = x.clone().requires_grad_(True)
     b = y.clone().requires_grad_(True)

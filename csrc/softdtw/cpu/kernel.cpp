@@ -224,24 +224,70 @@ SOFTDTW_TORCH_CPU_CLONES void squared_euclidean_run(const T* __restrict x, const
   }
 }
 
-// Σ_j E_ij (x_i − y_j) into acc_x and Σ_i E_ij (y_j − x_i) into acc_y along one diagonal run
-// (same operations as the tile path's emit; E = 0 adds nothing there, so it adds nothing here).
+// One diagonal run of a pack's reverse sweep, for the gradient sums: where its E values sit in
+// a block's buffer, and where its cells start in x and acc_x (r_lo·P) and in reversed y and acc_y
+// ((r_lo + m − 1 − k)·P, as PackedSequences::y_at), count values.
+struct GradientRun {
+  int64_t e_offset, x_offset, y_offset, count;
+};
+
+// Σ_j E_ij (x_i − y_j) into acc_x and Σ_i E_ij (y_j − x_i) into acc_y for a block of diagonal runs,
+// feature plane by feature plane (same operations as the tile path's emit; E = 0 adds nothing
+// there, so it adds nothing here). Every sum gets the same terms in the same order (the runs'
+// order, then the blocks') as adding each run over all planes before the next: the planes only
+// change which sums are hot in cache (a plane of acc_x and acc_y stays in L1 across the block).
 template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void gradient_run(const T* __restrict E, const T* __restrict x, const T* __restrict y, int64_t d,
-                                  int64_t plane_x, int64_t plane_y, double* __restrict acc_x,
-                                  double* __restrict acc_y, int64_t count) {
+SOFTDTW_TORCH_CPU_CLONES void gradient_block(const T* __restrict E, const GradientRun* runs, int64_t run_count,
+                                             const T* __restrict x, const T* __restrict y, int64_t d,
+                                             int64_t plane_x, int64_t plane_y, double* __restrict acc_x,
+                                             double* __restrict acc_y) {
   for (int64_t k = 0; k < d; ++k) {
-    const T* xk = x + k * plane_x;
-    const T* yk = y + k * plane_y;
-    double* ax = acc_x + k * plane_x;
-    double* ay = acc_y + k * plane_y;
-    for (int64_t t = 0; t < count; ++t) {
-      const double flow = E[t] == T(0) ? 0.0 : static_cast<double>(E[t]) * (xk[t] - yk[t]);
-      ax[t] += flow;
-      ay[t] -= flow;
+    for (int64_t q = 0; q < run_count; ++q) {
+      const GradientRun& r = runs[q];
+      const T* e = E + r.e_offset;
+      const T* xk = x + k * plane_x + r.x_offset;
+      const T* yk = y + k * plane_y + r.y_offset;
+      double* ax = acc_x + k * plane_x + r.x_offset;
+      double* ay = acc_y + k * plane_y + r.y_offset;
+      for (int64_t t = 0; t < r.count; ++t) {
+        const double flow = e[t] == T(0) ? 0.0 : static_cast<double>(e[t]) * (xk[t] - yk[t]);
+        ax[t] += flow;
+        ay[t] -= flow;
+      }
     }
   }
 }
+
+// The gradient sums of a pack's reverse sweep, added by blocks of kBlock diagonals (their E runs
+// copied here, as the sweep's flow buffers rotate). Run by run, each diagonal would sweep all d
+// planes of acc_x and acc_y ((n + m)·P·d doubles: 1 MiB at d = 64, beyond L2) once per diagonal.
+template <typename T>
+class DeferredGradients {
+ public:
+  static constexpr int64_t kBlock = 16;
+  DeferredGradients(const PackedSequences<T>& s, double* acc_x, double* acc_y) : s_(s), acc_x_(acc_x), acc_y_(acc_y) {}
+  // The run of diagonal k from row r_lo: count values of E (cells × lanes).
+  void add(int64_t k, int64_t r_lo, const T* E, int64_t count) {
+    const int64_t P = s_.P;
+    runs_.push_back({static_cast<int64_t>(E_.size()), r_lo * P, (r_lo + s_.m - 1 - k) * P, count});
+    E_.insert(E_.end(), E, E + count);
+    if (static_cast<int64_t>(runs_.size()) == kBlock) flush();
+  }
+  void flush() {
+    if (runs_.empty()) return;
+    gradient_block(E_.data(), runs_.data(), static_cast<int64_t>(runs_.size()), s_.x.data(), s_.y.data(), s_.d,
+                   s_.n * s_.P, s_.m * s_.P, acc_x_, acc_y_);
+    runs_.clear();
+    E_.clear();
+  }
+
+ private:
+  const PackedSequences<T>& s_;
+  double* acc_x_;
+  double* acc_y_;
+  std::vector<GradientRun> runs_;
+  std::vector<T> E_;
+};
 
 // out[t] = 2 Σ_k (x − y)(u − v) along one diagonal run: the tangents of the costs, as
 // SquaredEuclideanTangentTile computes them (u, v: the packed tangents of x, y).
@@ -495,6 +541,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
   Flow* next2[2] = {&flows[0][0], &flows[1][0]};  // diagonal k + 2
   Flow* next1[2] = {&flows[0][1], &flows[1][1]};  // diagonal k + 1
   Flow* cur[2] = {&flows[0][2], &flows[1][2]};
+  DeferredGradients<T> gradients(s, acc_x, acc_y);
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
     const PackRows rows = pack_rows(pk, k);
@@ -537,8 +584,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
       }
     }
     if (run > 0) {
-      gradient_run(c0.E + a, s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, acc_x + a,
-                   acc_y + (r_lo + m - 1 - k) * P, run);
+      gradients.add(k, r_lo, c0.E + a, run);
       if (second != nullptr) {
         hessian_run(c0.E + a, cur[1]->E + a, s.x_at(r_lo), s.y_at(k, r_lo), second->uv.x_at(r_lo),
                     second->uv.y_at(k, r_lo), s.d, n * P, m * P, second->hess_x + a,
@@ -550,6 +596,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
       std::swap(next1[c], cur[c]);
     }
   }
+  gradients.flush();
 }
 
 // Per-lane results from a pack's sums into (B, N, d) and (B, M, d) outputs (out_y may be null):

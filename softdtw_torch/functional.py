@@ -132,8 +132,8 @@ def soft_dtw(
             fused +36 MiB at the peak of forward + backward, 32 MiB kept between them; unfused
             +96 MiB and 64 MiB; ``checkpoint=True`` keeps nothing beyond x and y between them.
             ``None`` (default) picks fused when d <= 128 and unfused beyond, where the matrix
-            product is cheaper than O(d) work per cell. Batches of short pairs (<= 512 steps) run
-            fused+backward faster unfused past d ≈ 64 on the CPU (benchmarks/README.md, "fused
+            product is cheaper than O(d) work per cell. On the CPU, batches of short pairs (<= 512
+            steps) run forward+backward faster unfused past d ≈ 64 (benchmarks/README.md, "fused
             or unfused"); the rule keeps the fused mode there for its float32 accuracy (no
             ||x||² + ||y||² − 2x·y cancellation) and memory.
         cost: ``"sqeuclidean"`` (default), ``"l1"`` (``Σ_k |x_ik − y_jk|``) or ``"cosine"``

@@ -17,6 +17,9 @@ import statistics
 import torch
 
 import softdtw_torch as st
+from softdtw_torch._ops import _C
+
+SOFTDTW_MAX_FUSED_FEATURES = _C.SOFTDTW_MAX_FUSED_FEATURES  # the fused=None rule (csrc/softdtw/constants.h)
 
 WORKLOADS = {  # name: (B, N, M, d)
     "W1": (32, 512, 512, 64),
@@ -130,7 +133,7 @@ def feature_sweep_lines(repeats):
                 a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
                 st.soft_dtw(a, b, fused=fused).sum().backward()
             times[fused] = cuda_time_ms(fwd_bwd, repeats)
-        picks = "fused" if d <= 128 else "unfused"  # the rule of softdtw_torch.soft_dtw's docstring
+        picks = "fused" if d <= SOFTDTW_MAX_FUSED_FEATURES else "unfused"  # soft_dtw's fused=None rule
         lines.append(f"| {d} | {times[True]:.3f} | {times[False]:.3f} | {times[True] / times[False]:.2f} | {picks} |")
         print(lines[-1], flush=True)
     return lines

@@ -53,7 +53,7 @@ if want build; then
 fi
 
 if want tests; then
-echo "== tests (the needs_cuda ones: the CPU ones run in CI; 8 workers when pytest-xdist is there)"
+echo "== tests (the needs_cuda ones: the CPU ones run in CI; 12 workers when pytest-xdist is there)"
 # The C++ tests (tests/infra/test_cpp.py) build with CMake (>= 4 for CUDA with recent torch, with
 # SOFTDTW_TORCH_CMAKE_CUDA=1 their CUDA case runs); a machine without cmake leaves them out, loudly.
 cpp_tests=()
@@ -62,7 +62,7 @@ if ! command -v cmake > /dev/null; then
   cpp_tests=(--ignore=tests/infra/test_cpp.py)
 fi
 workers=()
-python3 -c "import xdist" 2> /dev/null && workers=(-n "${GPU_CHECK_TEST_WORKERS:-8}")
+python3 -c "import xdist" 2> /dev/null && workers=(-n "${GPU_CHECK_TEST_WORKERS:-12}")
 SOFTDTW_TORCH_CMAKE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
   python3 -m pytest tests -m needs_cuda -ra -q "${workers[@]}" "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 \
   | tee "$out/tests.log" | tail -30

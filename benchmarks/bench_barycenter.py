@@ -28,15 +28,15 @@ import sys
 
 
 from _threads import available_cores, set_thread_env_from_argv  # noqa: E402
+from _timing import timed_calls  # noqa: E402
 
 if __name__ == "__main__":
     set_thread_env_from_argv()
 
 import platform  # noqa: E402
 import statistics  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
-from typing import Callable, Dict, List, Tuple  # noqa: E402
+from typing import Callable, List, Tuple  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -48,12 +48,7 @@ from softdtw_torch.datasets import load_gunpoint  # noqa: E402
 
 def timed(fn: Callable[[], object], repeats: int) -> Tuple[float, object]:
     """Median wall time of ``repeats`` calls after one warm-up call, and the last result."""
-    result = fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
+    times, result = timed_calls(fn, repeats)
     return statistics.median(times), result
 
 

@@ -37,13 +37,13 @@ import sys
 
 
 from _threads import available_cores, cpu_model, set_thread_env_from_argv  # noqa: E402
+from _timing import timed_calls  # noqa: E402
 
 if __name__ == "__main__":
     set_thread_env_from_argv()
 
 import platform  # noqa: E402
 import statistics  # noqa: E402
-import time  # noqa: E402
 import traceback  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Callable, List, Optional, Tuple  # noqa: E402
@@ -222,21 +222,13 @@ BASELINE = "softdtw_torch-fused"
 # --------------------------------------------------------------------------------------------
 def time_run(impl: Impl, data, repeats: int) -> Tuple[List[float], Tuple[Tensor, Tensor, Tensor]]:
     """One warm-up call, then `repeats` timed calls, each on fresh leaf tensors. Returns seconds
-    per call and the outputs of the warm-up call (for the correctness check)."""
+    per call and the outputs of the last call (for the correctness check)."""
     x0, y0, x_len, y_len = data
 
     def fresh():
         return x0.clone().requires_grad_(True), y0.clone().requires_grad_(True)
 
-    x, y = fresh()
-    outputs = impl.run(x, y, x_len, y_len)  # warm-up (JIT, allocator)
-    times = []
-    for _ in range(repeats):
-        x, y = fresh()
-        t0 = time.perf_counter()
-        impl.run(x, y, x_len, y_len)
-        times.append(time.perf_counter() - t0)
-    return times, outputs
+    return timed_calls(lambda x, y: impl.run(x, y, x_len, y_len), repeats, inputs=fresh)
 
 
 def reference(data, gamma: float) -> Tuple[Tensor, Tensor, Tensor]:

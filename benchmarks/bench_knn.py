@@ -43,13 +43,13 @@ import os
 import sys
 
 from _threads import available_cores, cpu_model, set_thread_env_from_argv  # noqa: E402
+from _timing import timed_calls  # noqa: E402
 
 if __name__ == "__main__":
     set_thread_env_from_argv()
 
 import platform  # noqa: E402
 import statistics  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
 from typing import Callable, List, Optional, Tuple  # noqa: E402
 
@@ -64,13 +64,7 @@ def timed(fn: Callable[[], np.ndarray], repeats: int, warm_up: Callable[[], obje
           ) -> Tuple[float, List[float], np.ndarray]:
     """Median and all wall times of ``repeats`` calls after one warm-up call (``warm_up``: the same
     call on the first 20 queries: numba's JIT, torch's allocator), and the last result."""
-    warm_up()
-    result = None
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
+    times, result = timed_calls(fn, repeats, warm_up=warm_up)
     return statistics.median(times), times, result
 
 

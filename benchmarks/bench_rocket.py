@@ -18,11 +18,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
+from _timing import timed_calls  # noqa: E402
 
 set_thread_env_from_argv()
 
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -33,11 +33,9 @@ from softdtw_torch.rocket import Rocket  # noqa: E402
 
 
 def best_of(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
+    """The fastest of `repeats` calls and the last one's result (each estimator is warmed up
+    beforehand on two cases: a full warm-up call of aeon would cost minutes)."""
+    times, out = timed_calls(fn, repeats, warm_up=False)
     return min(times), out
 
 

@@ -21,12 +21,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
+from _timing import best_seconds  # noqa: E402
 
 if __name__ == "__main__":
     set_thread_env_from_argv()
 
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -49,18 +49,6 @@ def load_ceilings():
                 build_directory=build, verbose=False)
 
 
-def best_time(fn, repeats):
-    """The fastest of `repeats` calls after a warm-up: the ceilings are best-of too, and this VM's
-    speed drifts by up to 1.5x between seconds."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 # ----------------------------------------------------------------------------------------------
 # SoftDTW
 
@@ -80,7 +68,7 @@ def softdtw_rows(args, ceilings, threads):
             values = softdtw_torch.soft_dtw(xs, ys, gamma=1.0, fused=True, x_lengths=x_len, y_lengths=y_len)
             values.sum().backward()
 
-        seconds = best_time(step, args.repeats)
+        seconds = best_seconds(step, args.repeats)
         cells = float((x_len * y_len).sum()) if w.ragged else float(w.B * w.N * w.M)
         rate = cells / seconds
         rows.append(f"| SoftDTW fwd+bwd {key}: {w.describe()} | {seconds * 1e3:.1f} ms, {rate / 1e6:.0f} M cells/s | "
@@ -121,7 +109,7 @@ def transform_rows(args, method, estimator, work_per_case, peak, isa, ceiling, u
     rows = [f"| ceiling: {ceiling} ({isa}) | {peak / 1e9:.1f} G/s | | |"]
     for name, X in bench_rocket.collections(args):
         fitted = estimator(n_kernels=10_000, random_state=0).fit(X)
-        seconds = best_time(lambda: fitted.transform(X), args.repeats)
+        seconds = best_seconds(lambda: fitted.transform(X), args.repeats)
         rate = work_per_case(fitted, X.shape[2]) * X.shape[0] / seconds
         rows.append(f"| {method} {name} {X.shape} | {seconds * 1e3:.1f} ms, {rate / 1e9:.2f} G {unit}/s | "
                     f"{100 * rate / peak:.0f}% | {resource} |")

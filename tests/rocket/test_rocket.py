@@ -297,9 +297,12 @@ def test_double_backward_is_refused():
         torch.autograd.grad(rocket_transform(x, kernels).sum(), x, create_graph=True)
 
 
-def test_deterministic_across_thread_counts_and_batch_split():
+@pytest.mark.parametrize("n_cases", [9, 41])
+def test_deterministic_across_thread_counts_and_batch_split(n_cases):
+    # 9 cases: one group of 8 lanes (its kernels in parallel) and a case alone; 41: five groups,
+    # shared out whole between the threads, and a case alone. Cases one by one run alone.
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((9, 2, 60))
+    X = rng.standard_normal((n_cases, 2, 60))
     kernels = small_kernels(2, 60, K=64)
     before = torch.get_num_threads()
     try:

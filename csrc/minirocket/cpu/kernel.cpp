@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../../common/macros.h"
+#include "../../common/parallel.h"
 #include "../../rocket/random.h"
 #include "../problem.h"
 #include "rows.h"
@@ -431,25 +432,20 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
   }
   const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
-  // (case, dilation) items, case-major, taken one at a time from a shared counter by every
-  // thread: all threads stay busy with few cases, or when one of them is slowed down by other
-  // work on the machine. Each feature is computed by one thread in a fixed order, so the bits do
-  // not depend on the thread count or on which thread took which item.
-  const int64_t n_items = p.n_cases * n_dilations;
-  std::atomic<int64_t> next_item{0};
+  // (case, dilation) items, case-major, shared out one at a time (common/parallel.h): all threads
+  // stay busy with few cases. Each feature is computed by one thread in a fixed order.
   std::atomic<bool> not_finite{false};
-  const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, p.x.scalar_type(), "minirocket_transform", [&] {
-    at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
-      Workspace w;
-      for (int64_t item = next_item++; item < n_items && !not_finite; item = next_item++) {
-        const int64_t i = item / n_dilations, di = item % n_dilations;
-        if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
-          not_finite = true;
-        }
-        transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
-      }
-    });
+    for_each_shared_item<Workspace>(
+        p.n_cases * n_dilations,
+        [&](int64_t item, Workspace& w) {
+          const int64_t i = item / n_dilations, di = item % n_dilations;
+          if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
+            not_finite = true;
+          }
+          transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
+        },
+        [&] { return not_finite.load(); });
   });
   TORCH_CHECK_VALUE(!not_finite, kTransformOp, kNotFiniteMessage);
   return out;

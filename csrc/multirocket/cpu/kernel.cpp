@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../common/macros.h"
+#include "../../common/parallel.h"
 #include "../../minirocket/cpu/rows.h"
 #include "../problem.h"
 
@@ -313,26 +314,22 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
   const int64_t per_case = n_dilations[0] + n_dilations[1];
   const int64_t* lengths = s.x_lengths.defined() ? s.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
-  // (case, representation, dilation) items, case-major, taken one at a time from a shared counter
-  // by every thread (as MiniRocket's CPU transform). Each feature is computed by one thread in a
-  // fixed order: the bits do not depend on the thread count.
-  const int64_t n_items = s.n_cases * per_case;
-  std::atomic<int64_t> next_item{0};
+  // (case, representation, dilation) items, case-major, shared out one at a time
+  // (common/parallel.h). Each feature is computed by one thread in a fixed order.
   std::atomic<bool> not_finite{false}, overflow{false};
-  const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, s.x.scalar_type(), "multirocket_transform", [&] {
-    at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
-      Workspace w;
-      for (int64_t item = next_item++; item < n_items && !not_finite && !overflow; item = next_item++) {
-        const int64_t i = item / per_case, rest = item % per_case;
-        const int r = rest < n_dilations[0] ? 0 : 1;
-        const int64_t di = r == 0 ? rest : rest - n_dilations[0];
-        if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : s.n_timepoints, w)) {
-          not_finite = true;
-        }
-        if (!transform_dilation(p, r, channels[r][di], di, op + i * row_size, w)) overflow = true;
-      }
-    });
+    for_each_shared_item<Workspace>(
+        s.n_cases * per_case,
+        [&](int64_t item, Workspace& w) {
+          const int64_t i = item / per_case, rest = item % per_case;
+          const int r = rest < n_dilations[0] ? 0 : 1;
+          const int64_t di = r == 0 ? rest : rest - n_dilations[0];
+          if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : s.n_timepoints, w)) {
+            not_finite = true;
+          }
+          if (!transform_dilation(p, r, channels[r][di], di, op + i * row_size, w)) overflow = true;
+        },
+        [&] { return not_finite.load() || overflow.load(); });
   });
   TORCH_CHECK_VALUE(!not_finite, kTransformOp, minirocket::kNotFiniteMessage);
   TORCH_CHECK_VALUE(!overflow, kTransformOp, kOverflowMessage);

@@ -14,10 +14,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "../../common/macros.h"
+#include "../../common/parallel.h"
 #include "../problem.h"
 
 namespace softdtw_torch {
@@ -413,9 +415,11 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   const int64_t* lengths = in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
   float* out = features.data_ptr<float>();
   int64_t* out_argmax = argmax.data_ptr<int64_t>();
-  // Groups of 8 equal-length cases, one lane each, kernels in parallel (the last group partial
-  // when at least kMinGroupLanes cases are left: a group of 8 lanes costs less than 2 cases
-  // alone); the other cases alone.
+  // Groups of 8 equal-length cases, one lane each (the last group partial when at least
+  // kMinGroupLanes cases are left: a group of 8 lanes costs less than 2 cases alone); the other
+  // cases alone. Whole groups are shared out one at a time when there are enough of them for the
+  // threads (no barrier per group, no thread idle while a slower one ends its share of the
+  // kernels); with fewer groups, the kernels of each group run in parallel.
   int64_t n_grouped = 0;
   if constexpr (std::is_same_v<acc_t, float>) {
     if (lengths == nullptr && !temperature.has_value()) {
@@ -425,17 +429,40 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
       // Series indices run from -p to T + p + 6 (the last block's overrun): margins of p + 8.
       int64_t max_padding = 0;
       for (int64_t k = 0; k < K; ++k) max_padding = std::max<int64_t>(max_padding, kernels.paddings[k]);
-      CaseGroup group(C, T, max_padding + kCaseLanes);
-      for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
+      const int64_t margin = max_padding + kCaseLanes;
+      // Kernels [k_begin, k_end) of the group loaded in `group`, its first case g.
+      auto group_features = [&](const CaseGroup& group, int64_t g, int64_t k_begin, int64_t k_end,
+                                std::vector<LaneTap>& taps) {
         const int64_t lanes = std::min(kCaseLanes, n_grouped - g);
-        group.load(x, g, lanes);
-        at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
+        for (int64_t k = k_begin; k < k_end; ++k) {
+          features_of_case_lanes<kFma>(group, kernels[k], taps, lanes, out + g * 2 * K + 2 * k,
+                                       out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
+        }
+      };
+      const int64_t n_groups = (n_grouped + kCaseLanes - 1) / kCaseLanes;
+      if (n_groups >= at::get_num_threads()) {
+        struct GroupWork {
+          std::optional<CaseGroup> group;  // built on the thread's first group
           std::vector<LaneTap> taps;
-          for (int64_t k = k_begin; k < k_end; ++k) {
-            features_of_case_lanes<kFma>(group, kernels[k], taps, lanes, out + g * 2 * K + 2 * k,
-                                         out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
-          }
-        });
+        };
+        for_each_shared_item<GroupWork>(
+            n_groups,
+            [&](int64_t item, GroupWork& w) {
+              const int64_t g = item * kCaseLanes;
+              if (!w.group) w.group.emplace(C, T, margin);
+              w.group->load(x, g, std::min(kCaseLanes, n_grouped - g));
+              group_features(*w.group, g, 0, K, w.taps);
+            },
+            [] { return false; });
+      } else {
+        CaseGroup group(C, T, margin);
+        for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
+          group.load(x, g, std::min(kCaseLanes, n_grouped - g));
+          at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
+            std::vector<LaneTap> taps;
+            group_features(group, g, k_begin, k_end, taps);
+          });
+        }
       }
     }
   }

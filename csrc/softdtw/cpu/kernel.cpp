@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -149,8 +150,8 @@ struct Pack {
 };
 
 // Splits the batch into packs of at most kMaxPackLanes pairs, a multiple of the thread count of
-// them in near-equal sizes (so that at::parallel_for hands every thread the same work), cut
-// where the lengths change. Empty when packing does not apply (long series, fewer pairs than threads).
+// them in near-equal sizes (so that every thread gets the same work), cut where the lengths
+// change. Empty when packing does not apply (long series, fewer pairs than threads).
 std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths) {
   std::vector<Pack> packs;
   if (std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
@@ -173,11 +174,15 @@ std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, 
   return packs;
 }
 
+// Packs are shared out one at a time, the largest first (n·m·lanes; ties in batch order), so that
+// ragged packs leave no thread idle at the end. Each pack writes only its own pairs' outputs.
 template <typename PackFn>
 void for_each_pack(const std::vector<Pack>& packs, const PackFn& body) {
-  at::parallel_for(0, static_cast<int64_t>(packs.size()), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t q = begin; q < end; ++q) body(packs[q]);
-  });
+  std::vector<int64_t> order(packs.size());
+  std::iota(order.begin(), order.end(), int64_t(0));
+  auto cells = [&](int64_t q) { return packs[q].n * packs[q].m * packs[q].lanes(); };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cells(a) > cells(b); });
+  for_each_shared_item(static_cast<int64_t>(packs.size()), [&](int64_t q) { body(packs[order[q]]); });
 }
 
 // The pack's sequences interleaved by lane, one plane per feature: x as [k][i][lane] and y with

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../../common/macros.h"
+#include "../../common/parallel.h"
 #include "../math.h"
 
 namespace softdtw_torch {
@@ -150,14 +151,12 @@ void for_each_tile_in_wavefront(const PairGeometry& g, bool reverse, bool parall
 }
 
 // Runs body(b, parallel_tiles) for every pair b: pairs in parallel when the batch has at least as
-// many pairs as threads; otherwise the pairs one after the other with the tiles of each
-// anti-diagonal in parallel.
+// many pairs as threads (shared out one at a time, common/parallel.h); otherwise the pairs one
+// after the other with the tiles of each anti-diagonal in parallel.
 template <typename PairFn>
 void for_each_pair(int64_t batch, const PairFn& body) {
   if (batch >= at::get_num_threads()) {
-    at::parallel_for(0, batch, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; ++b) body(b, false);
-    });
+    for_each_shared_item(batch, [&](int64_t b) { body(b, false); });
   } else {
     for (int64_t b = 0; b < batch; ++b) body(b, true);
   }

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <memory>
+#include <numeric>
 #include <utility>
 #include <vector>
 

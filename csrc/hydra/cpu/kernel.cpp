@@ -5,7 +5,6 @@
 // Work items are (case, dilation, representation) triples, each writing its own features, so the
 // result has the same bits at any thread count.
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #define SOFTDTW_TORCH_HYDRA_AVX2 0
 #endif
 
+#include "../../common/parallel.h"
 #include "../problem.h"
 
 namespace softdtw_torch {
@@ -107,31 +107,33 @@ void transform_kernel(const TransformProblem& p, at::Tensor& out) {
   scalar_t* features = out.data_ptr<scalar_t>();
   const int64_t R = p.n_representations, G = p.n_groups, K = p.n_kernels, F = p.n_features();
   const int64_t units = p.n_cases * p.n_dilations * R;
-  at::parallel_for(0, units, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> padded;
-    for (int64_t unit = begin; unit < end; ++unit) {
-      const int64_t case_index = unit / (p.n_dilations * R), i = unit / R % p.n_dilations, r = unit % R;
-      const int64_t d = dilation_of(i), length = lengths ? lengths[case_index] : p.n_timepoints;
-      bool padded_ready = false;  // one channel: every group of (i, r) reads the same row
-      for (int64_t g = 0; g < G; ++g) {
-        const GroupRow<scalar_t> row = group_row(p, x, channels, length, case_index, i, r, g);
-        const scalar_t* w = weights + ((i * R + r) * G + g) * K * kTaps;
-        scalar_t* out_max = features + case_index * F + p.feature_offset(i, r, g);
-        scalar_t* out_min = out_max + G * K;
+  // (case, dilation, representation) units shared out one at a time (common/parallel.h), each
+  // thread with its own padded row.
+  for_each_shared_item<std::vector<float>>(
+      units,
+      [&](int64_t unit, std::vector<float>& padded) {
+        const int64_t case_index = unit / (p.n_dilations * R), i = unit / R % p.n_dilations, r = unit % R;
+        const int64_t d = dilation_of(i), length = lengths ? lengths[case_index] : p.n_timepoints;
+        bool padded_ready = false;  // one channel: every group of (i, r) reads the same row
+        for (int64_t g = 0; g < G; ++g) {
+          const GroupRow<scalar_t> row = group_row(p, x, channels, length, case_index, i, r, g);
+          const scalar_t* w = weights + ((i * R + r) * G + g) * K * kTaps;
+          scalar_t* out_max = features + case_index * F + p.feature_offset(i, r, g);
+          scalar_t* out_min = out_max + G * K;
 #if SOFTDTW_TORCH_HYDRA_AVX2
-        if constexpr (std::is_same_v<scalar_t, float>) {
-          if (cpu_has_avx2_fma()) {
-            if (!padded_ready || row.n_summed > 0) fill_padded(row, d, padded);
-            padded_ready = true;
-            group_features_avx2(padded.data() + pad_before(d), row.length, d, w, K, out_max, out_min);
-            continue;
+          if constexpr (std::is_same_v<scalar_t, float>) {
+            if (cpu_has_avx2_fma()) {
+              if (!padded_ready || row.n_summed > 0) fill_padded(row, d, padded);
+              padded_ready = true;
+              group_features_avx2(padded.data() + pad_before(d), row.length, d, w, K, out_max, out_min);
+              continue;
+            }
           }
-        }
 #endif
-        group_features(row, d, w, K, out_max, out_min);
-      }
-    }
-  });
+          group_features(row, d, w, K, out_max, out_min);
+        }
+      },
+      [] { return false; });
 }
 
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& channels,
@@ -155,16 +157,14 @@ void backward_kernel(const TransformProblem& p, const at::Tensor& grad, at::Tens
   scalar_t* g_w = grad_w.data_ptr<scalar_t>();
   const int64_t R = p.n_representations, G = p.n_groups, K = p.n_kernels, F = p.n_features(), T = p.n_timepoints;
   const int64_t items = p.n_items();
-  at::parallel_for(0, p.n_cases * items, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t unit = begin; unit < end; ++unit) {
-      const int64_t case_index = unit / items, item = unit % items;
-      const int64_t i = item / (R * G), r = item / G % R, g = item % G;
-      const int64_t length = lengths ? lengths[case_index] : T;
-      const GroupRow<scalar_t> row = group_row(p, x, channels, length, case_index, i, r, g);
-      group_backward(row, dilation_of(i), weights + item * K * kTaps, K,
-                     g_features + case_index * F + p.feature_offset(i, r, g), g_rows + unit * T,
-                     g_w + unit * K * kTaps);
-    }
+  for_each_shared_item(p.n_cases * items, [&](int64_t unit) {
+    const int64_t case_index = unit / items, item = unit % items;
+    const int64_t i = item / (R * G), r = item / G % R, g = item % G;
+    const int64_t length = lengths ? lengths[case_index] : T;
+    const GroupRow<scalar_t> row = group_row(p, x, channels, length, case_index, i, r, g);
+    group_backward(row, dilation_of(i), weights + item * K * kTaps, K,
+                   g_features + case_index * F + p.feature_offset(i, r, g), g_rows + unit * T,
+                   g_w + unit * K * kTaps);
   });
 }
 

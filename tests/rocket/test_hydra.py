@@ -220,15 +220,23 @@ def test_lengths_transform_each_case_alone():
 def test_same_bits_at_any_thread_count_and_input_dtype():
     x = torch.from_numpy(random_walks(9, 4, 90, seed=5))
     weights, channels = ops.hydra_fit(x, 8, 64, 8, 3)
+    def features_and_gradients():
+        xf, w = x.float().requires_grad_(), weights.clone().requires_grad_()
+        out = ops.hydra_transform(xf, w, channels)
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(6))
+        return (out.detach(), *torch.autograd.grad(out, (xf, w), g))
+
     previous = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        one = ops.hydra_transform(x.float(), weights, channels)
+        one = features_and_gradients()
         torch.set_num_threads(max(2, previous))
-        many = ops.hydra_transform(x.float(), weights, channels)
+        many = features_and_gradients()
     finally:
         torch.set_num_threads(previous)
-    np.testing.assert_array_equal(bits(one), bits(many))
+    assert one[1].abs().sum() > 0 and one[2].abs().sum() > 0  # the backward has work to share out
+    for a, b in zip(one, many):  # features, then the backward's series and weight gradients
+        np.testing.assert_array_equal(bits(a), bits(b))
     for dtype in (torch.float16, torch.bfloat16):
         xd = x.to(dtype)
         np.testing.assert_array_equal(bits(ops.hydra_transform(xd, weights, channels)),

@@ -15,8 +15,12 @@ namespace softdtw_torch {
 // has work: items of unequal size (ragged lengths), or a thread slowed by other work on the
 // machine. No item starts once stop() is true. Each item must write only its own outputs, so the
 // bits do not depend on the thread count or on which thread took which item.
-template <typename State, typename Body, typename Stop>
-void for_each_shared_item(int64_t n_items, const Body& body, const Stop& stop) {
+struct NeverStop {
+  bool operator()() const { return false; }
+};
+
+template <typename State, typename Body, typename Stop = NeverStop>
+void for_each_shared_item(int64_t n_items, const Body& body, const Stop& stop = Stop()) {
   std::atomic<int64_t> next_item{0};
   const int64_t n_workers = std::min<int64_t>(at::get_num_threads(), n_items);
   at::parallel_for(0, n_workers, 1, [&](int64_t, int64_t) {
@@ -29,8 +33,7 @@ void for_each_shared_item(int64_t n_items, const Body& body, const Stop& stop) {
 template <typename Body>
 void for_each_shared_item(int64_t n_items, const Body& body) {
   struct NoState {};
-  for_each_shared_item<NoState>(
-      n_items, [&](int64_t item, NoState&) { body(item); }, [] { return false; });
+  for_each_shared_item<NoState>(n_items, [&](int64_t item, NoState&) { body(item); });
 }
 
 }  // namespace softdtw_torch

@@ -132,8 +132,7 @@ void transform_kernel(const TransformProblem& p, at::Tensor& out) {
 #endif
           group_features(row, d, w, K, out_max, out_min);
         }
-      },
-      [] { return false; });
+      });
 }
 
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& channels,

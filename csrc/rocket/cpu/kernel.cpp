@@ -295,13 +295,15 @@ class CaseGroup {
       }
     }
   }
-  // Cases [first_case, first_case + lanes) of x (n_channels × T each) into both copies; the
-  // lanes past them (a partial group) hold zeros, whose features nobody reads.
-  void load(const float* x, int64_t first_case, int64_t lanes) {
+  // Cases [first_case, min(first_case + 8, end_case)) of x (n_channels × T each) into both
+  // copies; the lanes past them (a partial group) hold zeros, whose features nobody reads.
+  void load(const float* x, int64_t first_case, int64_t end_case) {
+    first_case_ = first_case;
+    lanes_ = std::min(kCaseLanes, end_case - first_case);
     for (int64_t c = 0; c < n_channels_; ++c) {
       float* row = data_.data() + c * row_size_ + margin_ * kCaseLanes;
       for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
-        if (lane >= lanes) {
+        if (lane >= lanes_) {
           for (int64_t u = 0; u < T_; ++u) row[u * kCaseLanes + lane] = 0.0f;
           continue;
         }
@@ -312,6 +314,8 @@ class CaseGroup {
     }
   }
   int64_t length() const { return T_; }  // of every series of the group
+  int64_t first_case() const { return first_case_; }
+  int64_t lanes() const { return lanes_; }  // cases loaded
   // The 8 values of series index u (-margin <= u < T + margin) of channel c, in the copy for a
   // weight whose sign bit is `negative`.
   const float* at(int64_t c, bool negative, int64_t u) const {
@@ -320,6 +324,7 @@ class CaseGroup {
 
  private:
   int64_t n_channels_, T_, margin_, row_size_;
+  int64_t first_case_ = 0, lanes_ = 0;
   std::vector<float> data_;
 };
 
@@ -359,17 +364,18 @@ template <bool kFma>
   }
 }
 
-// PPV, MAX and the first maximum's position of kernel k on the first `lanes` cases of `group`,
+// PPV, MAX and the first maximum's position of kernel k on the cases loaded in `group`,
 // written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions run in
 // blocks of 8, one accumulator vector each (8 independent FMA chains); the last block may run past
 // the output length into the margins (those positions are not scanned). The scan runs in position
 // order on the block's registers: strict `>` from position 0, as aeon's.
 template <bool kFma>
 SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, const KernelView& k,
-                                                     std::vector<LaneTap>& taps, int64_t lanes, float* ppv,
+                                                     std::vector<LaneTap>& taps, float* ppv,
                                                      float* max, int64_t stride, int64_t* argmax,
                                                      int64_t argmax_stride) {
   const int64_t out_len = rocket_output_length(group.length(), k.length, k.dilation, k.padding);
+  const int64_t lanes = group.lanes();
   if (out_len <= 0) {
     for (int64_t lane = 0; lane < lanes; ++lane) {
       ppv[lane * stride] = max[lane * stride] = 0.0f;
@@ -430,12 +436,11 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
       int64_t max_padding = 0;
       for (int64_t k = 0; k < K; ++k) max_padding = std::max<int64_t>(max_padding, kernels.paddings[k]);
       const int64_t margin = max_padding + kCaseLanes;
-      // Kernels [k_begin, k_end) of the group loaded in `group`, its first case g.
-      auto group_features = [&](const CaseGroup& group, int64_t g, int64_t k_begin, int64_t k_end,
-                                std::vector<LaneTap>& taps) {
-        const int64_t lanes = std::min(kCaseLanes, n_grouped - g);
+      // Kernels [k_begin, k_end) of the cases loaded in `group`.
+      auto group_features = [&](const CaseGroup& group, int64_t k_begin, int64_t k_end, std::vector<LaneTap>& taps) {
+        const int64_t g = group.first_case();
         for (int64_t k = k_begin; k < k_end; ++k) {
-          features_of_case_lanes<kFma>(group, kernels[k], taps, lanes, out + g * 2 * K + 2 * k,
+          features_of_case_lanes<kFma>(group, kernels[k], taps, out + g * 2 * K + 2 * k,
                                        out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
         }
       };
@@ -448,19 +453,17 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
         for_each_shared_item<GroupWork>(
             n_groups,
             [&](int64_t item, GroupWork& w) {
-              const int64_t g = item * kCaseLanes;
               if (!w.group) w.group.emplace(C, T, margin);
-              w.group->load(x, g, std::min(kCaseLanes, n_grouped - g));
-              group_features(*w.group, g, 0, K, w.taps);
-            },
-            [] { return false; });
+              w.group->load(x, item * kCaseLanes, n_grouped);
+              group_features(*w.group, 0, K, w.taps);
+            });
       } else {
         CaseGroup group(C, T, margin);
         for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
-          group.load(x, g, std::min(kCaseLanes, n_grouped - g));
+          group.load(x, g, n_grouped);
           at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
             std::vector<LaneTap> taps;
-            group_features(group, g, k_begin, k_end, taps);
+            group_features(group, k_begin, k_end, taps);
           });
         }
       }

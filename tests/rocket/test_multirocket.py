@@ -63,6 +63,18 @@ def test_fit_and_transform_match_aeon_on_random_data(n_channels, n_kernels, max_
         np.testing.assert_array_equal(bits(ours.transform(X)), bits(aeon.transform(X)))
 
 
+@pytest.mark.parametrize("T", [127, 128, 129, 300, 641])
+def test_match_aeon_across_position_blocks(T):
+    # The CPU kernel pools a segment in blocks of 128 positions (csrc/multirocket/cpu/kernel.cpp),
+    # carrying every lane's counts, index sums, float64 sums and stretches across them: segments
+    # shorter, equal and longer than a block, a block and one position, several blocks and a rest.
+    X = random_walks(3, 1 + T % 2, T, seed=T)
+    aeon = AeonMultiRocket(n_kernels=500, random_state=T).fit(X)
+    ours = MultiRocket(n_kernels=500, random_state=T).fit(X)
+    assert_parameters_equal(aeon, ours)
+    np.testing.assert_array_equal(bits(ours.transform(X)), bits(aeon.transform(X)))
+
+
 @pytest.mark.parametrize("trial", range(6))
 def test_match_aeon_on_integer_data(trial):
     # Integer-valued series: many outputs equal a bias (neither above nor below: LSPV's and MPV's

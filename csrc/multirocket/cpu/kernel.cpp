@@ -64,11 +64,16 @@ Parameters fit_impl(const at::Tensor& x_in, int64_t n_kernels, int64_t max_dilat
 // whole output and the trimmed one) are pooled together from `outputs`, their outputs
 // position-major: outputs[j·stride + q] is kernel q's output at segment position j. A group's
 // lanes read kernels first .. first + 7 (one load) and pick theirs (one permute, `pick`).
+// The segment runs in blocks of kPositionBlock positions: one block of every kernel is written
+// position-major, then every group pools it, so that the groups read it from L1 (a whole
+// segment, 1,460 positions of 50 floats on ACSF1, is 292 KB: streamed from L2 by each group,
+// the pooling loop took about twice its instruction count in cycles).
 using F32x8 = float __attribute__((vector_size(32)));
 using I32x8 = int32_t __attribute__((vector_size(32)));
 using F64x4 = double __attribute__((vector_size(32)));
 using F64x8 = double __attribute__((vector_size(64)));
 constexpr int kLanes = 8;
+constexpr int64_t kPositionBlock = 128;  // 25.6 KB of outputs at 50 floats per position
 
 struct LaneGroup {
   int64_t first = 0;          // the first kernel (column of outputs) the group reads
@@ -76,57 +81,102 @@ struct LaneGroup {
   float bias[kLanes] = {};    // lane l's bias (+inf past the last lane: pools nothing)
 };
 
-// The pooled values of one group's 8 lanes over segment positions [0, n): Pooling::add for every
-// lane at once, branch-free in GCC / Clang vector types (GCC does not vectorize the scalar form).
-// The compares, counts, index sums and distances use 32-bit lanes (n < 2^31; index sums per block
-// of 2^15 positions, from running counts, so that they fit); each lane's float64 sum adds its
-// terms in aeon's order, in two vectors of 4 doubles. One group per pass: two would need more
-// than AVX2's 16 registers, and GCC then spilled a sum, whose store-to-load chain bound the loop.
-// out[l] for the group's first `lanes` lanes.
-SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_group(const float* __restrict outputs, int64_t stride, int64_t n,
-                                                   const LaneGroup& group, int64_t lanes, Pooling* out) {
-  constexpr int64_t kBlock = int64_t(1) << 15;
-  F32x8 b;
-  I32x8 pick;
-  std::memcpy(&b, group.bias, sizeof(b));  // plain arrays: std::vector need not align vectors
-  std::memcpy(&pick, group.pick, sizeof(pick));
-  const float* column = outputs + group.first;
-  F64x4 sum_low = {}, sum_high = {};
-  I32x8 since = {}, longest = {};
+// A group's 8 lanes of Pooling between position blocks (plain arrays: std::vector need not align
+// vector types).
+struct LaneState {
+  double sum[kLanes] = {};
+  int32_t since[kLanes] = {}, longest[kLanes] = {};
   int64_t positives[kLanes] = {}, index_sum[kLanes] = {};
-  for (int64_t start = 0; start < n; start += kBlock) {
-    const int64_t stop = std::min(n, start + kBlock);
-    // This block's positives (count) and the running sum of count after each position
-    // (cumulated): sum over the block's positives of (position - start) = length·count - cumulated.
-    I32x8 count = {}, cumulated = {};
-    for (int64_t j = start; j < stop; ++j) {
-      F32x8 loaded;
-      std::memcpy(&loaded, column + j * stride, sizeof(loaded));
-      const F32x8 v = __builtin_shuffle(loaded, pick);
-      const I32x8 above = v > b, below = v < b;  // lanes of -1 (true) or 0
-      count -= above;
-      cumulated += count;
-      // float32(C[j] + bias) as aeon rounds it, +0.0 where not above, added in float64. Widened
-      // as one 8-lane vector, then split: GCC 12 compiles that to two vcvtps2pd, and the
-      // conversion of each 4-lane half to twice as many instructions.
-      const F32x8 term = reinterpret_cast<F32x8>(reinterpret_cast<I32x8>(v + b) & above);
-      const F64x8 wide = __builtin_convertvector(term, F64x8);
-      sum_low += __builtin_shufflevector(wide, wide, 0, 1, 2, 3);
-      sum_high += __builtin_shufflevector(wide, wide, 4, 5, 6, 7);
-      longest = since > longest ? since : longest;
-      since = (since & ~below) + 1;  // 1 after a value below the bias, else one more
-    }
-    for (int l = 0; l < kLanes; ++l) {
-      positives[l] += count[l];
-      index_sum[l] += (stop - start) * count[l] - cumulated[l] + start * count[l];
-    }
+};
+
+// Pooling::add for segment positions [start, start + n) of every lane of a group, `outputs` at
+// position start: branch-free in GCC / Clang vector types (GCC does not vectorize the scalar
+// form). The compares, counts, index sums and distances use 32-bit lanes within the block (index
+// sums from running counts), 64-bit across blocks; each lane's float64 sum adds its terms in aeon's
+// order, in two vectors of 4 doubles. One group per pass: two would need more than AVX2's 16
+// registers, and GCC then spilled a sum, whose store-to-load chain bound the loop.
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outputs, int64_t stride, int64_t start,
+                                                   int64_t n, const LaneGroup& group, LaneState& state) {
+  F32x8 b;
+  I32x8 pick, since, longest;
+  F64x4 sum_low, sum_high;
+  std::memcpy(&b, group.bias, sizeof(b));
+  std::memcpy(&pick, group.pick, sizeof(pick));
+  std::memcpy(&since, state.since, sizeof(since));
+  std::memcpy(&longest, state.longest, sizeof(longest));
+  std::memcpy(&sum_low, state.sum, sizeof(sum_low));
+  std::memcpy(&sum_high, state.sum + 4, sizeof(sum_high));
+  const float* column = outputs + group.first;
+  // The block's positives (count) and the running sum of count after each position (cumulated):
+  // sum over the block's positives of (position - start) = n·count - cumulated.
+  I32x8 count = {}, cumulated = {};
+  for (int64_t j = 0; j < n; ++j) {
+    F32x8 loaded;
+    std::memcpy(&loaded, column + j * stride, sizeof(loaded));
+    const F32x8 v = __builtin_shuffle(loaded, pick);
+    const I32x8 above = v > b, below = v < b;  // lanes of -1 (true) or 0
+    count -= above;
+    cumulated += count;
+    // float32(C[j] + bias) as aeon rounds it, +0.0 where not above, added in float64. Widened
+    // as one 8-lane vector, then split: GCC 12 compiles that to two vcvtps2pd, and the
+    // conversion of each 4-lane half to twice as many instructions.
+    const F32x8 term = reinterpret_cast<F32x8>(reinterpret_cast<I32x8>(v + b) & above);
+    const F64x8 wide = __builtin_convertvector(term, F64x8);
+    sum_low += __builtin_shufflevector(wide, wide, 0, 1, 2, 3);
+    sum_high += __builtin_shufflevector(wide, wide, 4, 5, 6, 7);
+    longest = since > longest ? since : longest;
+    since = (since & ~below) + 1;  // 1 after a value below the bias, else one more
   }
-  for (int l = 0; l < kLanes && l < lanes; ++l) {
-    out[l].positives = positives[l];
-    out[l].index_sum = index_sum[l];
-    out[l].sum = l < 4 ? sum_low[l] : sum_high[l - 4];
-    out[l].since = since[l];
-    out[l].longest = longest[l];
+  std::memcpy(state.since, &since, sizeof(since));
+  std::memcpy(state.longest, &longest, sizeof(longest));
+  std::memcpy(state.sum, &sum_low, sizeof(sum_low));
+  std::memcpy(state.sum + 4, &sum_high, sizeof(sum_high));
+  for (int l = 0; l < kLanes; ++l) {
+    state.positives[l] += count[l];
+    state.index_sum[l] += (n + start) * count[l] - cumulated[l];
+  }
+}
+
+// Rows 0..7 of `rows` (row b at rows + b·row_stride) at positions [0, n) into `out`
+// position-major: out[t·stride + b] = rows[b·row_stride + t]. A plain copy, so the values keep
+// their bits; 8×8 blocks are transposed in registers (8 loads, 24 shuffles, 8 stores).
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const float* __restrict rows, int64_t row_stride, int64_t n,
+                                                         float* __restrict out, int64_t stride) {
+  // Written out, not as loops over arrays: GCC kept such arrays on the stack.
+  const auto load = [&](int b, int64_t t) {
+    F32x8 v;
+    std::memcpy(&v, rows + b * row_stride + t, sizeof(v));
+    return v;
+  };
+  const auto store = [&](int64_t t, const F32x8& v) { std::memcpy(out + t * stride, &v, sizeof(v)); };
+  // Rows b, b + 1 interleaved by 2 positions (`low` positions 0, 1, 4, 5; `high` 2, 3, 6, 7).
+  const auto low = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13); };
+  const auto high = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15); };
+  // Four rows at positions e and e + 4, from two interleaved pairs: even e (`first`), odd e (`second`).
+  const auto first = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13); };
+  const auto second = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15); };
+  // Rows 0-3 and rows 4-7 of one position pair (e, e + 4) into the rows of positions e and e + 4.
+  const auto at_e = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11); };
+  const auto at_e4 = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15); };
+  int64_t t = 0;
+  for (; t + kLanes <= n; t += kLanes) {
+    const F32x8 r0 = load(0, t), r1 = load(1, t), r2 = load(2, t), r3 = load(3, t);
+    const F32x8 r4 = load(4, t), r5 = load(5, t), r6 = load(6, t), r7 = load(7, t);
+    const F32x8 l01 = low(r0, r1), h01 = high(r0, r1), l23 = low(r2, r3), h23 = high(r2, r3);
+    const F32x8 l45 = low(r4, r5), h45 = high(r4, r5), l67 = low(r6, r7), h67 = high(r6, r7);
+    const F32x8 q0 = first(l01, l23), q1 = second(l01, l23), q2 = first(h01, h23), q3 = second(h01, h23);
+    const F32x8 q4 = first(l45, l67), q5 = second(l45, l67), q6 = first(h45, h67), q7 = second(h45, h67);
+    store(t + 0, at_e(q0, q4));
+    store(t + 1, at_e(q1, q5));
+    store(t + 2, at_e(q2, q6));
+    store(t + 3, at_e(q3, q7));
+    store(t + 4, at_e4(q0, q4));
+    store(t + 5, at_e4(q1, q5));
+    store(t + 6, at_e4(q2, q6));
+    store(t + 7, at_e4(q3, q7));
+  }
+  for (; t < n; ++t) {
+    for (int b = 0; b < kLanes; ++b) out[t * stride + b] = rows[b * row_stride + t];
   }
 }
 
@@ -153,10 +203,10 @@ struct Rows {
 struct Workspace {
   int64_t prepared_case = -1;  // the case `rows` hold
   Rows rows[2];                // the series, its first difference
-  std::vector<float> row, alpha, rows8, outputs;
+  std::vector<float> row, alpha, kernel_rows, outputs;
   std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
   std::vector<LaneGroup> groups;
-  std::vector<Pooling> pooled;
+  std::vector<LaneState> states;  // one per group
 };
 
 // Case i of length T (its own length with x_lengths): both representations from x converted to
@@ -220,40 +270,34 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
   // each half is pooled together, its kernel q being k = 2q + first_kernel.
   constexpr int64_t kHalf = kKernels / 2;
   constexpr int64_t kStride = kHalf + kLanes;  // room for a group's 8-wide load past the last kernel
+  constexpr int64_t kRows = (kHalf + kLanes - 1) / kLanes * kLanes;  // whole blocks of 8 rows
   for (int64_t first_kernel = 0; first_kernel < 2; ++first_kernel) {
     const auto kernel = [&](int64_t q_index) { return 2 * q_index + first_kernel; };
     int64_t lo, hi;
     minirocket::ppv_segment(T, d, di, first_kernel, &lo, &hi);
     const int64_t len = hi - lo;
-    // Outputs are computed kernel by kernel, 8 at a time into `rows8`, then written 8 to a row of
-    // `outputs` (one cache line per position instead of one per kernel and position). Columns
-    // past the last kernel are never picked, so they are left as they are.
-    w.outputs.resize(static_cast<size_t>(std::max<int64_t>(len, 1) * kStride));
-    w.rows8.resize(static_cast<size_t>(kLanes * std::max<int64_t>(len, 1)));
-    for (int64_t q0 = 0; q0 < kHalf; q0 += kLanes) {
-      const int64_t n_block = std::min<int64_t>(kLanes, kHalf - q0);
-      for (int64_t b = 0; b < n_block; ++b) {
-        const int64_t k = kernel(q0 + b);
-        const minirocket::Combination& cb = q.combinations[di * kKernels + k];
-        int ta, tb, tc;
-        minirocket::kernel_taps(k, &ta, &tb, &tc);
-        const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
-        for (int64_t j = 0; j < cb.n_channels; ++j) {
-          const int64_t ch = q.channel_indices[cb.channel_start + j];
-          const float* g = rows.gpad.data() + ch * padded + pad + lo;
-          minirocket::combine_channel(w.rows8.data() + b * len, w.alpha.data() + w.alpha_row[ch] * T + lo, g + sa,
-                                      g + sb, g + sc, len, j == 0);
-        }
-      }
-      for (int64_t t = 0; t < len; ++t) {
-        float* row = w.outputs.data() + t * kStride + q0;
-        for (int64_t b = 0; b < n_block; ++b) row[b] = w.rows8[b * len + t];
+    // Every kernel's output over the segment, row by row (kernel q at kernel_rows + q·len); then,
+    // block by block, 8 rows at a time position-major into `outputs` and pooled. Rows past the
+    // last kernel are never picked, so they hold whatever they held.
+    w.kernel_rows.resize(static_cast<size_t>(kRows * std::max<int64_t>(len, 1)));
+    for (int64_t q_index = 0; q_index < kHalf; ++q_index) {
+      const int64_t k = kernel(q_index);
+      const minirocket::Combination& cb = q.combinations[di * kKernels + k];
+      int ta, tb, tc;
+      minirocket::kernel_taps(k, &ta, &tb, &tc);
+      const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
+      for (int64_t j = 0; j < cb.n_channels; ++j) {
+        const int64_t ch = q.channel_indices[cb.channel_start + j];
+        const float* g = rows.gpad.data() + ch * padded + pad + lo;
+        minirocket::combine_channel(w.kernel_rows.data() + q_index * len, w.alpha.data() + w.alpha_row[ch] * T + lo,
+                                    g + sa, g + sb, g + sc, len, j == 0);
       }
     }
     // One lane per (kernel q, bias f), q-major, 8 to a group.
     const int64_t lanes = kHalf * nf;
-    w.groups.assign(static_cast<size_t>((lanes + kLanes - 1) / kLanes), LaneGroup{});
-    for (int64_t lane = 0; lane < static_cast<int64_t>(w.groups.size()) * kLanes; ++lane) {
+    const int64_t n_groups = (lanes + kLanes - 1) / kLanes;
+    w.groups.assign(static_cast<size_t>(n_groups), LaneGroup{});
+    for (int64_t lane = 0; lane < n_groups * kLanes; ++lane) {
       LaneGroup& group = w.groups[lane / kLanes];
       const int l = static_cast<int>(lane % kLanes);
       if (l == 0) group.first = std::min(lane, lanes - 1) / nf;
@@ -266,14 +310,26 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
         group.bias[l] = std::numeric_limits<float>::infinity();
       }
     }
-    w.pooled.resize(static_cast<size_t>(lanes));
-    for (int64_t g = 0; g < static_cast<int64_t>(w.groups.size()); ++g) {
-      pool_group(w.outputs.data(), kStride, len, w.groups[g], lanes - g * kLanes, w.pooled.data() + g * kLanes);
+    w.states.assign(static_cast<size_t>(n_groups), LaneState{});
+    w.outputs.resize(static_cast<size_t>(kPositionBlock * kStride));
+    for (int64_t start = 0; start < len; start += kPositionBlock) {
+      const int64_t n = std::min(kPositionBlock, len - start);
+      for (int64_t q0 = 0; q0 < kHalf; q0 += kLanes) {
+        transpose_8_rows(w.kernel_rows.data() + q0 * len + start, len, n, w.outputs.data() + q0, kStride);
+      }
+      for (int64_t g = 0; g < n_groups; ++g) pool_block(w.outputs.data(), kStride, start, n, w.groups[g], w.states[g]);
     }
     for (int64_t lane = 0; lane < lanes; ++lane) {
-      const int64_t k = kernel(lane / nf);
-      const Pooling& pooled = w.pooled[lane];
+      const LaneState& state = w.states[lane / kLanes];
+      const int l = static_cast<int>(lane % kLanes);
+      Pooling pooled;
+      pooled.positives = state.positives[l];
+      pooled.index_sum = state.index_sum[l];
+      pooled.sum = state.sum[l];
+      pooled.since = state.since[l];
+      pooled.longest = state.longest[l];
       finite = finite && std::isfinite(pooled.sum);
+      const int64_t k = kernel(lane / nf);
       pooled.write(len, block + q.combinations[di * kKernels + k].feature_start + lane % nf, p.n_features);
     }
   }

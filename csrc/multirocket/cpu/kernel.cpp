@@ -81,7 +81,7 @@ struct LaneGroup {
   bool picked = false;        // whether lanes pick their columns (else lane l reads first + l)
   int32_t pick[kLanes] = {};  // lane l reads column first + pick[l]
   float bias[kLanes] = {};    // lane l's bias (+inf past the last lane: pools nothing)
-  int32_t kernel[kLanes] = {}, feature[kLanes] = {};  // lane l's kernel q and bias index (kernel -1: unused)
+  int32_t column[kLanes] = {}, bias_index[kLanes] = {};  // lane l's kernel q and its bias (column -1: unused)
 };
 
 // A group's 8 lanes of Pooling between position blocks (plain arrays: std::vector need not align
@@ -310,8 +310,8 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
         group.first = q0;
         for (int l = 0; l < kLanes; ++l) {
           group.bias[l] = bias_of(q0 + l, f);
-          group.kernel[l] = static_cast<int32_t>(q0 + l);
-          group.feature[l] = static_cast<int32_t>(f);
+          group.column[l] = static_cast<int32_t>(q0 + l);
+          group.bias_index[l] = static_cast<int32_t>(f);
         }
       }
     }
@@ -327,11 +327,11 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
       if (lane < rest) {
         group.pick[l] = static_cast<int32_t>(q_index - group.first);
         group.bias[l] = bias_of(q_index, lane % nf);
-        group.kernel[l] = static_cast<int32_t>(q_index);
-        group.feature[l] = static_cast<int32_t>(lane % nf);
+        group.column[l] = static_cast<int32_t>(q_index);
+        group.bias_index[l] = static_cast<int32_t>(lane % nf);
       } else {
         group.bias[l] = std::numeric_limits<float>::infinity();
-        group.kernel[l] = -1;
+        group.column[l] = -1;
       }
     }
     const int64_t n_groups = static_cast<int64_t>(w.groups.size());
@@ -354,7 +354,7 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
     for (int64_t g = 0; g < n_groups; ++g) {
       const LaneGroup& group = w.groups[g];
       const LaneState& state = w.states[g];
-      for (int l = 0; l < kLanes && group.kernel[l] >= 0; ++l) {
+      for (int l = 0; l < kLanes && group.column[l] >= 0; ++l) {
         Pooling pooled;
         pooled.positives = state.positives[l];
         pooled.index_sum = state.index_sum[l];
@@ -362,7 +362,8 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
         pooled.since = state.since[l];
         pooled.longest = state.longest[l];
         finite = finite && std::isfinite(pooled.sum);
-        const int64_t feature = q.combinations[di * kKernels + kernel(group.kernel[l])].feature_start + group.feature[l];
+        const int64_t feature =
+            q.combinations[di * kKernels + kernel(group.column[l])].feature_start + group.bias_index[l];
         pooled.write(len, block + feature, p.n_features);
       }
     }

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one run on the GPU machine (torch preinstalled, no network):
 # build the extension against the machine's torch, run the CUDA tests, compute-sanitizer
-# (memcheck, racecheck, synccheck, initcheck) on a small CUDA workload, the GPU benchmarks, and the side-by-side
-# benchmark against the CUDA peers. Writes logs and tables to the folder given as $1 (default:
-# $OUT, else out/gpu).
+# (memcheck, racecheck, synccheck, initcheck) on a small torch workload and on the torch-free harness,
+# the GPU benchmarks, and the side-by-side benchmark against the CUDA peers. Writes logs and tables
+# to the folder given as $1 (default: $OUT, else out/gpu).
 #   bash benchmarks/gpu_check.sh "$OUT"
 #   GPU_CHECK_STEPS="build peers" bash benchmarks/gpu_check.sh "$OUT"   # some steps only
-# Steps: build tests sanitizer bench rocket profile peers (default: all, in that order). The device tool
-# stops a command after 10 minutes: the peers step gets what is left of GPU_CHECK_BUDGET_S
+# Steps: build tests sanitizer harness bench rocket profile peers (default: all, in that order). The
+# device tool stops a command after 10 minutes: the peers step gets what is left of GPU_CHECK_BUDGET_S
 # (default 570 s from this script's start, at least 60 s) and skips, row by row, what does not fit.
 # Python packages the machine lacks (pysdtw, tslearn, aeon) and the GitHub peers travel in .whl/
 # and benchmarks/peers/ (scripts/prepare_gpu_peers.sh, benchmarks/README.md); missing ones only
@@ -18,7 +18,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 status=0
 export PYTHONUNBUFFERED=1
-steps=" ${GPU_CHECK_STEPS:-build tests sanitizer bench rocket profile peers} "
+steps=" ${GPU_CHECK_STEPS:-build tests sanitizer harness bench rocket profile peers} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 {
@@ -33,6 +33,18 @@ if [ -d .whl ] && compgen -G ".whl/*.whl" > /dev/null; then
   # --no-deps: their needs are on the machine already (KINDS.md), and aeon 1.6 pins numpy < 2.5,
   # which the machine's newer numpy fails, so pip's resolver would refuse every wheel at once
   python3 -m pip install --no-index --no-deps .whl/*.whl > "$out/wheels.log" 2>&1 || tail -20 "$out/wheels.log"
+fi
+
+if want harness; then
+  # The torch-free harness (tests/cuda_emu/harness.cpp) for the harness step: nvcc on one core, in the
+  # background while the steps before it run; the same nvcc command as the tests' (harness_cases.py).
+  python3 -c "
+import sys, torch
+sys.path.insert(0, 'tests/cuda_emu')
+import harness_cases
+harness_cases.build_with_nvcc(sys.argv[1], ['{}.{}'.format(*torch.cuda.get_device_capability())])" \
+    "$out/harness" > "$out/harness_build.log" 2>&1 &
+  harness_build=$!
 fi
 
 if want build; then
@@ -83,6 +95,23 @@ for dtype in (torch.float32, torch.float64):
             st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl).sum().backward()
             with torch.no_grad():
                 st.soft_dtw(x, y, gamma=0.1, bandwidth=bw, fused=fused, x_lengths=xl)
+    # second order (double backward), forward mode (the tangent kernels), the checkpointed backward,
+    # hard DTW and its paths, the Itakura window, a given cost matrix, alignments, the all-pairs matrix
+    x = torch.randn(2, 70, 2, device="cuda", dtype=dtype, requires_grad=True)
+    y = torch.randn(2, 66, 2, device="cuda", dtype=dtype, requires_grad=True)
+    for fused in (True, False):
+        g, = torch.autograd.grad(st.soft_dtw(x, y, gamma=0.5, fused=fused).sum(), x, create_graph=True)
+        g.square().sum().backward()
+        torch.func.jvp(lambda a: st.soft_dtw(a, y.detach(), gamma=0.5, fused=fused), (x.detach(),),
+                       (torch.ones_like(x),))
+    st.soft_dtw(x, y, gamma=0.5, checkpoint=True).sum().backward()
+    st.soft_dtw(x, y, gamma=0.0).sum().backward()
+    st.dtw_path(x.detach(), y.detach(), x_lengths=torch.tensor([70, 41]))
+    st.soft_dtw(x, y, gamma=0.5, itakura_max_slope=2.0).sum().backward()
+    D = st.pairwise_cost(x, y).detach().requires_grad_()
+    st.soft_dtw_from_cost(D, gamma=0.5).sum().backward()
+    st.soft_dtw_alignment(x, y, gamma=0.5)
+    st.cdist_soft_dtw(x.detach(), y.detach(), gamma=0.5)
 from softdtw_torch.rocket import RocketLayer, MiniRocket
 layer = RocketLayer(c_in=2, seq_len=50, n_kernels=64, learnable=True, seed=0, ppv_temperature=0.5).cuda()
 xr = torch.randn(5, 2, 50, device="cuda", requires_grad=True)
@@ -103,12 +132,22 @@ for tool in memcheck racecheck synccheck initcheck; do
   echo "$tool exit code $code"; tail -3 "$out/sanitizer_$tool.log"
   [ "$code" -eq 0 ] || status=1
 done
-# The torch-free harness (tests/cuda_emu/harness.cpp) built by nvcc, on the cases CI runs under the
-# emulator with its own memcheck and racecheck (tests/cuda_emu/test_harness.py).
+fi
+
+if want harness; then
+# The torch-free harness, on the cases CI runs under the emulator with its own memcheck and racecheck
+# (tests/cuda_emu/test_harness.py).
 echo "== compute-sanitizer on the torch-free harness"
-nvcc -x cu -std=c++20 -O3 -arch=native -Icsrc -Icsrc/softdtw tests/cuda_emu/harness.cpp -o "$out/harness" \
-  > "$out/harness_build.log" 2>&1 || { tail -20 "$out/harness_build.log"; status=1; }
-python3 tests/cuda_emu/harness_cases.py "$out/harness_cases" > "$out/harness_cases.txt" 2>&1 || status=1
+wait "$harness_build" || { tail -20 "$out/harness_build.log"; status=1; }
+# The cases: written here (that builds the emulated ops first, minutes on a fresh machine), or taken
+# from GPU_CHECK_HARNESS_CASES, a folder written elsewhere by
+# `python tests/cuda_emu/harness_cases.py DIR > DIR/cases.txt` and carried to this machine.
+if [ -n "${GPU_CHECK_HARNESS_CASES:-}" ]; then
+  rm -rf "$out/harness_cases"; cp -r "$GPU_CHECK_HARNESS_CASES" "$out/harness_cases"
+  cp "$out/harness_cases/cases.txt" "$out/harness_cases.txt"
+else
+  python3 tests/cuda_emu/harness_cases.py "$out/harness_cases" > "$out/harness_cases.txt" 2>&1 || status=1
+fi
 while read -r name family; do
   for tool in memcheck racecheck synccheck initcheck; do
     mkdir -p "$out/harness_cases/$name/out_$tool"

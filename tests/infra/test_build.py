@@ -237,6 +237,25 @@ def test_static_libstdcxx_is_refused_and_removed(setup_module, tmp_path, monkeyp
     assert not library.exists()
 
 
+@NEEDS_LINUX_GXX
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("objdump") is None, reason="needs cmake and objdump")
+def test_cmake_build_refuses_static_libstdcxx_too(tmp_path):
+    # The CMake build's own check (cmake/check_linked_runtime.cmake, run after linking the library).
+    script = Path(__file__).resolve().parents[2] / "cmake" / "check_linked_runtime.cmake"
+
+    def check(library):
+        return subprocess.run(["cmake", f"-DLIBRARY={library}", "-DCOMPILER=/opt/wrapped/g++", "-P", str(script)],
+                              capture_output=True, text=True, timeout=60)
+    shared = _tiny_library(tmp_path)
+    assert check(shared).returncode == 0 and shared.exists()
+    static = _tiny_library(tmp_path, "-static-libstdc++")
+    refused = check(static)
+    assert refused.returncode != 0
+    assert re.search(r"t\.so was linked without the shared libstdc\+\+ .*statically by\s+/opt/wrapped/g\+\+.*"
+                     r"CMAKE_CXX_COMPILER=g\+\+", " ".join(refused.stderr.split()))
+    assert not static.exists()
+
+
 def test_elf_reader_refuses_other_files(setup_module, tmp_path):
     other = tmp_path / "not_elf.so"
     other.write_bytes(b"#!/bin/sh\n")

@@ -139,7 +139,7 @@ if want harness; then
 # (tests/cuda_emu/test_harness.py).
 echo "== compute-sanitizer on the torch-free harness"
 wait "$harness_build" || { tail -20 "$out/harness_build.log"; status=1; }
-# The cases: written here (that builds the emulated ops first, minutes on a fresh machine), or taken
+# The cases: written here (which first compiles the emulated ops), or taken
 # from GPU_CHECK_HARNESS_CASES, a folder written elsewhere by
 # `python tests/cuda_emu/harness_cases.py DIR > DIR/cases.txt` and carried to this machine.
 if [ -n "${GPU_CHECK_HARNESS_CASES:-}" ]; then

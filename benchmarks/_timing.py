@@ -1,4 +1,5 @@
-"""Wall-clock timing shared by the CPU benchmarks: one loop, read as a median or a minimum."""
+"""Timing shared by the benchmarks: one wall-clock loop for the CPU (read as a median or a minimum),
+and one of CUDA events for the GPU."""
 import statistics
 import time
 from typing import Any, Callable, List, Optional, Tuple, Union
@@ -26,6 +27,24 @@ def timed_calls(call: Callable[..., Any], repeats: int, warm_up: Union[bool, Cal
         start = time.perf_counter()
         result = call(*args)
         times.append(time.perf_counter() - start)
+    return times, result
+
+
+def cuda_timed_calls(call: Callable[[], Any], repeats: int) -> Tuple[List[float], Any]:
+    """Seconds of each of `repeats` calls of call() on the GPU, measured by CUDA events around it,
+    after one untimed warm-up call (module load, allocator); and the last call's result."""
+    import torch
+
+    result = call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        result = call()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
     return times, result
 
 

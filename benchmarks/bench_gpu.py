@@ -12,12 +12,17 @@ sdtw-cuda-torch, pysdtw and Maghoumi's soft_dtw_cuda.
     python benchmarks/bench_gpu.py [--markdown PATH] [--repeats 20]
 """
 import argparse
+import os
 import statistics
+import sys
 
 import torch
 
 import softdtw_torch as st
 from softdtw_torch._ops import _C
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import cuda_timed_calls  # noqa: E402
 
 SOFTDTW_MAX_FUSED_FEATURES = _C.SOFTDTW_MAX_FUSED_FEATURES  # the fused=None rule (csrc/softdtw/constants.h)
 
@@ -30,17 +35,8 @@ WORKLOADS = {  # name: (B, N, M, d)
 
 
 def cuda_time_ms(fn, repeats):
-    fn()  # warm-up: module load, allocator
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    """Median milliseconds of `repeats` calls of fn on the GPU, after a warm-up call."""
+    return statistics.median(cuda_timed_calls(fn, repeats)[0]) * 1e3
 
 
 def graph_replay(x, y, options):

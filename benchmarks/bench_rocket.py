@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _threads import cpu_model, set_thread_env_from_argv  # noqa: E402
-from _timing import timed_calls  # noqa: E402
+from _timing import cuda_timed_calls, timed_calls  # noqa: E402
 
 set_thread_env_from_argv()
 
@@ -41,28 +41,15 @@ def best_of(fn, repeats):
     return min(times), out
 
 
-def cuda_time(fn, repeats):
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(repeats):
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return min(times)
-
-
 def gpu_row(name, method, ours, x, cpu_features, t_aeon, t_ours, args, gpu_lines):
     """Ours on CUDA for the numpy input x (moved to the GPU before timing), next to the CPU rows' times;
     the share of features with the bits of `cpu_features` (ours on the CPU, same input)."""
     if not torch.cuda.is_available():
         return
     xg = torch.from_numpy(x).cuda()
-    t_gpu = cuda_time(lambda: ours.transform(xg), args.repeats)
-    got, want = np.asarray(ours.transform(xg).cpu()), np.asarray(cpu_features)
+    times, features = cuda_timed_calls(lambda: ours.transform(xg), args.repeats)
+    t_gpu = min(times)
+    got, want = np.asarray(features.cpu()), np.asarray(cpu_features)
     same = (got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}")).mean() if got.dtype == want.dtype else 0.0
     gpu_lines.append(f"| {name} {x.shape} | {method} | {t_gpu * 1e3:.2f} | {t_aeon:.3f} | {t_aeon / t_gpu:.0f}x | "
                      f"{t_ours:.3f} | {t_ours / t_gpu:.0f}x | {100 * same:.2f}% |")

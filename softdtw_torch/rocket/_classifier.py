@@ -35,7 +35,9 @@ Ridge with efficient leave-one-out CV (``_fit_ridge_loo``) computes what scikit-
 Everything is float64 (sklearn also casts to float64 for this estimator). In "cov" mode the
 per-alpha work uses ``XV = Xc V`` once instead of forming ``V diag(D) Vᵀ`` per alpha as sklearn
 does: the same quantities, fewer flops (n·p² once instead of p³ per alpha), so values agree with
-sklearn to rounding, not bit for bit (neither do two BLAS libraries).
+sklearn to rounding, not bit for bit (neither do two BLAS libraries). The fit and the scores have
+the same bits at any thread count on the CPU: their products, whole-tensor sums and the
+eigendecomposition go through ``_linalg.FixedOrderOps`` (torch's BLAS alone does not give that).
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ from torch import Tensor
 from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, series_tags
 from .._input import _check_int
 from ._input import as_series_tensor, check_finite
+from ._linalg import FixedOrderOps, fixed_order_ops
 
 __all__ = ["HydraClassifier", "MiniRocketClassifier", "MultiRocketClassifier", "MultiRocketHydraClassifier",
            "RidgeClassifierCV", "RocketClassifier", "SparseScaler", "StandardScaler", "NotFittedError"]
@@ -284,104 +287,101 @@ def _check_alphas(alphas: Any, name: str) -> Tuple[float, ...]:
     return tuple(float(a) for a in values)
 
 
-def _eigh(a: Tensor) -> Tuple[Tensor, Tensor]:
-    """``torch.linalg.eigh``, with bits independent of the thread count on the CPU.
-
-    MKL's threaded symmetric eigensolver returns eigenvectors whose last bits depend on the number
-    of threads (measured: ~1e-13 between 1 and 2 threads), while the matrix products used here do
-    not; so on the CPU the decomposition alone runs on one thread (it is O(m³) with m =
-    min(n_samples, n_features): 0.5 s for m = 1000). ``torch.set_num_threads`` is process-wide:
-    torch work running concurrently in another Python thread sees one thread meanwhile."""
-    if a.device.type != "cpu":
-        return torch.linalg.eigh(a)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return torch.linalg.eigh(a)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _select(alphas: Tuple[float, ...], looe_of: Callable[[float], Tensor]) -> Tuple[int, float]:
+def _select(alphas: Tuple[float, ...], looe_of: Callable[[float], Tensor], ops: FixedOrderOps) -> Tuple[int, float]:
     """Index and score of the alpha with the largest -mean(looe²); ties keep the first.
 
     Scores are compared as Python floats with sklearn's ``>`` (a NaN first score is kept)."""
     best_i, best = 0, None
     for i, alpha in enumerate(alphas):
         looe = looe_of(alpha)
-        score = float(-(looe * looe).mean())
+        score = float(-ops.serial(torch.mean, looe * looe))
         if best is None or score > best:
             best_i, best = i, score
     assert best is not None
     return best_i, best
 
 
-def _loo_gram(x: Tensor, Y: Tensor, alphas: Tuple[float, ...],
-              w: Optional[Tensor]) -> Tuple[float, float, Tensor]:
+def _loo_gram(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], w: Optional[Tensor],
+              ops: FixedOrderOps) -> Tuple[float, float, Tensor]:
     """n <= p: eigendecomposition of K = Xc Xcᵀ (n×n); G = K + αI, dual coefficients c = G⁻¹Y.
 
     LOO residual of sample i: c_i / (G⁻¹)_ii. With an intercept (``w``: the square roots of the
     sample weights, ones without weights), the unpenalised constant direction is projected out:
     (G⁻¹)_ii - (G⁻¹ w)_i · w_i / Σw² (sklearn's ``d -= Ginv_sqrt_sw * sqrt_sw / sw_sum``)."""
-    eigvals, Q = _eigh(x @ x.T)
-    QT_y = Q.T @ Y
+    eigvals, Q = ops.serial(torch.linalg.eigh, ops.matmul(x, x.T))
+    QT_y = ops.matmul(Q.T, Y)
     Q2 = Q * Q
     if w is not None:
-        QT_w = Q.T @ w
-        w_sum = w @ w
+        QT_w = ops.matmul(Q.T, w)
+        w_sum = ops.serial(torch.dot, w, w)
 
     def dual(alpha: float) -> Tuple[Tensor, Tensor]:
         D = 1.0 / (eigvals + alpha)
-        c = Q @ (D[:, None] * QT_y)
-        d = Q2 @ D  # diag(Q diag(D) Qᵀ)
+        c = ops.matmul(Q, D[:, None] * QT_y)
+        d = ops.matmul(Q2, D)  # diag(Q diag(D) Qᵀ)
         if w is not None:
-            d = d - (Q @ (D * QT_w)) * w / w_sum
+            d = d - ops.matmul(Q, D * QT_w) * w / w_sum
         return c, d
 
     def looe(alpha: float) -> Tensor:
         c, d = dual(alpha)
         return c / d[:, None]
 
-    i, score = _select(alphas, looe)
+    i, score = _select(alphas, looe, ops)
     c, _ = dual(alphas[i])
-    return alphas[i], score, x.T @ c  # primal coefficients Xcᵀ c, (p, n_targets)
+    return alphas[i], score, ops.matmul(x.T, c)  # primal coefficients Xcᵀ c, (p, n_targets)
 
 
-def _loo_cov(x: Tensor, Y: Tensor, alphas: Tuple[float, ...],
-             w: Optional[Tensor]) -> Tuple[float, float, Tensor]:
+def _loo_cov(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], w: Optional[Tensor],
+             ops: FixedOrderOps) -> Tuple[float, float, Tensor]:
     """n > p: eigendecomposition C = Xcᵀ Xc = V diag(λ) Vᵀ (p×p); H = C + αI.
 
     Hat matrix X H⁻¹ Xᵀ = XV diag(1/(λ+α)) (XV)ᵀ; LOO residual (y - ŷ)_i / (1 - hat_ii), with an
     intercept the term (w - hat·w)_i · w_i / Σw² subtracted from the denominator, as in sklearn
     (``w`` as in :func:`_loo_gram`)."""
-    eigvals, V = _eigh(x.T @ x)
-    XV = x @ V
+    eigvals, V = ops.serial(torch.linalg.eigh, ops.matmul(x.T, x))
+    XV = ops.matmul(x, V)
     XV2 = XV * XV
-    VT_XT_y = XV.T @ Y
+    VT_XT_y = ops.matmul(XV.T, Y)
     if w is not None:
-        VT_XT_w = XV.T @ w
-        w_sum = w @ w
+        VT_XT_w = ops.matmul(XV.T, w)
+        w_sum = ops.serial(torch.dot, w, w)
 
     def looe(alpha: float) -> Tensor:
         D = 1.0 / (eigvals + alpha)
-        resid = Y - XV @ (D[:, None] * VT_XT_y)
-        denom = 1.0 - XV2 @ D
+        resid = Y - ops.matmul(XV, D[:, None] * VT_XT_y)
+        denom = 1.0 - ops.matmul(XV2, D)
         if w is not None:
-            denom = denom - (w - XV @ (D * VT_XT_w)) * w / w_sum
+            denom = denom - (w - ops.matmul(XV, D * VT_XT_w)) * w / w_sum
         return resid / denom[:, None]
 
-    i, score = _select(alphas, looe)
+    i, score = _select(alphas, looe, ops)
     D = 1.0 / (eigvals + alphas[i])
-    return alphas[i], score, V @ (D[:, None] * VT_XT_y)
+    return alphas[i], score, ops.matmul(V, D[:, None] * VT_XT_y)
 
 
 def _fit_ridge_loo(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], fit_intercept: bool,
                    sample_weight: Optional[Tensor] = None) -> Tuple[float, float, Tensor, Tensor]:
-    """Ridge with the alpha of smallest leave-one-out error (see the module docstring).
+    """Ridge with the alpha of smallest leave-one-out error (see the module docstring), with the
+    same bits at any thread count (``_linalg``).
 
     x: float64 (n_samples, n_features); Y: float64 (n_samples, n_targets) on x's device;
     sample_weight: None or float64 (n_samples,), >= 0 with a positive sum. Returns
     ``(alpha, score, coef (n_targets, n_features), intercept (n_targets,))``."""
+    with fixed_order_ops(x.device) as ops:
+        return _ridge_loo(x, Y, alphas, fit_intercept, sample_weight, ops)
+
+
+def _linear(x: Tensor, coef: Tensor, intercept: Tensor) -> Tensor:
+    """``x @ coef.T + intercept`` (one value per row for a 1-D coef), with the same bits at any
+    thread count (``_linalg``)."""
+    with fixed_order_ops(x.device) as ops:
+        return ops.matmul(x, coef if coef.dim() == 1 else coef.T) + intercept
+
+
+def _ridge_loo(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], fit_intercept: bool, sample_weight: Optional[Tensor],
+               ops: FixedOrderOps) -> Tuple[float, float, Tensor, Tensor]:
+    """_fit_ridge_loo's work: its products, whole-tensor reductions and eigendecomposition by ``ops``."""
     n, p = x.shape
     if sample_weight is None:
         w = torch.ones(n, dtype=x.dtype, device=x.device)
@@ -390,7 +390,7 @@ def _fit_ridge_loo(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], fit_intercep
     else:
         w = sample_weight.sqrt()
         if fit_intercept:  # np.average's weighted means, as sklearn's _preprocess_data
-            total = sample_weight.sum()
+            total = ops.serial(torch.sum, sample_weight)
             x_offset = (sample_weight[:, None] * x).sum(0) / total
             y_offset = (sample_weight[:, None] * Y).sum(0) / total
     if fit_intercept:
@@ -404,9 +404,9 @@ def _fit_ridge_loo(x: Tensor, Y: Tensor, alphas: Tuple[float, ...], fit_intercep
         Y = Y * w[:, None]
 
     solve = _loo_gram if n <= p else _loo_cov
-    alpha, score, coef = solve(x, Y, alphas, w if fit_intercept else None)
+    alpha, score, coef = solve(x, Y, alphas, w if fit_intercept else None, ops)
     coef = coef.T.contiguous()  # (n_targets, n_features)
-    return alpha, score, coef, y_offset - coef @ x_offset
+    return alpha, score, coef, y_offset - ops.matmul(coef, x_offset)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -567,10 +567,7 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
     def _scores(self, X: ArrayLike) -> Tensor:
         x = _check_2d(X, "RidgeClassifierCV")
         _check_n_features(x, self.n_features_in_, "RidgeClassifierCV")
-        x = x.to(device=self.coef_.device, dtype=torch.float64)
-        if self.coef_.dim() == 1:  # binary: one score per case, (n,)
-            return x @ self.coef_ + self.intercept_
-        return x @ self.coef_.T + self.intercept_
+        return _linear(x.to(device=self.coef_.device, dtype=torch.float64), self.coef_, self.intercept_)
 
     def decision_function(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
         """Confidence scores, float64: (n,) for two classes (> 0 means ``classes_[1]``), else

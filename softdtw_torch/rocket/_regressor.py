@@ -23,7 +23,7 @@ from torch import Tensor
 
 from .._base import Estimator
 from ._classifier import (DEFAULT_ALPHAS, ArrayLike, Device, _check_2d, _check_alphas, _check_n_features,
-                          _fit_ridge_loo, _HydraTransform, _MiniRocketTransform, _MultiRocketHydraTransform,
+                          _fit_ridge_loo, _HydraTransform, _linear, _MiniRocketTransform, _MultiRocketHydraTransform,
                           _MultiRocketTransform, _out_like, _RocketPipeline, _RocketTransform)
 from ._input import check_finite
 
@@ -120,10 +120,8 @@ class RidgeCV(RegressorMixin, Estimator):
     def _predict(self, X: ArrayLike) -> Tensor:
         x = _check_2d(X, "RidgeCV")
         _check_n_features(x, self.n_features_in_, "RidgeCV")
-        x = x.to(device=self.coef_.device, dtype=torch.float64)
-        if self.coef_.dim() == 1:  # one target: (n,)
-            return x @ self.coef_ + self.intercept_
-        return x @ self.coef_.T + self.intercept_
+        # (n,) for one target
+        return _linear(x.to(device=self.coef_.device, dtype=torch.float64), self.coef_, self.intercept_)
 
     def predict(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
         """Predictions for X (n, n_features), float64 (see the class docstring for the shape)."""

@@ -145,21 +145,29 @@ def test_ridge_sklearn_protocol():
     assert base.clone(rocket).get_params() == rocket.get_params()
 
 
-@pytest.mark.parametrize("n,p", [(60, 300), (300, 40)], ids=["gram", "cov"])
-def test_ridge_deterministic_across_thread_counts(n, p):
+# Shapes where torch's own products gave other bits at 2 threads than at 1 on the Intel Xeon of
+# 2026-11-27 (x @ x.T for (60, 300), x @ coef.T for (300, 2000)); (300, 40) and (2000, 300) take
+# the n > p path.
+@pytest.mark.parametrize("n,p", [(60, 300), (300, 40), (300, 2000), (2000, 300)],
+                         ids=["gram", "cov", "gram-wide", "cov-tall"])
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_ridge_deterministic_across_thread_counts(n, p, class_weight):
     X, y = _make(n, p, 3, seed=11)
     threads = torch.get_num_threads()
+    fitted = []
     try:
-        torch.set_num_threads(1)
-        one = RidgeClassifierCV().fit(X, y)
-        torch.set_num_threads(max(2, threads))
-        many = RidgeClassifierCV().fit(X, y)
+        for count in (1, max(2, threads)):
+            torch.set_num_threads(count)
+            est = RidgeClassifierCV(class_weight=class_weight).fit(X, y)
+            fitted.append((est, est.decision_function(torch.from_numpy(X))))
     finally:
         torch.set_num_threads(threads)
     assert torch.get_num_threads() == threads
-    assert one.alpha_ == many.alpha_
+    (one, one_scores), (many, many_scores) = fitted
+    assert one.alpha_ == many.alpha_ and one.best_score_ == many.best_score_
     assert torch.equal(one.coef_, many.coef_)
     assert torch.equal(one.intercept_, many.intercept_)
+    assert torch.equal(one_scores, many_scores)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -294,6 +294,26 @@ def test_ridge_cv_shares_the_classifiers_ridge():
     assert torch.equal(clf.coef_, reg.coef_) and torch.equal(clf.intercept_[0], reg.intercept_)
 
 
+@pytest.mark.parametrize("n,p", [(60, 300), (2000, 300)], ids=["gram", "cov"])
+def test_ridge_cv_deterministic_across_thread_counts(n, p):
+    """The same bits at 1 and 2 threads, fit and predict (the classifier's test has the shapes'
+    story)."""
+    X, y = _targets(n, p, "3 targets", seed=5)
+    threads = torch.get_num_threads()
+    fitted = []
+    try:
+        for count in (1, max(2, threads)):
+            torch.set_num_threads(count)
+            est = RidgeCV(alphas=ALPHAS).fit(X, y)
+            fitted.append((est, est.predict(torch.from_numpy(X))))
+    finally:
+        torch.set_num_threads(threads)
+    (one, one_predicted), (many, many_predicted) = fitted
+    assert one.alpha_ == many.alpha_ and one.best_score_ == many.best_score_
+    assert torch.equal(one.coef_, many.coef_) and torch.equal(one.intercept_, many.intercept_)
+    assert torch.equal(one_predicted, many_predicted)
+
+
 def test_ridge_cv_errors():
     X, y = _targets(20, 5, "1d", seed=0)
     with pytest.raises(ValueError, match=r"^RidgeCV: requires y to be passed, but the target y is None"):

@@ -8,11 +8,11 @@ last bits between 1 and 2 threads, and so does the sum of all elements of a (200
 eigensolver's eigenvectors differ too (~1e-13). Element-wise operations and sums along the
 first dimension (column means) were equal.
 
-:class:`FixedOrderOps` (within :func:`fixed_order_ops`) therefore cuts every product's result into tiles of a fixed size (:data:`TILE`)
-and computes each tile with one BLAS call on one thread, the tiles spread over the caller's
-threads; the tiles do not depend on the thread count, so neither do the bits. Whole-tensor sums
-and the eigensolver run on one thread. On CUDA everything runs as it is (cuBLAS picks its
-algorithm by shape, not by the number of CPU threads).
+:class:`FixedOrderOps` (from :func:`fixed_order_ops`) therefore cuts every product's result into
+tiles of a fixed size (:data:`TILE`) and computes each tile with one BLAS call on one thread, the
+tiles spread over the caller's threads; the tiles do not depend on the thread count, so neither
+do the bits. Whole-tensor sums and the eigensolver run on one thread. On CUDA everything runs as
+it is (cuBLAS picks its algorithm by shape, not by the number of CPU threads).
 
 ``torch.set_num_threads`` is process-wide: torch work that runs in another Python thread while a
 one-thread step runs (the eigensolver, a sum, a small product) sees one thread meanwhile.
@@ -35,7 +35,7 @@ T = TypeVar("T")
 # in blocks of 256 rows, 778 ms in blocks of 64: every block packs all of x.T again), and with
 # columns cut too, so that a few hundred samples already give several threads tiles of their own.
 TILE = 256
-# FixedOrderOps with fewer multiply-adds run their tiles in the calling thread: handing them to the
+# Products with fewer multiply-adds run their tiles in the calling thread: handing them to the
 # pool costs more than it saves.
 PARALLEL_MULTIPLY_ADDS = 1 << 22
 
@@ -95,6 +95,10 @@ class FixedOrderOps:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown()
+            self._pool = None
+            # The workers' torch.set_num_threads(1) also set the count torch gives threads that
+            # start later (a process-wide value): back to the caller's.
+            torch.set_num_threads(self.threads)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,8 @@ bits at any thread count, checked against numpy's float64 products (a different 
 against themselves at 1 and 2 threads."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -66,7 +68,32 @@ def test_the_pool_is_used_and_its_workers_run_the_blas_on_one_thread():
     (one, pool_one), (two, pool_two) = _at_threads(1, gram), _at_threads(2, gram)
     assert not pool_one and pool_two
     assert torch.equal(one, two)
-    assert torch.get_num_threads() >= 1
+
+
+def _count_in_a_new_thread():
+    """The thread count torch gives a thread started now (set on its first parallel op)."""
+    seen = []
+
+    def work():
+        torch.ones(1 << 20).sum()
+        seen.append(torch.get_num_threads())
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    return seen[0]
+
+
+def test_the_callers_thread_count_is_kept_for_threads_started_later():
+    x = _random(300, 2000, seed=5)
+
+    def gram_then_counts():
+        with fixed_order_ops(x.device) as ops:
+            ops.matmul(x, x.T)
+            assert ops._pool is not None
+        return torch.get_num_threads(), _count_in_a_new_thread()
+
+    assert _at_threads(2, gram_then_counts) == (2, 2)
 
 
 def test_serial_runs_on_one_thread_and_restores_the_count():

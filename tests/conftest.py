@@ -44,3 +44,13 @@ DEVICES = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=
 AEON_DATASETS = aeon_datasets_dir()
 needs_aeon_data = pytest.mark.skipif(
     AEON_DATASETS is None, reason="needs aeon's bundled datasets (pip install aeon; see requirements-dev.txt)")
+
+
+def run_at_threads(threads, function):
+    """function() with torch at `threads` threads; the caller's count restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return function()
+    finally:
+        torch.set_num_threads(before)

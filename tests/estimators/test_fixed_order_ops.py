@@ -11,14 +11,7 @@ import torch
 
 from softdtw_torch.rocket._linalg import PARALLEL_MULTIPLY_ADDS, TILE, fixed_order_ops
 
-
-def _at_threads(threads, function):
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        return function()
-    finally:
-        torch.set_num_threads(before)
+from conftest import run_at_threads  # noqa: E402
 
 
 def _random(*shape, seed):
@@ -48,7 +41,7 @@ def test_matmul_is_the_product_with_the_same_bits_at_any_thread_count(a_shape, b
         with fixed_order_ops(a.device) as ops:
             return ops.matmul(a, b)
 
-    one, two, again = (_at_threads(t, product) for t in (1, 2, 2))
+    one, two, again = (run_at_threads(t, product) for t in (1, 2, 2))
     assert one.shape == two.shape == (a @ b).shape and one.dtype == torch.float64
     assert torch.equal(one, two) and torch.equal(two, again)
     np.testing.assert_allclose(one.numpy(), a.numpy() @ b.numpy(), rtol=1e-12, atol=1e-12 * a.shape[1])
@@ -65,7 +58,7 @@ def test_the_pool_is_used_and_its_workers_run_the_blas_on_one_thread():
             used_pool = ops._pool is not None
         return result, used_pool
 
-    (one, pool_one), (two, pool_two) = _at_threads(1, gram), _at_threads(2, gram)
+    (one, pool_one), (two, pool_two) = run_at_threads(1, gram), run_at_threads(2, gram)
     assert not pool_one and pool_two
     assert torch.equal(one, two)
 
@@ -93,7 +86,7 @@ def test_the_callers_thread_count_is_kept_for_threads_started_later():
             assert ops._pool is not None
         return torch.get_num_threads(), _count_in_a_new_thread()
 
-    assert _at_threads(2, gram_then_counts) == (2, 2)
+    assert run_at_threads(2, gram_then_counts) == (2, 2)
 
 
 def test_serial_runs_on_one_thread_and_restores_the_count():
@@ -103,6 +96,6 @@ def test_serial_runs_on_one_thread_and_restores_the_count():
         with fixed_order_ops(t.device) as ops:
             return ops.serial(torch.mean, t), ops.serial(torch.get_num_threads), torch.get_num_threads()
 
-    one, two = _at_threads(1, mean_and_threads), _at_threads(2, mean_and_threads)
+    one, two = run_at_threads(1, mean_and_threads), run_at_threads(2, mean_and_threads)
     assert torch.equal(one[0], two[0]) and one[0].item() == pytest.approx(t.numpy().mean(), rel=1e-12)
     assert one[1] == two[1] == 1 and two[2] == 2

@@ -20,7 +20,7 @@ sklearn_pre = pytest.importorskip("sklearn.preprocessing")
 SkRidgeCV = sklearn_linear.RidgeClassifierCV
 SkScaler = sklearn_pre.StandardScaler
 
-from conftest import AEON_DATASETS as DATA  # noqa: E402
+from conftest import AEON_DATASETS as DATA, run_at_threads  # noqa: E402
 ALPHAS = np.logspace(-2, 4, 13)
 
 
@@ -153,17 +153,14 @@ def test_ridge_sklearn_protocol():
 @pytest.mark.parametrize("class_weight", [None, "balanced"])
 def test_ridge_deterministic_across_thread_counts(n, p, class_weight):
     X, y = _make(n, p, 3, seed=11)
+
+    def fit():
+        est = RidgeClassifierCV(class_weight=class_weight).fit(X, y)
+        return est, est.decision_function(torch.from_numpy(X))
+
     threads = torch.get_num_threads()
-    fitted = []
-    try:
-        for count in (1, max(2, threads)):
-            torch.set_num_threads(count)
-            est = RidgeClassifierCV(class_weight=class_weight).fit(X, y)
-            fitted.append((est, est.decision_function(torch.from_numpy(X))))
-    finally:
-        torch.set_num_threads(threads)
+    (one, one_scores), (many, many_scores) = (run_at_threads(count, fit) for count in (1, max(2, threads)))
     assert torch.get_num_threads() == threads
-    (one, one_scores), (many, many_scores) = fitted
     assert one.alpha_ == many.alpha_ and one.best_score_ == many.best_score_
     assert torch.equal(one.coef_, many.coef_)
     assert torch.equal(one.intercept_, many.intercept_)

@@ -18,6 +18,8 @@ from softdtw_torch.rocket._classifier import (MiniRocketClassifier, MultiRocketC
                                               RidgeClassifierCV, RocketClassifier, StandardScaler)
 from softdtw_torch.rocket._regressor import MiniRocketRegressor, MultiRocketRegressor, RidgeCV, RocketRegressor
 
+from conftest import run_at_threads  # noqa: E402
+
 sklearn_linear = pytest.importorskip("sklearn.linear_model")
 sklearn_pre = pytest.importorskip("sklearn.preprocessing")
 aeon_datasets = pytest.importorskip("aeon.datasets")
@@ -299,16 +301,13 @@ def test_ridge_cv_deterministic_across_thread_counts(n, p):
     """The same bits at 1 and 2 threads, fit and predict (the classifier's test has the shapes'
     story)."""
     X, y = _targets(n, p, "3 targets", seed=5)
-    threads = torch.get_num_threads()
-    fitted = []
-    try:
-        for count in (1, max(2, threads)):
-            torch.set_num_threads(count)
-            est = RidgeCV(alphas=ALPHAS).fit(X, y)
-            fitted.append((est, est.predict(torch.from_numpy(X))))
-    finally:
-        torch.set_num_threads(threads)
-    (one, one_predicted), (many, many_predicted) = fitted
+
+    def fit():
+        est = RidgeCV(alphas=ALPHAS).fit(X, y)
+        return est, est.predict(torch.from_numpy(X))
+
+    (one, one_predicted), (many, many_predicted) = (run_at_threads(count, fit)
+                                                    for count in (1, max(2, torch.get_num_threads())))
     assert one.alpha_ == many.alpha_ and one.best_score_ == many.best_score_
     assert torch.equal(one.coef_, many.coef_) and torch.equal(one.intercept_, many.intercept_)
     assert torch.equal(one_predicted, many_predicted)

@@ -35,6 +35,14 @@
 // compare counts through a mask register with one more instruction).
 #define SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 SOFTDTW_TORCH_TARGET_CLONES("arch=x86-64-v3", "default")
 
+// x86-64 intrinsics (<immintrin.h>) for the CPU loops written by hand for one instruction set
+// (Hydra's AVX2, MiniRocket's AVX-512), each chosen at run time by a CPU check beside it.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SOFTDTW_TORCH_X86_INTRINSICS 1
+#else
+#define SOFTDTW_TORCH_X86_INTRINSICS 0
+#endif
+
 // Asserts that a loop's iterations are independent (its pointers do not overlap), so that it
 // vectorizes where the pointers sit in structs, which __restrict does not reach.
 #if defined(__clang__)

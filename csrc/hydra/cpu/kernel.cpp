@@ -10,13 +10,10 @@
 #include <algorithm>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "../../common/macros.h"
+#if SOFTDTW_TORCH_X86_INTRINSICS
 #include <immintrin.h>
-#define SOFTDTW_TORCH_HYDRA_AVX2 1
-#else
-#define SOFTDTW_TORCH_HYDRA_AVX2 0
 #endif
-
 #include "../../common/parallel.h"
 #include "../problem.h"
 
@@ -36,7 +33,7 @@ void fill_padded(const GroupRow<float>& row, int64_t d, std::vector<float>& padd
   for (int64_t p = 0; p < row.length; ++p) s[p] = row.value(p);
 }
 
-#if SOFTDTW_TORCH_HYDRA_AVX2
+#if SOFTDTW_TORCH_X86_INTRINSICS
 // group_features (math.h) on 8 positions at a time: the same fused multiply-adds in tap order, the
 // same first maximum and minimum (strict comparisons in kernel order), the maxima added to
 // count_max in position order. s: the padded row at position 0.
@@ -120,7 +117,7 @@ void transform_kernel(const TransformProblem& p, at::Tensor& out) {
           const scalar_t* w = weights + ((i * R + r) * G + g) * K * kTaps;
           scalar_t* out_max = features + case_index * F + p.feature_offset(i, r, g);
           scalar_t* out_min = out_max + G * K;
-#if SOFTDTW_TORCH_HYDRA_AVX2
+#if SOFTDTW_TORCH_X86_INTRINSICS
           if constexpr (std::is_same_v<scalar_t, float>) {
             if (cpu_has_avx2_fma()) {
               if (!padded_ready || row.n_summed > 0) fill_padded(row, d, padded);

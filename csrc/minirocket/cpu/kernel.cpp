@@ -13,14 +13,10 @@
 #include <limits>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define SOFTDTW_TORCH_MINIROCKET_AVX512 1
-#else
-#define SOFTDTW_TORCH_MINIROCKET_AVX512 0
-#endif
-
 #include "../../common/macros.h"
+#if SOFTDTW_TORCH_X86_INTRINSICS
+#include <immintrin.h>
+#endif
 #include "../../common/parallel.h"
 #include "../../rocket/random.h"
 #include "../problem.h"
@@ -265,7 +261,7 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c,
   for (int j = 0; j < NB; ++j) counts[j] = static_cast<double>(total[j]);
 }
 
-#if SOFTDTW_TORCH_MINIROCKET_AVX512
+#if SOFTDTW_TORCH_X86_INTRINSICS
 // count_greater on 512-bit vectors, for Intel CPUs with AVX-512: 16 positions per compare into a
 // mask register, counted by one masked add, and the last n mod 16 positions as one masked vector
 // (the compiled loop above takes them one at a time). The counts are the same integers. Measured
@@ -310,7 +306,7 @@ bool use_avx512() {
 // count_greater, or count_greater_avx512 where it is used (int32 lanes: segments under 2^30).
 template <int NB, bool kFused>
 void count_greater_any(const float* c, const float* gc, int64_t n, const float* bias, double* counts) {
-#if SOFTDTW_TORCH_MINIROCKET_AVX512
+#if SOFTDTW_TORCH_X86_INTRINSICS
   if (n < (int64_t(1) << 30) && use_avx512()) return count_greater_avx512<NB, kFused>(c, gc, n, bias, counts);
 #endif
   count_greater<NB, kFused>(c, gc, n, bias, counts);

@@ -42,6 +42,9 @@
 #else
 #define SOFTDTW_TORCH_X86_INTRINSICS 0
 #endif
+// A small helper of such a loop, inlined into its AVX-512 caller (a lambda would not inherit the
+// caller's instruction set).
+#define SOFTDTW_TORCH_AVX512_HELPER __attribute__((target("avx512f,avx512vl"), always_inline)) inline
 
 // Asserts that a loop's iterations are independent (its pointers do not overlap), so that it
 // vectorizes where the pointers sit in structs, which __restrict does not reach.

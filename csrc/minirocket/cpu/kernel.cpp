@@ -231,17 +231,18 @@ Parameters fit_impl(const at::Tensor& x_in, int64_t n_features, int64_t max_dila
 // thread; per dilation C_alpha once per used channel; per kernel its output over the counted
 // segment, compared with each of the kernel's biases.
 
-// counts[j] = number of t with v(t) > bias[j], j < NB, where v(t) = c[t] (stored outputs) or,
-// fused for one-channel combinations, c[t] + gc[t] with c = (alpha + ga) + gb (aeon adds the
-// output to np.sum's 0, which only turns -0 into +0: no comparison changes). NB biases per pass
-// keep their counters in registers; int32 lanes vectorize best, blocks keep them from overflow.
-// Most of the transform's time is spent here. AVX2 and SSE2 turn a compare into a 0/-1 lane
-// that one subtraction counts; with AVX-512 GCC compares into a mask register and needs one more
-// instruction per compare to count it, which measured 20-30% slower on the 2-core Zen 4 VM
-// (benchmarks/README.md): so no AVX-512 clone of this loop (Intel CPUs take count_greater_avx512).
+// features[j] = ppv_ratio(count, n), count the number of t < n with v(t) > bias[j], j < NB, where
+// v(t) = c[t] (stored outputs) or, fused for one-channel combinations, c[t] + gc[t] with
+// c = (alpha + ga) + gb (aeon adds the output to np.sum's 0, which only turns -0 into +0: no
+// comparison changes). NB biases per pass keep their counters in registers; int32 lanes
+// vectorize best, blocks keep them from overflow. Most of the transform's time is spent here.
+// AVX2 and SSE2 turn a compare into a 0/-1 lane that one subtraction counts; with AVX-512 GCC
+// compares into a mask register and needs one more instruction per compare to count it, which
+// measured 20-30% slower on the 2-core Zen 4 VM (benchmarks/README.md): so no AVX-512 clone of
+// this loop (Intel CPUs take count_greater_avx512).
 template <int NB, bool kFused>
 SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
-                                           const float* bias, double* counts) {
+                                                      const float* bias, float* features) {
   float b[NB];
   int64_t total[NB];
   for (int j = 0; j < NB; ++j) {
@@ -258,81 +259,122 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c,
     }
     for (int j = 0; j < NB; ++j) total[j] += k[j];
   }
-  for (int j = 0; j < NB; ++j) counts[j] = static_cast<double>(total[j]);
+  for (int j = 0; j < NB; ++j) features[j] = ppv_ratio(static_cast<double>(total[j]), static_cast<double>(n));
 }
 
 #if SOFTDTW_TORCH_X86_INTRINSICS
+// GCC 12 warns that the "undefined" source vector inside its AVX-512 shuffle intrinsics is used
+// uninitialized (GCC bug 105593, fixed in GCC 13): a false alarm, silenced for these functions.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// Halves of a pair of vectors added, per 128-bit block: [a's 0+2, 1+3 | b's 0+2, 1+3].
+SOFTDTW_TORCH_AVX512_HELPER __m512i add_halves(__m512i a, __m512i b) {
+  return _mm512_add_epi32(_mm512_shuffle_i64x2(a, b, 0x44), _mm512_shuffle_i64x2(a, b, 0xEE));
+}
+
+// Quarters of two add_halves results added: [v_a | v_b | v_c | v_d], each block four lanes whose
+// sum is that vector's sum.
+SOFTDTW_TORCH_AVX512_HELPER __m512i add_quarters(__m512i ab, __m512i cd) {
+  return _mm512_add_epi32(_mm512_shuffle_i64x2(ab, cd, 0x88), _mm512_shuffle_i64x2(ab, cd, 0xDD));
+}
+
+// The sums of the 16 int32 lanes of v0, ..., v7, in this order: a transposing tree, about 20
+// instructions for all eight sums instead of about 9 per sum. Taken by value, not as an array:
+// GCC keeps an array of vectors in memory, in the loop that fills it as well.
+SOFTDTW_TORCH_AVX512_HELPER __m256i lane_sums(__m512i v0, __m512i v1, __m512i v2, __m512i v3, __m512i v4, __m512i v5,
+                                              __m512i v6, __m512i v7) {
+  const __m512i low = add_quarters(add_halves(v0, v1), add_halves(v2, v3));
+  const __m512i high = add_quarters(add_halves(v4, v5), add_halves(v6, v7));
+  // Per block b: lanes [low 0+2, low 1+3, high 0+2, high 1+3], then neighbours added: lane 0 is
+  // v_b's sum, lane 2 is v_(4+b)'s.
+  __m512i w = _mm512_add_epi32(_mm512_unpacklo_epi64(low, high), _mm512_unpackhi_epi64(low, high));
+  w = _mm512_add_epi32(w, _mm512_shuffle_epi32(w, _MM_PERM_CDAB));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, w));
+}
+
+// k[j] for j < NB, zero beyond.
+template <int NB, int J>
+SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
+  if constexpr (J < NB) return k[J];
+  return _mm512_setzero_si512();
+}
+
 // count_greater on 512-bit vectors, for Intel CPUs with AVX-512: 16 positions per compare into a
-// mask register, counted by one masked add, and the last n mod 16 positions as one masked vector
-// (the compiled loop above takes them one at a time). The counts are the same integers. Measured
-// on a 2-core Intel Xeon VM (AVX-512), transform at 1 thread against the loop above: GunPoint
-// 12.2-12.4 ms against 14.5-16.0, ACSF1 66.7-66.8 against 74.2-77.8, BasicMotions 7.7-8.3 against
-// 9.2-9.7 (benchmarks/README.md). Not used on AMD: the one AVX-512 version of this loop measured
-// there (GCC's clone, on Zen 4, which splits 512-bit operations in two) was slower, and this one
-// has not been measured there.
+// mask register, counted by one masked add. The last n mod 16 positions go first, as one masked
+// vector that starts the counters (then the loop needs no mask, and GCC keeps the counters in
+// registers, which it does not with a masked step after the loop); lane_sums adds the lanes up.
+// The counts are the same integers, and the features the same floats: for n < 2^24 a count and n
+// are exact in float32, and float32(count / n computed in float64) = count / n computed in
+// float32, because rounding a quotient first to 53 bits and then to 24 gives the correctly
+// rounded 24-bit quotient (53 >= 2 * 24 + 2: S. A. Figueroa, "When is double rounding
+// innocuous?", 1995; tests/rocket/test_minirocket.py checks the identity). Measured on a 2-core
+// Intel Xeon VM (AVX-512) against the loop above and against the first version of this one
+// (benchmarks/README.md). Not used on AMD: the one AVX-512 version of this loop measured there
+// (GCC's clone, on Zen 4, which splits 512-bit operations in two) was slower, and this one has
+// not been measured there.
 template <int NB, bool kFused>
-__attribute__((target("avx512f"))) void count_greater_avx512(const float* __restrict c, const float* __restrict gc,
-                                                             int64_t n, const float* bias, double* counts) {
+__attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const float* __restrict c,
+                                                                       const float* __restrict gc, int64_t n,
+                                                                       const float* bias, float* features) {
+  static_assert(NB >= 1 && NB <= 8, "lane_sums sums at most 8 vectors");
+  const __m512i one = _mm512_set1_epi32(1);
+  const int64_t whole = n & ~int64_t(15);
+  const __mmask16 last = static_cast<__mmask16>((1u << (n - whole)) - 1u);
+  __m512 v = _mm512_maskz_loadu_ps(last, c + whole);
+  if (kFused) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(last, gc + whole));
   __m512 b[NB];
   __m512i k[NB];
   for (int j = 0; j < NB; ++j) {
     b[j] = _mm512_set1_ps(bias[j]);
-    k[j] = _mm512_setzero_si512();
+    k[j] = _mm512_maskz_mov_epi32(_mm512_mask_cmp_ps_mask(last, v, b[j], _CMP_GT_OQ), one);
   }
-  const __m512i one = _mm512_set1_epi32(1);
-  int64_t t = 0;
-  for (; t + 16 <= n; t += 16) {
-    __m512 v = _mm512_loadu_ps(c + t);
+  for (int64_t t = 0; t < whole; t += 16) {
+    v = _mm512_loadu_ps(c + t);
     if (kFused) v = _mm512_add_ps(v, _mm512_loadu_ps(gc + t));
     for (int j = 0; j < NB; ++j) k[j] = _mm512_mask_add_epi32(k[j], _mm512_cmp_ps_mask(v, b[j], _CMP_GT_OQ), k[j], one);
   }
-  if (t < n) {
-    const __mmask16 valid = static_cast<__mmask16>((1u << (n - t)) - 1u);
-    __m512 v = _mm512_maskz_loadu_ps(valid, c + t);
-    if (kFused) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(valid, gc + t));
-    for (int j = 0; j < NB; ++j) {
-      k[j] = _mm512_mask_add_epi32(k[j], _mm512_mask_cmp_ps_mask(valid, v, b[j], _CMP_GT_OQ), k[j], one);
-    }
-  }
-  for (int j = 0; j < NB; ++j) counts[j] = static_cast<double>(_mm512_reduce_add_epi32(k[j]));
+  const __m256i counts = lane_sums(lane_or_zero<NB, 0>(k), lane_or_zero<NB, 1>(k), lane_or_zero<NB, 2>(k),
+                                   lane_or_zero<NB, 3>(k), lane_or_zero<NB, 4>(k), lane_or_zero<NB, 5>(k),
+                                   lane_or_zero<NB, 6>(k), lane_or_zero<NB, 7>(k));
+  const __m256 ratios = _mm256_div_ps(_mm256_cvtepi32_ps(counts), _mm256_set1_ps(static_cast<float>(n)));
+  _mm256_mask_storeu_ps(features, static_cast<__mmask8>((1u << NB) - 1u), ratios);
 }
 
+#pragma GCC diagnostic pop
+
 bool use_avx512() {
-  static const bool use = __builtin_cpu_supports("avx512f") && __builtin_cpu_is("intel");
+  static const bool use =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_is("intel");
   return use;
 }
 #endif
 
-// count_greater, or count_greater_avx512 where it is used (int32 lanes: segments under 2^30).
+// count_greater, or count_greater_avx512 where it is used (float32 ratios: segments under 2^24).
 template <int NB, bool kFused>
-void count_greater_any(const float* c, const float* gc, int64_t n, const float* bias, double* counts) {
+void count_greater_any(const float* c, const float* gc, int64_t n, const float* bias, float* features) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (n < (int64_t(1) << 30) && use_avx512()) return count_greater_avx512<NB, kFused>(c, gc, n, bias, counts);
+  if (n < (int64_t(1) << 24) && use_avx512()) return count_greater_avx512<NB, kFused>(c, gc, n, bias, features);
 #endif
-  count_greater<NB, kFused>(c, gc, n, bias, counts);
+  count_greater<NB, kFused>(c, gc, n, bias, features);
 }
 
-// Counts for nb biases (any number): passes of 8, then 4, then the remainder.
+// Features for nb biases (any number): passes of 8, then 4, then the remainder.
 template <bool kFused>
-void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, double* counts) {
+void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, float* features) {
   int64_t j = 0;
-  for (; j + 8 <= nb; j += 8) count_greater_any<8, kFused>(c, gc, n, bias + j, counts + j);
+  for (; j + 8 <= nb; j += 8) count_greater_any<8, kFused>(c, gc, n, bias + j, features + j);
   if (j + 4 <= nb) {
-    count_greater_any<4, kFused>(c, gc, n, bias + j, counts + j);
+    count_greater_any<4, kFused>(c, gc, n, bias + j, features + j);
     j += 4;
   }
   switch (nb - j) {
-    case 3: count_greater_any<3, kFused>(c, gc, n, bias + j, counts + j); break;
-    case 2: count_greater_any<2, kFused>(c, gc, n, bias + j, counts + j); break;
-    case 1: count_greater_any<1, kFused>(c, gc, n, bias + j, counts + j); break;
+    case 3: count_greater_any<3, kFused>(c, gc, n, bias + j, features + j); break;
+    case 2: count_greater_any<2, kFused>(c, gc, n, bias + j, features + j); break;
+    case 1: count_greater_any<1, kFused>(c, gc, n, bias + j, features + j); break;
     default: break;
   }
-}
-
-// features[f] = ppv_ratio(counts[f], lengths[f]): the divisions of a whole dilation vectorized.
-SOFTDTW_TORCH_CPU_CLONES void ppv_ratios(float* __restrict features, const double* __restrict counts,
-                                      const double* __restrict lengths, int64_t n) {
-  for (int64_t f = 0; f < n; ++f) features[f] = ppv_ratio(counts[f], lengths[f]);
 }
 
 // kernel_taps(k) for every kernel, looked up once.
@@ -348,7 +390,6 @@ struct Workspace {
   int64_t T = 0, pad = 0, padded = 0;
   std::vector<float> neg, gpad, alpha, conv, with_a, with_ab;
   std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
-  std::vector<double> counts, lengths;  // per feature of the current dilation: count, segment length
   // One-channel partial sums of the current dilation over the whole series, kept while the
   // kernels (in the order of combinations(range(9), 3)) share their first taps:
   // with_a = alpha + G[a] for with_a_key = 9·channel + a, with_ab = with_a + G[b] for
@@ -412,23 +453,16 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
     }
     w.alpha_row[used[r]] = static_cast<int64_t>(r);
   }
-  // Every kernel of a dilation has its n_features, one after the other: the dilation's counts are
-  // gathered with their segment lengths and divided at the end, all at once.
   const int64_t nf = p.combinations[di * kKernels].n_features;
   if (nf == 0) return;
-  w.counts.resize(static_cast<size_t>(kKernels * nf));
-  w.lengths.resize(static_cast<size_t>(kKernels * nf));
   for (int64_t k = 0; k < kKernels; ++k) {
     const Combination& cb = p.combinations[di * kKernels + k];
     int64_t lo, hi;
     ppv_segment(T, d, di, k, &lo, &hi);
     const int64_t len = hi - lo;
-    double* counts = w.counts.data() + k * nf;
-    // An empty segment counts 0 out of 1: feature 0, as ppv_value(0, 0).
-    const double divisor = static_cast<double>(std::max<int64_t>(len, 1));
-    std::fill(w.lengths.data() + k * nf, w.lengths.data() + (k + 1) * nf, divisor);
-    if (len == 0) {
-      std::fill(counts, counts + nf, 0.0);
+    float* features = out + cb.feature_start;
+    if (len == 0) {  // an empty segment counts nothing: ppv_value(0, 0) = 0
+      std::fill(features, features + nf, 0.0f);
       continue;
     }
     const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
@@ -451,17 +485,16 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
         add_rows(w.with_ab.data(), w.with_a.data(), g + sb, T);
         w.with_ab_key = 9 * w.with_a_key + tb;
       }
-      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, nf, counts);
+      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, nf, features);
     } else {
       for (int64_t j = 0; j < cb.n_channels; ++j) {
         const int64_t ch = p.channel_indices[cb.channel_start + j];
         const float* g = gamma_row(ch);
         combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
       }
-      count_all<false>(w.conv.data(), nullptr, len, bias, nf, counts);
+      count_all<false>(w.conv.data(), nullptr, len, bias, nf, features);
     }
   }
-  ppv_ratios(out + p.combinations[di * kKernels].feature_start, w.counts.data(), w.lengths.data(), kKernels * nf);
 }
 
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,

@@ -143,16 +143,19 @@ def integer_series_and_kernels(n_channels):
 def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
     # The MAX feature must carry the bits of the first maximum (aeon's strict `>`), however the
     # kernel splits positions into register blocks, edges and lanes, and cases into groups of 8
-    # (one vector lane each), a partial group (11 cases: 8 + 3) or a case alone (9 cases: 8 + 1).
+    # (one vector lane each; 16 on Intel CPUs with AVX-512), a partial group or a case alone:
+    # 11 cases (8 + 3; one partial group of 16), 9 (8 + 1; partial 16), 27 (3·8 + 3; 16 + partial
+    # 11) and 33 (4·8 + 1; 2·16 + 1), the 11 series repeated.
     X, kernels = integer_series_and_kernels(n_channels)
     w, lengths, b, d, p, m, ch = kernels
     maxima = AEON_FMA(X.astype(np.float32), kernels)[:, 1::2]
     assert (maxima == 0).any() and np.signbit(maxima[maxima == 0]).any()  # the case is exercised
+    repeated = np.concatenate([X, X, X, X])
     for accumulate, reference, dtype in [("float32_fma", AEON_FMA, np.float32), ("float32", AEON_NO_FMA, np.float32),
                                          ("float64", AEON_FMA, np.float64)]:
-        for n_cases in (11, 9):
-            expected = reference(X[:n_cases].astype(dtype), kernels)
-            got = ours(X[:n_cases], kernels, normalise=False, accumulate=accumulate)
+        for n_cases in (11, 9, 27, 33):
+            expected = reference(repeated[:n_cases].astype(dtype), kernels)
+            got = ours(repeated[:n_cases], kernels, normalise=False, accumulate=accumulate)
             assert n_bits_different(got, expected) == 0, (accumulate, n_cases)
     # 12 positions: most kernels have no output position (both features 0, documented); grouped
     # cases give what each case gives alone.
@@ -300,7 +303,9 @@ def test_double_backward_is_refused():
 @pytest.mark.parametrize("n_cases", [9, 41])
 def test_deterministic_across_thread_counts_and_batch_split(n_cases):
     # 9 cases: one group of 8 lanes (its kernels in parallel) and a case alone; 41: five groups,
-    # shared out whole between the threads, and a case alone. Cases one by one run alone.
+    # shared out whole between the threads, and a case alone. With 16 lanes (Intel CPUs with
+    # AVX-512): one partial group of 9; two groups and a partial one of 9. Cases one by one run
+    # alone.
     rng = np.random.default_rng(3)
     X = rng.standard_normal((n_cases, 2, 60))
     kernels = small_kernels(2, 60, K=64)

@@ -3,11 +3,12 @@
 //
 // Forward (design doc §5, "How the CPU kernel evaluates it"): the responses s(t) of every output
 // position t in [-p, T + p - (L-1)d) in aeon's term order, scanned in increasing t for the PPV
-// count and the first maximum. Groups of 8 equal-length cases (the last one possibly partial) run
-// one case per vector lane (features_of_case_lanes), kernels in parallel; the other cases alone
-// (responses(), then scan_responses()), cases in parallel (kernels when there are fewer cases than
-// threads). Every (case, kernel) gets the same operations either way, so results depend neither
-// on the thread count nor on how the batch is split.
+// count and the first maximum. Groups of 8 equal-length cases (16 on Intel CPUs with AVX-512; the
+// last one possibly partial) run one case per vector lane (features_of_case_lanes), kernels in
+// parallel; the other cases alone (responses(), then scan_responses()), cases in parallel
+// (kernels when there are fewer cases than threads). Every (case, kernel) gets the same
+// operations either way, so results depend neither on the thread count nor on how the batch is
+// split.
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
@@ -265,78 +266,95 @@ void for_each_case_kernel(int64_t n_cases, int64_t n_kernels, const Body& body) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Eight cases at once (float32 modes, equal lengths, hard PPV): one vector lane per case. Every
-// case of a group skips the same taps at the same positions, so the padded edges need no
-// per-lane masks and each lane adds its terms in aeon's order, as one case alone would.
+// Groups of kLanes cases at once (float32 modes, equal lengths, hard PPV): one vector lane per
+// case. Every case of a group skips the same taps at the same positions, so the padded edges need
+// no per-lane masks and each lane adds its terms in aeon's order, as one case alone would.
+// kLanes is 8 (AVX2's vectors), or 16 on Intel CPUs with AVX-512 (wide_groups()): the same
+// instructions per tap and position block, twice the cases, since those CPUs run two 512-bit
+// FMAs per cycle.
 
-constexpr int64_t kCaseLanes = 8;
-constexpr int64_t kMinGroupLanes = 2;  // a partial group of fewer cases costs more than they alone
-using CaseVector = Vector<float>::type;
-using CaseMask = decltype(CaseVector{} > CaseVector{});
+constexpr int64_t kBlockPositions = 8;  // positions per block: 8 independent FMA chains
+constexpr int64_t kMinGroupLanes = 2;   // a partial group of fewer cases costs more than they alone
+
+template <int kLanes>
+struct Lanes {
+  typedef float vector __attribute__((vector_size(4 * kLanes)));
+  typedef int32_t mask __attribute__((vector_size(4 * kLanes)));  // what a compare gives: -1 or 0
+};
 
 // Zeros whose product with a weight of the given sign is -0.0: adding such a term leaves every
 // sum as it is, -0.0 included, which is what skipping the tap does.
 constexpr float kNeutralTerm[2] = {-0.0f, 0.0f};  // for w with its sign bit clear, set
 
-// A group's 8 series, time-major per channel (element (u, lane) of a row at u·8 + lane), each row
-// with `margin` positions of a neutral zero on both sides, in two copies: copy s holds
+// A group's kLanes series, time-major per channel (element (u, lane) of a row at u·kLanes + lane),
+// each row with `margin` positions of a neutral zero on both sides, in two copies: copy s holds
 // kNeutralTerm[s] in its margins. A tap whose weight has sign bit s reads copy s, so a tap
-// outside the series adds -0.0 with no per-position test (every block reads 8 whole vectors).
+// outside the series adds -0.0 with no per-position test (every block reads whole vectors).
+// Rows start on 64-byte boundaries, so no vector load straddles two cache lines.
+template <int kLanes>
 class CaseGroup {
  public:
   CaseGroup(int64_t n_channels, int64_t T, int64_t margin)
-      : n_channels_(n_channels), T_(T), margin_(margin), row_size_((T + 2 * margin) * kCaseLanes) {
-    data_.resize(static_cast<size_t>(2 * n_channels * row_size_));
+      : n_channels_(n_channels), T_(T), margin_(margin), row_size_(round_up((T + 2 * margin) * kLanes)) {
+    storage_.resize(static_cast<size_t>(2 * n_channels * row_size_ + kAlign));
+    const auto misalignment = reinterpret_cast<uintptr_t>(storage_.data()) / sizeof(float) % kAlign;
+    data_ = storage_.data() + (kAlign - misalignment) % kAlign;
     for (int s = 0; s < 2; ++s) {
       for (int64_t c = 0; c < n_channels; ++c) {
-        float* row = data_.data() + (s * n_channels + c) * row_size_;
-        std::fill_n(row, margin * kCaseLanes, kNeutralTerm[s]);
-        std::fill_n(row + (margin + T) * kCaseLanes, margin * kCaseLanes, kNeutralTerm[s]);
+        float* row = data_ + (s * n_channels + c) * row_size_;
+        std::fill_n(row, margin * kLanes, kNeutralTerm[s]);
+        std::fill_n(row + (margin + T) * kLanes, margin * kLanes, kNeutralTerm[s]);
       }
     }
   }
-  // Cases [first_case, min(first_case + 8, end_case)) of x (n_channels × T each) into both
+  CaseGroup(const CaseGroup&) = delete;  // data_ points into storage_
+  CaseGroup& operator=(const CaseGroup&) = delete;
+  // Cases [first_case, min(first_case + kLanes, end_case)) of x (n_channels × T each) into both
   // copies; the lanes past them (a partial group) hold zeros, whose features nobody reads.
   void load(const float* x, int64_t first_case, int64_t end_case) {
     first_case_ = first_case;
-    lanes_ = std::min(kCaseLanes, end_case - first_case);
+    lanes_ = std::min<int64_t>(kLanes, end_case - first_case);
     for (int64_t c = 0; c < n_channels_; ++c) {
-      float* row = data_.data() + c * row_size_ + margin_ * kCaseLanes;
-      for (int64_t lane = 0; lane < kCaseLanes; ++lane) {
+      float* row = data_ + c * row_size_ + margin_ * kLanes;
+      for (int64_t lane = 0; lane < kLanes; ++lane) {
         if (lane >= lanes_) {
-          for (int64_t u = 0; u < T_; ++u) row[u * kCaseLanes + lane] = 0.0f;
+          for (int64_t u = 0; u < T_; ++u) row[u * kLanes + lane] = 0.0f;
           continue;
         }
         const float* series = x + ((first_case + lane) * n_channels_ + c) * T_;
-        for (int64_t u = 0; u < T_; ++u) row[u * kCaseLanes + lane] = series[u];
+        for (int64_t u = 0; u < T_; ++u) row[u * kLanes + lane] = series[u];
       }
-      std::memcpy(row + n_channels_ * row_size_, row, T_ * kCaseLanes * sizeof(float));
+      std::memcpy(row + n_channels_ * row_size_, row, T_ * kLanes * sizeof(float));
     }
   }
   int64_t length() const { return T_; }  // of every series of the group
   int64_t first_case() const { return first_case_; }
   int64_t lanes() const { return lanes_; }  // cases loaded
-  // The 8 values of series index u (-margin <= u < T + margin) of channel c, in the copy for a
-  // weight whose sign bit is `negative`.
+  // The kLanes values of series index u (-margin <= u < T + margin) of channel c, in the copy for
+  // a weight whose sign bit is `negative`.
   const float* at(int64_t c, bool negative, int64_t u) const {
-    return data_.data() + ((negative ? n_channels_ : 0) + c) * row_size_ + (u + margin_) * kCaseLanes;
+    return data_ + ((negative ? n_channels_ : 0) + c) * row_size_ + (u + margin_) * kLanes;
   }
 
  private:
+  static constexpr int64_t kAlign = 16;  // floats: 64 bytes
+  static int64_t round_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
   int64_t n_channels_, T_, margin_, row_size_;
   int64_t first_case_ = 0, lanes_ = 0;
-  std::vector<float> data_;
+  std::vector<float> storage_;
+  float* data_;
 };
 
 // One term of a kernel in aeon's order (taps j outer, channels c inner): its weight and where its
 // series values for the output position at series index 0 start in the group (a copy by the
-// weight's sign bit), so that the block at series index u0 reads from base + u0·8.
+// weight's sign bit), so that the block at series index u0 reads from base + u0·kLanes.
 struct LaneTap {
   const float* base;
   float weight;
 };
 
-void lane_taps(const CaseGroup& group, const KernelView& k, std::vector<LaneTap>& taps) {
+template <int kLanes>
+void lane_taps(const CaseGroup<kLanes>& group, const KernelView& k, std::vector<LaneTap>& taps) {
   taps.clear();
   for (int64_t j = 0; j < k.length; ++j) {
     for (int64_t c = 0; c < k.n_channels; ++c) {
@@ -346,19 +364,20 @@ void lane_taps(const CaseGroup& group, const KernelView& k, std::vector<LaneTap>
   }
 }
 
-// Adds the terms of `taps` for 8 positions of 8 cases to acc, the block's first position at
+// Adds the terms of `taps` for 8 positions of kLanes cases to acc, the block's first position at
 // series index u0: in the taps' order in every lane, as one case alone would.
-template <bool kFma>
+template <bool kFma, int kLanes>
 [[gnu::always_inline]] inline void accumulate_case_lanes(const LaneTap* __restrict taps, int64_t n_taps, int64_t u0,
-                                                         CaseVector* acc) {
+                                                         typename Lanes<kLanes>::vector* acc) {
+  using Vector = typename Lanes<kLanes>::vector;
   for (int64_t t = 0; t < n_taps; ++t) {
     const float w = taps[t].weight;
-    const float* __restrict block = taps[t].base + u0 * kCaseLanes;
+    const float* __restrict block = taps[t].base + u0 * kLanes;
 #pragma GCC unroll 8
-    for (int64_t q = 0; q < kCaseLanes; ++q) {
-      CaseVector x, sum;
-      std::memcpy(&x, block + q * kCaseLanes, sizeof(x));
-      for (int64_t lane = 0; lane < kCaseLanes; ++lane) sum[lane] = rocket_step<float, kFma>(acc[q][lane], w, x[lane]);
+    for (int64_t q = 0; q < kBlockPositions; ++q) {
+      Vector x, sum;
+      std::memcpy(&x, block + q * kLanes, sizeof(x));
+      for (int64_t lane = 0; lane < kLanes; ++lane) sum[lane] = rocket_step<float, kFma>(acc[q][lane], w, x[lane]);
       acc[q] = sum;
     }
   }
@@ -369,11 +388,12 @@ template <bool kFma>
 // blocks of 8, one accumulator vector each (8 independent FMA chains); the last block may run past
 // the output length into the margins (those positions are not scanned). The scan runs in position
 // order on the block's registers: strict `>` from position 0, as aeon's.
-template <bool kFma>
-SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, const KernelView& k,
-                                                     std::vector<LaneTap>& taps, float* ppv,
-                                                     float* max, int64_t stride, int64_t* argmax,
-                                                     int64_t argmax_stride) {
+template <bool kFma, int kLanes>
+SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& group, const KernelView& k,
+                                                     std::vector<LaneTap>& taps, float* ppv, float* max, int64_t stride,
+                                                     int64_t* argmax, int64_t argmax_stride) {
+  using Vector = typename Lanes<kLanes>::vector;
+  using Mask = typename Lanes<kLanes>::mask;
   const int64_t out_len = rocket_output_length(group.length(), k.length, k.dilation, k.padding);
   const int64_t lanes = group.lanes();
   if (out_len <= 0) {
@@ -385,24 +405,24 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, con
   }
   const int64_t first = -k.padding;
   lane_taps(group, k, taps);
-  CaseVector bias;
-  for (int64_t lane = 0; lane < kCaseLanes; ++lane) bias[lane] = k.bias;
-  CaseVector lane_max = {};
-  CaseMask lane_first = {}, count = {};
-  for (int64_t i0 = 0; i0 < out_len; i0 += kCaseLanes) {
-    CaseVector acc[kCaseLanes];
-    for (int64_t q = 0; q < kCaseLanes; ++q) acc[q] = bias;
-    accumulate_case_lanes<kFma>(taps.data(), static_cast<int64_t>(taps.size()), i0 + first, acc);
+  Vector bias;
+  for (int64_t lane = 0; lane < kLanes; ++lane) bias[lane] = k.bias;
+  Vector lane_max = {};
+  Mask lane_first = {}, count = {};
+  for (int64_t i0 = 0; i0 < out_len; i0 += kBlockPositions) {
+    Vector acc[kBlockPositions];
+    for (int64_t q = 0; q < kBlockPositions; ++q) acc[q] = bias;
+    accumulate_case_lanes<kFma, kLanes>(taps.data(), static_cast<int64_t>(taps.size()), i0 + first, acc);
     if (i0 == 0) lane_max = acc[0];
     // A constant trip count, so that acc stays in registers (an index known only at run time
     // kept it in memory, and the FMAs above with it).
 #pragma GCC unroll 8
-    for (int64_t q = 0; q < kCaseLanes; ++q) {
+    for (int64_t q = 0; q < kBlockPositions; ++q) {
       if (i0 + q >= out_len) break;
-      const CaseMask above = acc[q] > lane_max;
+      const Mask above = acc[q] > lane_max;
       lane_max = above ? acc[q] : lane_max;
-      lane_first = above ? CaseMask{} + static_cast<int32_t>(i0 + q) : lane_first;
-      count -= acc[q] > CaseVector{};
+      lane_first = above ? Mask{} + static_cast<int32_t>(i0 + q) : lane_first;
+      count -= acc[q] > Vector{};
     }
   }
   for (int64_t lane = 0; lane < lanes; ++lane) {
@@ -410,6 +430,49 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup& group, con
     max[lane * stride] = lane_max[lane];
     argmax[lane * argmax_stride] = lane_first[lane];
   }
+}
+
+// Whether groups are 16 cases wide: Intel CPUs with AVX-512 (two 512-bit FMA units on the server
+// parts). Not on AMD: Zen 4 splits a 512-bit FMA in two, so 16 lanes would not run faster there
+// than 8, and that has not been measured.
+bool wide_groups() {
+  static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_is("intel");
+  return wide;
+}
+
+// The cases [0, n_grouped) of x in groups of kLanes (the last one partial when the count is not a
+// multiple). Work items are (group, run of kernels) pairs, group-major, shared out one at a time:
+// at least 4 per thread where the kernels allow (runs of 16 or more), so that no thread idles
+// while another ends the last group (BasicMotions: 40 cases, 3 groups of 16 for 2 threads).
+template <bool kFma, int kLanes>
+void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T, const HostKernels& kernels,
+                        int64_t K, float* out, int64_t* out_argmax) {
+  // Series indices run from -p to T + p + 6 (the last block's overrun): margins of p + 8.
+  int64_t max_padding = 0;
+  for (int64_t k = 0; k < K; ++k) max_padding = std::max<int64_t>(max_padding, kernels.paddings[k]);
+  const int64_t margin = max_padding + kBlockPositions;
+  const int64_t n_groups = (n_grouped + kLanes - 1) / kLanes;
+  const int64_t runs = std::clamp<int64_t>((4 * at::get_num_threads() + n_groups - 1) / n_groups, 1,
+                                           std::max<int64_t>(1, K / 16));
+  const int64_t run_length = (K + runs - 1) / runs;
+  struct GroupWork {
+    std::optional<CaseGroup<kLanes>> group;  // built on the thread's first item
+    int64_t loaded = -1;                     // the group it holds
+    std::vector<LaneTap> taps;
+  };
+  for_each_shared_item<GroupWork>(n_groups * runs, [&](int64_t item, GroupWork& w) {
+    const int64_t g = item / runs, k_begin = item % runs * run_length, k_end = std::min(K, k_begin + run_length);
+    if (!w.group) w.group.emplace(C, T, margin);
+    if (w.loaded != g) {
+      w.group->load(x, g * kLanes, n_grouped);
+      w.loaded = g;
+    }
+    const int64_t first = g * kLanes;
+    for (int64_t k = k_begin; k < k_end; ++k) {
+      features_of_case_lanes<kFma, kLanes>(*w.group, kernels[k], w.taps, out + first * 2 * K + 2 * k,
+                                           out + first * 2 * K + 2 * k + 1, 2 * K, out_argmax + first * K + k, K);
+    }
+  });
 }
 
 template <typename acc_t, bool kFma>
@@ -421,52 +484,15 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   const int64_t* lengths = in.lengths.defined() ? in.lengths.data_ptr<int64_t>() : nullptr;
   float* out = features.data_ptr<float>();
   int64_t* out_argmax = argmax.data_ptr<int64_t>();
-  // Groups of 8 equal-length cases, one lane each (the last group partial when at least
-  // kMinGroupLanes cases are left: a group of 8 lanes costs less than 2 cases alone); the other
-  // cases alone. Whole groups are shared out one at a time when there are enough of them for the
-  // threads (no barrier per group, no thread idle while a slower one ends its share of the
-  // kernels); with fewer groups, the kernels of each group run in parallel.
+  // Groups of equal-length cases, one lane each (the last group partial when at least
+  // kMinGroupLanes cases are left: a group costs less than 2 cases alone); the other cases alone.
   int64_t n_grouped = 0;
   if constexpr (std::is_same_v<acc_t, float>) {
     if (lengths == nullptr && !temperature.has_value()) {
-      n_grouped = n_cases % kCaseLanes >= kMinGroupLanes ? n_cases : n_cases - n_cases % kCaseLanes;
-    }
-    if (n_grouped > 0) {
-      // Series indices run from -p to T + p + 6 (the last block's overrun): margins of p + 8.
-      int64_t max_padding = 0;
-      for (int64_t k = 0; k < K; ++k) max_padding = std::max<int64_t>(max_padding, kernels.paddings[k]);
-      const int64_t margin = max_padding + kCaseLanes;
-      // Kernels [k_begin, k_end) of the cases loaded in `group`.
-      auto group_features = [&](const CaseGroup& group, int64_t k_begin, int64_t k_end, std::vector<LaneTap>& taps) {
-        const int64_t g = group.first_case();
-        for (int64_t k = k_begin; k < k_end; ++k) {
-          features_of_case_lanes<kFma>(group, kernels[k], taps, out + g * 2 * K + 2 * k,
-                                       out + g * 2 * K + 2 * k + 1, 2 * K, out_argmax + g * K + k, K);
-        }
-      };
-      const int64_t n_groups = (n_grouped + kCaseLanes - 1) / kCaseLanes;
-      if (n_groups >= at::get_num_threads()) {
-        struct GroupWork {
-          std::optional<CaseGroup> group;  // built on the thread's first group
-          std::vector<LaneTap> taps;
-        };
-        for_each_shared_item<GroupWork>(
-            n_groups,
-            [&](int64_t item, GroupWork& w) {
-              if (!w.group) w.group.emplace(C, T, margin);
-              w.group->load(x, item * kCaseLanes, n_grouped);
-              group_features(*w.group, 0, K, w.taps);
-            });
-      } else {
-        CaseGroup group(C, T, margin);
-        for (int64_t g = 0; g < n_grouped; g += kCaseLanes) {
-          group.load(x, g, n_grouped);
-          at::parallel_for(0, K, 16, [&](int64_t k_begin, int64_t k_end) {
-            std::vector<LaneTap> taps;
-            group_features(group, k_begin, k_end, taps);
-          });
-        }
-      }
+      const int64_t lanes = wide_groups() ? 16 : 8;
+      n_grouped = n_cases % lanes >= kMinGroupLanes ? n_cases : n_cases - n_cases % lanes;
+      if (n_grouped > 0 && lanes == 16) features_of_groups<kFma, 16>(x, n_grouped, C, T, kernels, K, out, out_argmax);
+      if (n_grouped > 0 && lanes == 8) features_of_groups<kFma, 8>(x, n_grouped, C, T, kernels, K, out, out_argmax);
     }
   }
   const int64_t buffer_size = max_output_length(kernels, K, T);

@@ -25,8 +25,10 @@
 // (an instruction, or libm's correctly rounded fma on the baseline).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #define SOFTDTW_TORCH_TARGET_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
+#define SOFTDTW_TORCH_HAS_CPU_CLONES 1
 #else
 #define SOFTDTW_TORCH_TARGET_CLONES(...)
+#define SOFTDTW_TORCH_HAS_CPU_CLONES 0
 #endif
 
 // The default set: AVX-512 (x86-64-v4), AVX2 with FMA (x86-64-v3) and the baseline x86-64.

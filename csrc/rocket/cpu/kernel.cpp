@@ -433,11 +433,16 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& gr
 }
 
 // Whether groups are 16 cases wide: Intel CPUs with AVX-512 (two 512-bit FMA units on the server
-// parts). Not on AMD: Zen 4 splits a 512-bit FMA in two, so 16 lanes would not run faster there
-// than 8, and that has not been measured.
+// parts), which run the loops' x86-64-v4 clone. Not on AMD: Zen 4 splits a 512-bit FMA in two, so
+// 16 lanes would not run faster there than 8, and that has not been measured. Not without the
+// clones either: 16-lane vectors on narrower instruction sets would spill their accumulators.
 bool wide_groups() {
-  static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_is("intel");
+#if SOFTDTW_TORCH_HAS_CPU_CLONES
+  static const bool wide = __builtin_cpu_supports("x86-64-v4") && __builtin_cpu_is("intel");
   return wide;
+#else
+  return false;
+#endif
 }
 
 // The cases [0, n_grouped) of x in groups of kLanes (the last one partial when the count is not a

@@ -312,7 +312,6 @@ class CaseGroup {
   // Cases [first_case, min(first_case + kLanes, end_case)) of x (n_channels × T each) into both
   // copies; the lanes past them (a partial group) hold zeros, whose features nobody reads.
   void load(const float* x, int64_t first_case, int64_t end_case) {
-    first_case_ = first_case;
     lanes_ = std::min<int64_t>(kLanes, end_case - first_case);
     for (int64_t c = 0; c < n_channels_; ++c) {
       float* row = data_ + c * row_size_ + margin_ * kLanes;
@@ -328,7 +327,6 @@ class CaseGroup {
     }
   }
   int64_t length() const { return T_; }  // of every series of the group
-  int64_t first_case() const { return first_case_; }
   int64_t lanes() const { return lanes_; }  // cases loaded
   // The kLanes values of series index u (-margin <= u < T + margin) of channel c, in the copy for
   // a weight whose sign bit is `negative`.
@@ -340,7 +338,7 @@ class CaseGroup {
   static constexpr int64_t kAlign = 16;  // floats: 64 bytes
   static int64_t round_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
   int64_t n_channels_, T_, margin_, row_size_;
-  int64_t first_case_ = 0, lanes_ = 0;
+  int64_t lanes_ = 0;
   std::vector<float> storage_;
   float* data_;
 };

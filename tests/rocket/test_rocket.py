@@ -302,10 +302,9 @@ def test_double_backward_is_refused():
 
 @pytest.mark.parametrize("n_cases", [9, 41])
 def test_deterministic_across_thread_counts_and_batch_split(n_cases):
-    # 9 cases: one group of 8 lanes (its kernels in parallel) and a case alone; 41: five groups,
-    # shared out whole between the threads, and a case alone. With 16 lanes (Intel CPUs with
-    # AVX-512): one partial group of 9; two groups and a partial one of 9. Cases one by one run
-    # alone.
+    # 9 cases: one group of 8 lanes and a case alone; 41: five groups and a case alone. With 16
+    # lanes (Intel CPUs with AVX-512): one partial group of 9; two groups and a partial one of 9.
+    # Each group's kernels run in runs shared out between the threads. Cases one by one run alone.
     rng = np.random.default_rng(3)
     X = rng.standard_normal((n_cases, 2, 60))
     kernels = small_kernels(2, 60, K=64)

@@ -14,6 +14,7 @@
 #if SOFTDTW_TORCH_X86_INTRINSICS
 #include <immintrin.h>
 #endif
+#include "../../common/cpu.h"
 #include "../../common/parallel.h"
 #include "../problem.h"
 
@@ -74,11 +75,6 @@ __attribute__((target("avx2,fma"))) void group_features_avx2(const float* s, int
       out_min[arg_worst_lanes[l]] += 1.0f;
     }
   }
-}
-
-bool cpu_has_avx2_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
 }
 #endif
 

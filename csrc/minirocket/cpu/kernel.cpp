@@ -17,6 +17,7 @@
 #if SOFTDTW_TORCH_X86_INTRINSICS
 #include <immintrin.h>
 #endif
+#include "../../common/cpu.h"
 #include "../../common/parallel.h"
 #include "../../rocket/random.h"
 #include "../problem.h"
@@ -311,9 +312,7 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
 // rounded 24-bit quotient (53 >= 2 * 24 + 2: S. A. Figueroa, "When is double rounding
 // innocuous?", 1995; tests/rocket/test_minirocket.py checks the identity). Measured on a 2-core
 // Intel Xeon VM (AVX-512) against the loop above and against the first version of this one
-// (benchmarks/README.md). Not used on AMD: the one AVX-512 version of this loop measured there
-// (GCC's clone, on Zen 4, which splits 512-bit operations in two) was slower, and this one has
-// not been measured there.
+// (benchmarks/README.md). Used where cpu_prefers_avx512() (common/cpu.h): not on AMD.
 template <int NB, bool kFused>
 __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const float* __restrict c,
                                                                        const float* __restrict gc, int64_t n,
@@ -343,19 +342,13 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
 }
 
 #pragma GCC diagnostic pop
-
-bool use_avx512() {
-  static const bool use =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_is("intel");
-  return use;
-}
 #endif
 
 // count_greater, or count_greater_avx512 where it is used (float32 ratios: segments under 2^24).
 template <int NB, bool kFused>
 void count_greater_any(const float* c, const float* gc, int64_t n, const float* bias, float* features) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (n < (int64_t(1) << 24) && use_avx512()) return count_greater_avx512<NB, kFused>(c, gc, n, bias, features);
+  if (n < (int64_t(1) << 24) && cpu_prefers_avx512()) return count_greater_avx512<NB, kFused>(c, gc, n, bias, features);
 #endif
   count_greater<NB, kFused>(c, gc, n, bias, features);
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../common/macros.h"
+#include "../../common/cpu.h"
 #include "../../common/parallel.h"
 #include "../problem.h"
 
@@ -430,13 +431,12 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& gr
   }
 }
 
-// Whether groups are 16 cases wide: Intel CPUs with AVX-512 (two 512-bit FMA units on the server
-// parts), which run the loops' x86-64-v4 clone. Not on AMD: Zen 4 splits a 512-bit FMA in two, so
-// 16 lanes would not run faster there than 8, and that has not been measured. Not without the
-// clones either: 16-lane vectors on narrower instruction sets would spill their accumulators.
+// Whether groups are 16 cases wide: where cpu_prefers_avx512() (Intel CPUs with AVX-512: two
+// 512-bit FMA units on the server parts; not AMD) and the loops' x86-64-v4 clone runs. Not
+// without the clones: 16-lane vectors on narrower instruction sets would spill their accumulators.
 bool wide_groups() {
 #if SOFTDTW_TORCH_HAS_CPU_CLONES
-  static const bool wide = __builtin_cpu_supports("x86-64-v4") && __builtin_cpu_is("intel");
+  static const bool wide = cpu_prefers_avx512() && __builtin_cpu_supports("x86-64-v4");
   return wide;
 #else
   return false;
@@ -492,10 +492,14 @@ void convolve_forward_impl(const ConvolveInputs& in, const std::optional<double>
   int64_t n_grouped = 0;
   if constexpr (std::is_same_v<acc_t, float>) {
     if (lengths == nullptr && !temperature.has_value()) {
-      const int64_t lanes = wide_groups() ? 16 : 8;
+      const bool wide = wide_groups();
+      const int64_t lanes = wide ? 16 : 8;
       n_grouped = n_cases % lanes >= kMinGroupLanes ? n_cases : n_cases - n_cases % lanes;
-      if (n_grouped > 0 && lanes == 16) features_of_groups<kFma, 16>(x, n_grouped, C, T, kernels, K, out, out_argmax);
-      if (n_grouped > 0 && lanes == 8) features_of_groups<kFma, 8>(x, n_grouped, C, T, kernels, K, out, out_argmax);
+      if (n_grouped > 0 && wide) {
+        features_of_groups<kFma, 16>(x, n_grouped, C, T, kernels, K, out, out_argmax);
+      } else if (n_grouped > 0) {
+        features_of_groups<kFma, 8>(x, n_grouped, C, T, kernels, K, out, out_argmax);
+      }
     }
   }
   const int64_t buffer_size = max_output_length(kernels, K, T);

@@ -370,13 +370,6 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
   }
 }
 
-// kernel_taps(k) for every kernel, looked up once.
-const std::array<std::array<int, 3>, kKernels> kTaps = [] {
-  std::array<std::array<int, 3>, kKernels> taps{};
-  for (int64_t k = 0; k < kKernels; ++k) kernel_taps(k, &taps[k][0], &taps[k][1], &taps[k][2]);
-  return taps;
-}();
-
 // One thread's buffers, reused across its work items.
 struct Workspace {
   int64_t prepared_case = -1;  // the case `neg` and `gpad` hold

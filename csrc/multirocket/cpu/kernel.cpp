@@ -74,6 +74,7 @@ using I32x8 = int32_t __attribute__((vector_size(32)));
 using F64x4 = double __attribute__((vector_size(32)));
 using F64x8 = double __attribute__((vector_size(64)));
 constexpr int kLanes = 8;
+constexpr int64_t kHalf = kKernels / 2;  // kernels per half of a dilation (below)
 constexpr int64_t kPositionBlock = 128;  // 25.6 KB of outputs at 50 floats per position
 
 struct LaneGroup {
@@ -81,7 +82,7 @@ struct LaneGroup {
   bool picked = false;        // whether lanes pick their columns (else lane l reads first + l)
   int32_t pick[kLanes] = {};  // lane l reads column first + pick[l]
   float bias[kLanes] = {};    // lane l's bias (+inf past the last lane: pools nothing)
-  int32_t column[kLanes] = {}, bias_index[kLanes] = {};  // lane l's kernel q and its bias (column -1: unused)
+  int64_t feature[kLanes] = {};  // lane l's feature in its representation's blocks (-1: unused)
 };
 
 // A group's 8 lanes of Pooling between position blocks (plain arrays: std::vector need not align
@@ -141,6 +142,34 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outpu
   }
 }
 
+// Pooling::write's four values (PPV, LSPV, MPV, MIPV) for a group's 8 lanes of segment length
+// len, the same floats: its two float64 divisions per lane run 8 lanes at a time (as scalar
+// divisions they were about a tenth of the transform's time on short series such as GunPoint).
+// False if a lane's float64 sum is not finite.
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 bool pooled_values(const LaneState& state, int64_t len,
+                                                     float (&values)[kPoolings][kLanes]) {
+  F64x8 positives, index_sum, sum;
+  I32x8 longest;
+  for (int l = 0; l < kLanes; ++l) {  // exact: both are below 2^53
+    positives[l] = static_cast<double>(state.positives[l]);
+    index_sum[l] = static_cast<double>(state.index_sum[l]);
+  }
+  std::memcpy(&sum, state.sum, sizeof(sum));
+  std::memcpy(&longest, state.longest, sizeof(longest));
+  const I32x8 any = __builtin_convertvector(positives > 0.0, I32x8);
+  const F64x8 inverse = 1.0 / positives;  // aeon's reciprocal; inf where no positives (not used)
+  const F32x8 ppv = __builtin_convertvector(positives / static_cast<double>(len), F32x8);
+  const F32x8 mpv = __builtin_convertvector(sum * inverse, F32x8);
+  const F32x8 mipv = __builtin_convertvector(index_sum * inverse, F32x8);
+  const F32x8 zero = {}, minus_one = zero - 1.0f;
+  const F32x8 pooled[kPoolings] = {len > 0 ? ppv : zero, __builtin_convertvector(longest, F32x8),
+                                   any ? mpv : zero, any ? mipv : minus_one};
+  std::memcpy(values, pooled, sizeof(values));
+  bool finite = true;
+  for (int l = 0; l < kLanes; ++l) finite = finite && std::isfinite(state.sum[l]);
+  return finite;
+}
+
 // Rows 0..7 of `rows` (row b at rows + b·row_stride) at positions [0, n) into `out`
 // position-major: out[t·stride + b] = rows[b·row_stride + t]. A plain copy, so the values keep
 // their bits; 8×8 blocks are transposed in registers (8 loads, 24 shuffles, 8 stores).
@@ -184,6 +213,14 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const float* __restrict
   }
 }
 
+// A dilation's work apart from the case, built once per transform and read by every thread:
+// the channels it uses, and the lane groups of its two halves (the kernels k = 2q + first_kernel,
+// q < kHalf).
+struct DilationPlan {
+  std::vector<int64_t> channels;
+  std::vector<LaneGroup> groups[2];
+};
+
 // One representation of the prepared case: -x and 3x zero-padded, per channel.
 struct Rows {
   int64_t T = 0, pad = 0, padded = 0;
@@ -209,8 +246,7 @@ struct Workspace {
   Rows rows[2];                // the series, its first difference
   std::vector<float> row, alpha, kernel_rows, outputs;
   std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
-  std::vector<LaneGroup> groups;
-  std::vector<LaneState> states;  // one per group
+  std::vector<LaneState> states;  // one per lane group
 };
 
 // Case i of length T (its own length with x_lengths): both representations from x converted to
@@ -240,8 +276,9 @@ bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w)
 
 // Features of dilation index di of representation r (0: series, 1: difference) for the case
 // prepared in w, written to the case's row `out`. False if a mean of positive values overflowed.
-bool transform_dilation(const TransformProblem& p, int r, const std::vector<int64_t>& used, int64_t di, float* out,
+bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& plan, int64_t di, float* out,
                         Workspace& w) {
+  const std::vector<int64_t>& used = plan.channels;
   const minirocket::TransformProblem& q = r == 0 ? p.series : p.difference;
   const Rows& rows = w.rows[r];
   const bool difference = r == 1;
@@ -271,13 +308,10 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
   float* block = out + r * kPoolings * p.n_features;  // this representation's 4 blocks of n_features
   bool finite = true;
   // The kernels k with (di + k) even count the whole output, the others the trimmed one (aeon):
-  // each half is pooled together, its kernel q being k = 2q + first_kernel.
-  constexpr int64_t kHalf = kKernels / 2;
+  // each half is pooled together (DilationPlan).
   constexpr int64_t kStride = kHalf + kLanes;  // room for a group's 8-wide load past the last kernel
   constexpr int64_t kRows = (kHalf + kLanes - 1) / kLanes * kLanes;  // whole blocks of 8 rows
-  constexpr int64_t kWhole = kHalf / kLanes * kLanes;                // kernels in unpicked groups
   for (int64_t first_kernel = 0; first_kernel < 2; ++first_kernel) {
-    const auto kernel = [&](int64_t q_index) { return 2 * q_index + first_kernel; };
     int64_t lo, hi;
     minirocket::ppv_segment(T, d, di, first_kernel, &lo, &hi);
     const int64_t len = hi - lo;
@@ -286,10 +320,9 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
     // last kernel are never picked, so they hold whatever they held.
     w.kernel_rows.resize(static_cast<size_t>(kRows * std::max<int64_t>(len, 1)));
     for (int64_t q_index = 0; q_index < kHalf; ++q_index) {
-      const int64_t k = kernel(q_index);
+      const int64_t k = 2 * q_index + first_kernel;
       const minirocket::Combination& cb = q.combinations[di * kKernels + k];
-      int ta, tb, tc;
-      minirocket::kernel_taps(k, &ta, &tb, &tc);
+      const int ta = minirocket::kTaps[k][0], tb = minirocket::kTaps[k][1], tc = minirocket::kTaps[k][2];
       const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
       for (int64_t j = 0; j < cb.n_channels; ++j) {
         const int64_t ch = q.channel_indices[cb.channel_start + j];
@@ -298,43 +331,8 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
                                     g + sa, g + sb, g + sc, len, j == 0);
       }
     }
-    // Groups of 8 consecutive kernels with one bias index, then the rest (kernels q >= kWhole, all
-    // their biases, q-major) in picked groups.
-    w.groups.clear();
-    const auto bias_of = [&](int64_t q_index, int64_t f) {
-      return q.biases[q.combinations[di * kKernels + kernel(q_index)].feature_start + f];
-    };
-    for (int64_t f = 0; f < nf; ++f) {
-      for (int64_t q0 = 0; q0 < kWhole; q0 += kLanes) {
-        LaneGroup& group = w.groups.emplace_back();
-        group.first = q0;
-        for (int l = 0; l < kLanes; ++l) {
-          group.bias[l] = bias_of(q0 + l, f);
-          group.column[l] = static_cast<int32_t>(q0 + l);
-          group.bias_index[l] = static_cast<int32_t>(f);
-        }
-      }
-    }
-    const int64_t rest = (kHalf - kWhole) * nf;
-    for (int64_t lane = 0; lane < (rest + kLanes - 1) / kLanes * kLanes; ++lane) {
-      const int l = static_cast<int>(lane % kLanes);
-      if (l == 0) {
-        w.groups.emplace_back().picked = true;
-        w.groups.back().first = kWhole + std::min(lane, rest - 1) / nf;
-      }
-      LaneGroup& group = w.groups.back();
-      const int64_t q_index = kWhole + lane / nf;
-      if (lane < rest) {
-        group.pick[l] = static_cast<int32_t>(q_index - group.first);
-        group.bias[l] = bias_of(q_index, lane % nf);
-        group.column[l] = static_cast<int32_t>(q_index);
-        group.bias_index[l] = static_cast<int32_t>(lane % nf);
-      } else {
-        group.bias[l] = std::numeric_limits<float>::infinity();
-        group.column[l] = -1;
-      }
-    }
-    const int64_t n_groups = static_cast<int64_t>(w.groups.size());
+    const std::vector<LaneGroup>& groups = plan.groups[first_kernel];
+    const int64_t n_groups = static_cast<int64_t>(groups.size());
     w.states.assign(static_cast<size_t>(n_groups), LaneState{});
     w.outputs.resize(static_cast<size_t>(kPositionBlock * kStride));
     for (int64_t start = 0; start < len; start += kPositionBlock) {
@@ -343,7 +341,7 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
         transpose_8_rows(w.kernel_rows.data() + q0 * len + start, len, n, w.outputs.data() + q0, kStride);
       }
       for (int64_t g = 0; g < n_groups; ++g) {
-        const LaneGroup& group = w.groups[g];
+        const LaneGroup& group = groups[g];
         if (group.picked) {
           pool_block<true>(w.outputs.data(), kStride, start, n, group, w.states[g]);
         } else {
@@ -352,29 +350,63 @@ bool transform_dilation(const TransformProblem& p, int r, const std::vector<int6
       }
     }
     for (int64_t g = 0; g < n_groups; ++g) {
-      const LaneGroup& group = w.groups[g];
-      const LaneState& state = w.states[g];
-      for (int l = 0; l < kLanes && group.column[l] >= 0; ++l) {
-        Pooling pooled;
-        pooled.positives = state.positives[l];
-        pooled.index_sum = state.index_sum[l];
-        pooled.sum = state.sum[l];
-        pooled.since = state.since[l];
-        pooled.longest = state.longest[l];
-        finite = finite && std::isfinite(pooled.sum);
-        const int64_t feature =
-            q.combinations[di * kKernels + kernel(group.column[l])].feature_start + group.bias_index[l];
-        pooled.write(len, block + feature, p.n_features);
+      const LaneGroup& group = groups[g];
+      float values[kPoolings][kLanes];
+      finite = pooled_values(w.states[g], len, values) && finite;
+      for (int l = 0; l < kLanes && group.feature[l] >= 0; ++l) {
+        float* feature = block + group.feature[l];
+        for (int64_t pooling = 0; pooling < kPoolings; ++pooling) feature[pooling * p.n_features] = values[pooling][l];
       }
     }
   }
   return finite;
 }
 
-// The channels each dilation of q uses.
-std::vector<std::vector<int64_t>> channels_of_dilations(const minirocket::TransformProblem& q) {
+// Half first_kernel of dilation index di of q (its kernels k = 2q + first_kernel, q < kHalf) in
+// lane groups: groups of 8 consecutive kernels with one bias index, then the rest (kernels
+// q >= kWhole, all their biases, q-major) in picked groups.
+std::vector<LaneGroup> lane_groups(const minirocket::TransformProblem& q, int64_t di, int64_t first_kernel) {
+  constexpr int64_t kWhole = kHalf / kLanes * kLanes;  // kernels in unpicked groups
+  const int64_t nf = q.combinations[di * kKernels].n_features;
+  const auto feature_of = [&](int64_t q_index, int64_t f) {
+    return q.combinations[di * kKernels + 2 * q_index + first_kernel].feature_start + f;
+  };
+  std::vector<LaneGroup> groups;
+  for (int64_t f = 0; f < nf; ++f) {
+    for (int64_t q0 = 0; q0 < kWhole; q0 += kLanes) {
+      LaneGroup& group = groups.emplace_back();
+      group.first = q0;
+      for (int l = 0; l < kLanes; ++l) {
+        group.feature[l] = feature_of(q0 + l, f);
+        group.bias[l] = q.biases[group.feature[l]];
+      }
+    }
+  }
+  const int64_t rest = (kHalf - kWhole) * nf;
+  for (int64_t lane = 0; lane < (rest + kLanes - 1) / kLanes * kLanes; ++lane) {
+    const int l = static_cast<int>(lane % kLanes);
+    if (l == 0) {
+      groups.emplace_back().picked = true;
+      groups.back().first = kWhole + std::min(lane, rest - 1) / nf;
+    }
+    LaneGroup& group = groups.back();
+    const int64_t q_index = kWhole + lane / nf;
+    if (lane < rest) {
+      group.pick[l] = static_cast<int32_t>(q_index - group.first);
+      group.feature[l] = feature_of(q_index, lane % nf);
+      group.bias[l] = q.biases[group.feature[l]];
+    } else {
+      group.bias[l] = std::numeric_limits<float>::infinity();
+      group.feature[l] = -1;
+    }
+  }
+  return groups;
+}
+
+// Every dilation's plan for q, built once per transform.
+std::vector<DilationPlan> dilation_plans(const minirocket::TransformProblem& q) {
   const int64_t n_dilations = static_cast<int64_t>(q.combinations.size()) / kKernels;
-  std::vector<std::vector<int64_t>> channels(static_cast<size_t>(n_dilations));
+  std::vector<DilationPlan> plans(static_cast<size_t>(n_dilations));
   for (int64_t di = 0; di < n_dilations; ++di) {
     std::vector<char> used(static_cast<size_t>(q.n_channels), 0);
     for (int64_t k = 0; k < kKernels; ++k) {
@@ -382,10 +414,13 @@ std::vector<std::vector<int64_t>> channels_of_dilations(const minirocket::Transf
       for (int64_t j = 0; j < cb.n_channels; ++j) used[q.channel_indices[cb.channel_start + j]] = 1;
     }
     for (int64_t c = 0; c < q.n_channels; ++c) {
-      if (used[c]) channels[di].push_back(c);
+      if (used[c]) plans[di].channels.push_back(c);
+    }
+    for (int64_t first_kernel = 0; first_kernel < 2; ++first_kernel) {
+      plans[di].groups[first_kernel] = lane_groups(q, di, first_kernel);
     }
   }
-  return channels;
+  return plans;
 }
 
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
@@ -400,8 +435,8 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
   const int64_t row_size = 2 * kPoolings * p.n_features;
   at::Tensor out = at::empty({s.n_cases, row_size}, s.x.options().dtype(at::kFloat));
   if (s.n_cases == 0 || p.n_features == 0) return out;
-  const std::vector<std::vector<int64_t>> channels[2] = {channels_of_dilations(s), channels_of_dilations(p.difference)};
-  const int64_t n_dilations[2] = {static_cast<int64_t>(channels[0].size()), static_cast<int64_t>(channels[1].size())};
+  const std::vector<DilationPlan> plans[2] = {dilation_plans(s), dilation_plans(p.difference)};
+  const int64_t n_dilations[2] = {static_cast<int64_t>(plans[0].size()), static_cast<int64_t>(plans[1].size())};
   const int64_t per_case = n_dilations[0] + n_dilations[1];
   const int64_t* lengths = s.x_lengths.defined() ? s.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
@@ -418,7 +453,7 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
           if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : s.n_timepoints, w)) {
             not_finite = true;
           }
-          if (!transform_dilation(p, r, channels[r][di], di, op + i * row_size, w)) overflow = true;
+          if (!transform_dilation(p, r, plans[r][di], di, op + i * row_size, w)) overflow = true;
         },
         [&] { return not_finite.load() || overflow.load(); });
   });

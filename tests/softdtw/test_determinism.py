@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import softdtw_torch as st
+from conftest import run_at_threads
 from softdtw_torch import _reference as ref
 
 
@@ -60,6 +61,32 @@ def test_same_bits_in_a_process_with_one_thread(tmp_path):
     v = st.soft_dtw(xr, y, gamma=0.05)
     v.sum().backward()
     assert torch.equal(v.detach(), single["v"]) and torch.equal(xr.grad, single["g"])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_long_pairs_run_packed_with_the_bits_of_tiles(dtype):
+    # Pairs longer than the former 512-step limit run packed (lane = pair) when the batch has at
+    # least as many pairs as threads, in tiles otherwise: 2 pairs at 2 threads run packed, at 4
+    # threads (and each pair alone at 2) in tiles. Same values and gradients, bit for bit.
+    x, y = ref.random_pairs(2, 600, 530, 2, dtype=dtype, seed=5)
+    w = torch.tensor([1.0, -2.0], dtype=dtype)
+
+    def value_and_grads(x, y):
+        a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+        v = st.soft_dtw(a, b, gamma=0.1)
+        (v * w).sum().backward()
+        return v.detach(), a.grad, b.grad
+
+    packed = run_at_threads(2, lambda: value_and_grads(x, y))
+    tiled = run_at_threads(4, lambda: value_and_grads(x, y))
+    for got, want in zip(tiled, packed):
+        assert torch.equal(got, want)
+    for i in range(2):
+        ai, bi = x[i:i + 1].clone().requires_grad_(True), y[i:i + 1].clone().requires_grad_(True)
+        vi = run_at_threads(2, lambda: st.soft_dtw(ai, bi, gamma=0.1))
+        run_at_threads(2, lambda: (vi * w[i]).sum().backward())
+        assert torch.equal(vi.detach(), packed[0][i:i + 1])
+        assert torch.equal(ai.grad, packed[1][i:i + 1]) and torch.equal(bi.grad, packed[2][i:i + 1])
 
 
 @pytest.mark.parametrize("features", [3, 20])

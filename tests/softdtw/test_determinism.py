@@ -65,9 +65,9 @@ def test_same_bits_in_a_process_with_one_thread(tmp_path):
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_long_pairs_run_packed_with_the_bits_of_tiles(dtype):
-    # Pairs longer than the former 512-step limit run packed (lane = pair) when the batch has at
-    # least as many pairs as threads, in tiles otherwise: 2 pairs at 2 threads run packed, at 4
-    # threads (and each pair alone at 2) in tiles. Same values and gradients, bit for bit.
+    # Pairs longer than 512 steps with at most 16 features run packed (lane = pair) when the batch
+    # has at least as many pairs as threads, in tiles otherwise: 2 pairs at 2 threads run packed,
+    # at 4 threads (and each pair alone at 2) in tiles. Same values and gradients, bit for bit.
     x, y = ref.random_pairs(2, 600, 530, 2, dtype=dtype, seed=5)
     w = torch.tensor([1.0, -2.0], dtype=dtype)
 

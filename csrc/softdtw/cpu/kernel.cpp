@@ -130,7 +130,7 @@ bool all_finite(const T* values, int64_t count) {
 
 // ---------------------------------------------------------------------------------------------
 // Packed pairs (fused ops, batches of at least as many pairs as threads, pairs of up to
-// kMaxPackedLength steps): a pack of P consecutive pairs with the same lengths runs its whole DP
+// kMaxPackedLength steps, or longer ones with few features, below): a pack of P consecutive pairs with the same lengths runs its whole DP
 // together, one anti-diagonal of the full n × m matrix at a time, with the pairs interleaved:
 // element (slot s, lane p) of every diagonal array is at s·P + p. A diagonal's cells of all P pairs
 // are then one contiguous run of count·P independent cells, so the same forward_diagonal /
@@ -140,12 +140,18 @@ bool all_finite(const T* values, int64_t count) {
 // in the same order (j, resp. i, descending), so both paths give the same bits: which one runs may
 // depend on the thread count without breaking determinism.
 constexpr int64_t kMaxPackLanes = 4;
-// Pairs longer than this run in tiles (64 × 64, working set in L1), as do batches with fewer
-// pairs than threads. Up to it packs are faster even with one lane: on the Xeon VM of 2026-11-27
-// (fwd + bwd, d = 1) 2.2-2.6x at 1,024 to 8,192 steps (tiles spend more per cell on their short
-// diagonals and borders than a pack's diagonals of n·P slots cost in L2), and the same time at
-// 16,384 and 32,768. It was 512 before.
-constexpr int64_t kMaxPackedLength = 16384;
+// Longer pairs run in tiles (64 × 64, working set in L1), as do batches with fewer pairs than
+// threads, except pairs of up to kMaxPackedLongLength steps with at most kMaxLongPackFeatures
+// features. Measured on the Xeon VM of 2026-11-27 (fwd + bwd, 2 threads unless said), packs
+// against tiles: d = 1, 2.2-2.6x faster from 1,024 to 8,192 steps (the tiles spend more per cell
+// on their short diagonals and borders than a pack's diagonals cost in L2), also on one thread,
+// and the same time at 16,384 and 32,768; 8 pairs of 1,024 steps: 1.9x at d = 8, 1.3x at 16, but
+// 0.93x at 32 and 0.34x at 128 (a pack's costs and gradient sums stream d planes of (n + m)·P
+// values per diagonal, a tile reads its 64 rows of x and y from L1); 2 pairs of 4,096 steps:
+// 1.25x at d = 16, 0.97x at 32.
+constexpr int64_t kMaxPackedLength = 512;
+constexpr int64_t kMaxPackedLongLength = 16384;
+constexpr int64_t kMaxLongPackFeatures = 16;
 
 // A pack: pairs [begin, end), all n × m, and their window.
 struct Pack {
@@ -156,10 +162,15 @@ struct Pack {
 
 // Splits the batch into packs of at most kMaxPackLanes pairs, a multiple of the thread count of
 // them in near-equal sizes (so that every thread gets the same work), cut where the lengths
-// change. Empty when packing does not apply (long series, fewer pairs than threads).
-std::vector<Pack> make_packs(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths) {
+// change. Empty when packing does not apply (long pairs with many features, fewer pairs than
+// threads; see kMaxPackedLength).
+std::vector<Pack> make_packs(const SoftDTWProblem& p, int64_t features, const int64_t* x_lengths,
+                             const int64_t* y_lengths) {
   std::vector<Pack> packs;
-  if (std::max(p.n, p.m) > kMaxPackedLength || p.batch < at::get_num_threads()) return packs;
+  const int64_t longest = std::max(p.n, p.m);
+  const bool packed_length =
+      longest <= kMaxPackedLength || (longest <= kMaxPackedLongLength && features <= kMaxLongPackFeatures);
+  if (!packed_length || p.batch < at::get_num_threads()) return packs;
   const int64_t threads = at::get_num_threads();
   const int64_t count = threads * ceil_div(p.batch, threads * kMaxPackLanes);
   std::map<std::pair<int64_t, int64_t>, std::shared_ptr<const WindowRows>> windows;  // one per (n, m)
@@ -727,7 +738,7 @@ ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
     RValue<scalar_t>* r_all = r_data<scalar_t>(out.R);
     scalar_t* v = out.values.data_ptr<scalar_t>();
     bool* bad = out.invalid.data_ptr<bool>();
-    const std::vector<Pack> packs = make_packs(p, xl, yl);
+    const std::vector<Pack> packs = make_packs(p, d, xl, yl);
     if (!packs.empty()) {
       for_each_pack(packs, [&](const Pack& pk) {
         if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, bad)) return;  // the op raises
@@ -775,7 +786,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_
   const SoftDTWProblem& p = in.problem;
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
-  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  const std::vector<Pack> packs = make_packs(p, in.x.size(2), xl, yl);
   const ForwardOutputs out =
       packs.empty() ? run_fused_forward(in, /*keep_table=*/true) : new_forward_outputs(p, in.x.options(), false);
   const PathOutputs paths = new_path_outputs(p, x_in.device());
@@ -840,7 +851,7 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
     const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
     const scalar_t* g = grad.data_ptr<scalar_t>();
-    const std::vector<Pack> packs = make_packs(p, xl, yl);
+    const std::vector<Pack> packs = make_packs(p, d, xl, yl);
     if (!packs.empty()) {
       for_each_pack(packs, [&](const Pack& pk) {
         const PackedSequences<scalar_t> s(pk, x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), p.n * d, p.m * d, d);
@@ -898,7 +909,7 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
   const SoftDTWProblem& p = in.problem;
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
-  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  const std::vector<Pack> packs = make_packs(p, in.x.size(2), xl, yl);
   if (packs.empty()) {
     auto [values, R] =
         fused_forward_cpu(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
@@ -988,7 +999,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
   at::Tensor tangents = at::empty({p.batch}, in.x.options());
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
-  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  const std::vector<Pack> packs = make_packs(p, d, xl, yl);
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_jvp_cpu", [&] {
     const scalar_t* x_all = in.x.data_ptr<scalar_t>();
     const scalar_t* y_all = in.y.data_ptr<scalar_t>();
@@ -1147,7 +1158,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
   at::Tensor grad_y_tangent = at::zeros_like(y);
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
-  const std::vector<Pack> packs = make_packs(p, xl, yl);
+  const std::vector<Pack> packs = make_packs(p, d, xl, yl);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_hvp_cpu", [&] {
     if (!packs.empty()) {
       fused_hvp_packs<scalar_t>(packs, p, x, y, u, v, grad, grad_tangent, with_grad, value_tangent, grad_x, grad_y,

@@ -76,6 +76,8 @@ struct Pooling {
     }
   }
 
+  // The CPU kernel computes the same values 8 lanes at a time (pooled_values in cpu/kernel.cpp):
+  // a change here goes there too.
   // out[0 .. 3 * stride] step stride: PPV, LSPV, MPV, MIPV of a segment of length len. An empty
   // segment (a series no longer than 8d, only with x_lengths or foreign parameters; aeon divides
   // by zero there) gives PPV 0, LSPV 0, MPV 0 and MIPV -1, the values of a segment without

@@ -130,15 +130,15 @@ bool all_finite(const T* values, int64_t count) {
 
 // ---------------------------------------------------------------------------------------------
 // Packed pairs (fused ops, batches of at least as many pairs as threads, pairs of up to
-// kMaxPackedLength steps, or longer ones with few features, below): a pack of P consecutive pairs with the same lengths runs its whole DP
-// together, one anti-diagonal of the full n × m matrix at a time, with the pairs interleaved:
-// element (slot s, lane p) of every diagonal array is at s·P + p. A diagonal's cells of all P pairs
-// are then one contiguous run of count·P independent cells, so the same forward_diagonal /
-// backward_diagonal loops fill whole vectors even where a diagonal is short (corners, short
-// series), and the costs and the gradient sums run vectorized along it. Each cell is computed by
-// exactly the same operations as in the tile path, and every row (column) of the gradient is summed
-// in the same order (j, resp. i, descending), so both paths give the same bits: which one runs may
-// depend on the thread count without breaking determinism.
+// kMaxPackedLength steps, or longer ones with few features, below): a pack of P consecutive pairs
+// with the same lengths runs its whole DP together, one anti-diagonal of the full n × m matrix at a
+// time, with the pairs interleaved: element (slot s, lane p) of every diagonal array is at s·P + p.
+// A diagonal's cells of all P pairs are then one contiguous run of count·P independent cells, so
+// the same forward_diagonal / backward_diagonal loops fill whole vectors even where a diagonal is
+// short (corners, short series), and the costs and the gradient sums run vectorized along it. Each
+// cell is computed by exactly the same operations as in the tile path, and every row (column) of
+// the gradient is summed in the same order (j, resp. i, descending), so both paths give the same
+// bits: which one runs may depend on the thread count without breaking determinism.
 constexpr int64_t kMaxPackLanes = 4;
 // Longer pairs run in tiles (64 × 64, working set in L1), as do batches with fewer pairs than
 // threads, except pairs of up to kMaxPackedLongLength steps with at most kMaxLongPackFeatures
@@ -148,7 +148,8 @@ constexpr int64_t kMaxPackLanes = 4;
 // and the same time at 16,384 and 32,768; 8 pairs of 1,024 steps: 1.9x at d = 8, 1.3x at 16, but
 // 0.93x at 32 and 0.34x at 128 (a pack's costs and gradient sums stream d planes of (n + m)·P
 // values per diagonal, a tile reads its 64 rows of x and y from L1); 2 pairs of 4,096 steps:
-// 1.25x at d = 16, 0.97x at 32.
+// 1.25x at d = 16, 0.97x at 32. After the tiles' backward prefetch (TableDiagonals::step) packs
+// still won at d = 16: 75-76 ms against 86-90, and 312-313 against 334-344.
 constexpr int64_t kMaxPackedLength = 512;
 constexpr int64_t kMaxPackedLongLength = 16384;
 constexpr int64_t kMaxLongPackFeatures = 16;

@@ -144,6 +144,16 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def("_itakura_rows(Tensor n, Tensor m, int columns, float max_slope) -> Tensor");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
+  // The fused pair whose cache is each pair's gradient (the CPU's choice for short pairs in
+  // packs, docs/design/softdtw.md §3): the forward returns the values and the unit gradients
+  // ∂value_b/∂x_b (B, N, d) and ∂value_b/∂y_b (B, M, d) in float64; the backward, the same function
+  // as _soft_dtw_fused_backward, scales them by grad.
+  m.def(
+      "_soft_dtw_fused_forward_with_grad(Tensor x, Tensor y, float gamma, int? bandwidth, float? itakura_max_slope, "
+      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "_soft_dtw_fused_backward_from_grad(Tensor grad, Tensor x, Tensor y, Tensor x_grad, Tensor y_grad, float gamma, "
+      "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
   m.def(
       "_soft_dtw_fused_value_and_grad(Tensor x, Tensor y, Tensor weights, float gamma, int? bandwidth, "
       "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");

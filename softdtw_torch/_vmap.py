@@ -112,6 +112,8 @@ _RULES = {
     "_soft_dtw_fused_backward": None,
     "_soft_dtw_fused_forward_checkpointed": None,
     "_soft_dtw_fused_backward_checkpointed": None,
+    "_soft_dtw_fused_forward_with_grad": None,
+    "_soft_dtw_fused_backward_from_grad": None,
     "_soft_dtw_fused_jvp": None,
     "_soft_dtw_fused_hvp": None,
     "_soft_dtw_fused_value_and_grad": None,

@@ -6,15 +6,17 @@
 // Each op below is a mathematical function of its tensor inputs, and its derivatives are written
 // with the next op of the chain, called through the dispatcher (so they are differentiable in turn,
 // and torch.func's nested levels see them):
-//   values     V(D) = sdtw(D)                 _soft_dtw_{from_cost,fused}_forward[_checkpointed]
-//   gradient   G(g, D) = g·E(D), E = ∂V/∂D    _soft_dtw_{from_cost,fused}_backward[_checkpointed]
+//   values     V(D) = sdtw(D)                 _soft_dtw_{from_cost,fused}_forward[_checkpointed],
+//                                             _soft_dtw_fused_forward_with_grad
+//   gradient   G(g, D) = g·E(D), E = ∂V/∂D    _soft_dtw_{from_cost,fused}_backward[_checkpointed],
+//                                             _soft_dtw_fused_backward_from_grad
 //   JVP        F(D, Ḋ) = (V(D), ⟨E(D), Ḋ⟩)     _soft_dtw_{from_cost,fused}_jvp
 //   HVP        H(g, ġ, D, Ḋ) = (⟨E, Ḋ⟩, g·E, ġ·E + g·∇²V·Ḋ)   _soft_dtw_{from_cost,fused}_hvp
 // V's backward is G, its tangent F's second output; G's backward and tangent are H; F's backward
 // is H, its tangent F and H; H is not differentiated (a third derivative). The fused ops are the
 // same functions of x and y (D = the squared Euclidean costs, computed in the kernels). Tables
-// (R) and checkpoints that a forward returns are caches its backward reads: not differentiable,
-// and never needed for correctness (the backward ops recompute them when given empty).
+// (R), checkpoints and unit gradients that a forward returns are caches its backward reads: not
+// differentiated (the backward ops recompute a table or checkpoints given empty).
 #include <torch/library.h>
 
 #include <string>
@@ -236,31 +238,41 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_autograd(
 // ---------------------------------------------------------------------------------------------
 // Fused squared Euclidean costs of x and y: the same functions of (x, y).
 
-// V(x, y): ∂/∂(x, y) = G(ū, x, y), from what the forward left for the backward: the table, or
-// with checkpoint=True the tile borders (saved as SavedVariables, as in FromCostValueBackward).
+// V(x, y): ∂/∂(x, y) = G(ū, x, y), from what the forward left for the backward (saved as
+// SavedVariables, as in FromCostValueBackward): the table; with checkpoint=True the tile borders;
+// or, from the forward with gradients, each pair's unit gradients ∂V_b/∂x_b and ∂V_b/∂y_b.
 struct FusedValueBackward : SoftDTWNode {
-  SavedVariable x, y, table, row_borders, column_borders;
-  bool checkpointed;
-  FusedValueBackward(Options opt, const at::Tensor& x, const at::Tensor& y, const at::Tensor& table,
-                     const at::Tensor& row_borders, const at::Tensor& column_borders)
-      : SoftDTWNode(std::move(opt)), x(x, false), y(y, false), table(table, false), row_borders(row_borders, false),
-        column_borders(column_borders, false), checkpointed(row_borders.defined()) {}
+  enum class Cache { kTable, kBorders, kUnitGradients };
+  SavedVariable x, y, first, second;  // the table; the row and column borders; the unit gradients
+  Cache cache;
+  FusedValueBackward(Options opt, const at::Tensor& x, const at::Tensor& y, Cache cache, const at::Tensor& first,
+                     const at::Tensor& second = at::Tensor())
+      : SoftDTWNode(std::move(opt)), x(x, false), y(y, false), first(first, false), second(second, false),
+        cache(cache) {}
   std::string name() const override { return "SoftDtwFusedBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (SavedVariable* v : {&x, &y, &table, &row_borders, &column_borders}) v->reset_data();
+    for (SavedVariable* v : {&x, &y, &first, &second}) v->reset_data();
   }
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
     const at::Tensor a = unpack(x), b = unpack(y);
     at::Tensor grad_x, grad_y;
-    if (checkpointed) {
-      std::tie(grad_x, grad_y) =
-          ops::fused_backward_checkpointed(grads[0], a, b, unpack(row_borders), unpack(column_borders), opt.gamma,
-                                           opt.bandwidth, opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
-    } else {
-      std::tie(grad_x, grad_y) = ops::fused_backward(grads[0], a, b, unpack(table), opt.gamma, opt.bandwidth,
-                                                     opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+    switch (cache) {
+      case Cache::kTable:
+        std::tie(grad_x, grad_y) = ops::fused_backward(grads[0], a, b, unpack(first), opt.gamma, opt.bandwidth,
+                                                       opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+        break;
+      case Cache::kBorders:
+        std::tie(grad_x, grad_y) =
+            ops::fused_backward_checkpointed(grads[0], a, b, unpack(first), unpack(second), opt.gamma, opt.bandwidth,
+                                             opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+        break;
+      case Cache::kUnitGradients:
+        std::tie(grad_x, grad_y) =
+            ops::fused_backward_from_grad(grads[0], a, b, unpack(first), unpack(second), opt.gamma, opt.bandwidth,
+                                          opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+        break;
     }
     return {cast_like(grad_x, a), cast_like(grad_y, b)};
   }
@@ -344,7 +356,7 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, c
   }
   const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({x, y})) {
-    attach(make_node<FusedValueBackward>(opt, x, y, table, at::Tensor(), at::Tensor()), {x, y}, {values});
+    attach(make_node<FusedValueBackward>(opt, x, y, FusedValueBackward::Cache::kTable, table), {x, y}, {values});
   }
   set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, table};
@@ -361,10 +373,29 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autogr
   }
   const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({x, y})) {
-    attach(make_node<FusedValueBackward>(opt, x, y, at::Tensor(), row_borders, column_borders), {x, y}, {values});
+    attach(make_node<FusedValueBackward>(opt, x, y, FusedValueBackward::Cache::kBorders, row_borders, column_borders),
+           {x, y}, {values});
   }
   set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, row_borders, column_borders};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_autograd(
+    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
+    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  at::Tensor values, unit_x, unit_y;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(values, unit_x, unit_y) =
+        ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  }
+  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
+  if (needs_node({x, y})) {
+    attach(make_node<FusedValueBackward>(opt, x, y, FusedValueBackward::Cache::kUnitGradients, unit_x, unit_y), {x, y},
+           {values});
+  }
+  set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  return {values, unit_x, unit_y};
 }
 
 // The node and the tangents of G(g, x, y) = g·∇V, whichever cache its forward read.
@@ -393,6 +424,21 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& gra
     at::AutoDispatchBelowADInplaceOrView below;
     std::tie(grad_x, grad_y) =
         ops::fused_backward(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  }
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
+                               Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
+  return {grad_x, grad_y};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_autograd(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& unit_x,
+    const at::Tensor& unit_y, double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
+    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+  at::Tensor grad_x, grad_y;
+  {
+    at::AutoDispatchBelowADInplaceOrView below;
+    std::tie(grad_x, grad_y) = ops::fused_backward_from_grad(grad, x, y, unit_x, unit_y, gamma, bandwidth,
+                                                             itakura_max_slope, x_lengths, y_lengths);
   }
   differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
                                Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
@@ -521,6 +567,8 @@ TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
   m.impl("_soft_dtw_fused_backward", &fused_backward_autograd);
   m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_autograd);
   m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_autograd);
+  m.impl("_soft_dtw_fused_forward_with_grad", &fused_forward_with_grad_autograd);
+  m.impl("_soft_dtw_fused_backward_from_grad", &fused_backward_from_grad_autograd);
   m.impl("_soft_dtw_fused_jvp", &fused_jvp_autograd);
   m.impl("_soft_dtw_fused_hvp", &fused_hvp_autograd);
   m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_autograd);

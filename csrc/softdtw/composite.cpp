@@ -83,7 +83,8 @@ at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<i
       ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, gradient_needed(D)));
 }
 
-// checkpoint only changes what a differentiable call keeps for its backward.
+// checkpoint only changes what a differentiable call keeps for its backward; so does the CPU's
+// forward with gradients (short pairs in packs: each pair's gradient instead of the table).
 at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                           const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint,
                           std::optional<double> itakura_max_slope) {
@@ -91,6 +92,9 @@ at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma
   if (keep && checkpoint) {
     return std::get<0>(
         ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+  }
+  if (keep && cpu_forward_with_grad_pays(x, y)) {
+    return std::get<0>(ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
   }
   return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep));
 }

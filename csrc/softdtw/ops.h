@@ -52,6 +52,12 @@ using FusedForward = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt
 using FusedBackward = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double gamma,
                            OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
                            const OptTensor& y_lengths);
+using FusedForwardWithGrad = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, double gamma,
+                                                                OptInt bandwidth, OptDouble itakura_max_slope,
+                                                                const OptTensor& x_lengths, const OptTensor& y_lengths);
+using FusedBackwardFromGrad = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& x_grad,
+                                   const Tensor& y_grad, double gamma, OptInt bandwidth, OptDouble itakura_max_slope,
+                                   const OptTensor& x_lengths, const OptTensor& y_lengths);
 using FusedForwardCheckpointed = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, double gamma,
                                                                     OptInt bandwidth, OptDouble itakura_max_slope,
                                                                     const OptTensor& x_lengths,
@@ -101,6 +107,8 @@ inline const Op<FromCostForward> from_cost_forward{"softdtw_torch::_soft_dtw_fro
 inline const Op<FromCostBackward> from_cost_backward{"softdtw_torch::_soft_dtw_from_cost_backward"};
 inline const Op<FusedForward> fused_forward{"softdtw_torch::_soft_dtw_fused_forward"};
 inline const Op<FusedBackward> fused_backward{"softdtw_torch::_soft_dtw_fused_backward"};
+inline const Op<FusedForwardWithGrad> fused_forward_with_grad{"softdtw_torch::_soft_dtw_fused_forward_with_grad"};
+inline const Op<FusedBackwardFromGrad> fused_backward_from_grad{"softdtw_torch::_soft_dtw_fused_backward_from_grad"};
 inline const Op<FusedForwardCheckpointed> fused_forward_checkpointed{
     "softdtw_torch::_soft_dtw_fused_forward_checkpointed"};
 inline const Op<FusedBackwardCheckpointed> fused_backward_checkpointed{

@@ -164,6 +164,26 @@ def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, itakura_max_slo
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward_with_grad")
+def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+    return (x.new_empty((x.shape[0],)), torch.empty_like(x, dtype=torch.float64),
+            torch.empty_like(y, dtype=torch.float64))
+
+
+@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward_from_grad")
+def _(grad, x, y, x_grad, y_grad, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+    _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
+    for name, unit, like in (("x_grad", x_grad, x), ("y_grad", y_grad, y)):
+        torch._check_value(unit.shape == like.shape,
+                           lambda: f"{_FUSED_OP}: expected {name} of shape {list(like.shape)}, got {list(unit.shape)}")
+        torch._check_type(unit.dtype == torch.float64,
+                          lambda: f"{_FUSED_OP}: expected {name} of dtype float64, got {unit.dtype}")
+    dtype = _compute_dtype(x.dtype)
+    return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
+
+
 @torch.library.register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
 def _(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)

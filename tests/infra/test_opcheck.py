@@ -18,6 +18,7 @@ def _softdtw_samples():
     _, R = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, None, True)
     _, rows, cols = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, 1, None, lengths, None)
     _, rows_s, cols_s = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, None, s, lengths, None)
+    _, unit_x, unit_y = ops._soft_dtw_fused_forward_with_grad(x, y, 0.5, None, None, lengths, None)
     grad_x, grad_y = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
     grad_D = D.clone().requires_grad_(True)
     tangent_D, tangent_x = torch.randn_like(D), torch.randn_like(x)
@@ -56,6 +57,10 @@ def _softdtw_samples():
                                                  (x, y, 0.5, None, s, lengths, None)],
         "_soft_dtw_fused_backward_checkpointed": [(grad, x, y, rows, cols, 0.5, 1, None, lengths, None),
                                                   (grad, x, y, rows_s, cols_s, 0.5, None, s, lengths, None)],
+        "_soft_dtw_fused_forward_with_grad": [(x, y, 0.5, 1, None, lengths, None),
+                                              (grad_x, grad_y, 0.5, None, s, None, lengths - 1)],
+        "_soft_dtw_fused_backward_from_grad": [(grad, x, y, unit_x, unit_y, 0.5, None, None, lengths, None),
+                                               (grad, grad_x, grad_y, unit_x, unit_y, 0.5, None, None, lengths, None)],
         "_soft_dtw_fused_value_and_grad": [(x, y, grad.abs(), 0.5, None, None, lengths, None),
                                            (x, y, grad.abs(), 0.5, 1, s, None, None)],
         "_dtw_path": [(x, y, None, None, None, None), (x, y, 1, s, lengths, lengths[:2] - 1)],

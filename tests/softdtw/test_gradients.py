@@ -156,7 +156,10 @@ def test_no_grad_path_keeps_no_table():
     xr = x.clone().requires_grad_(True)
     with Log():
         st.soft_dtw(xr, y, fused=True)
-    assert [keep for name, keep in calls if "forward" in name] == [True]
+    # One forward keeping what its backward reads: the table, or on the CPU, where pairs run in
+    # packs, each pair's gradient (tests/softdtw/test_forward_with_grad.py).
+    forwards = [(name.split(".")[1], keep) for name, keep in calls if "forward" in name]
+    assert forwards in ([("_soft_dtw_fused_forward", True)], [("_soft_dtw_fused_forward_with_grad", None)]), calls
     # The value-only path's forward returns no table.
     _, table = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, False)
     assert table.numel() == 0

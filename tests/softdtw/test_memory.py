@@ -4,7 +4,9 @@ behaviour table) states; benchmarks/bench_memory.py measures the same at B=8, N=
 
 - fused: no (B, N, M) cost tensor, in forward or backward; with autograd the forward keeps one
   DP table for the backward (in float32 8 bytes per cell: each R as a pair hi + lo), and the
-  backward allocates no (B, N, M) tensor;
+  backward allocates no (B, N, M) tensor; where the CPU runs the pairs in packs (at least as many
+  pairs as threads, at most 512 steps) the forward computes each pair's gradient instead and keeps
+  that, O(B·(N+M)·d), and no table;
 - unfused: keeps the cost tensor and the DP table for the backward;
 - checkpoint=True: keeps no (B, N, M) tensor between forward and backward;
 - without autograd, the fused forward allocates no (B, N, M) tensor.
@@ -13,6 +15,7 @@ import os
 import sys
 
 import pytest
+import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks"))
 from _memory_events import allocation_events  # noqa: E402
@@ -32,11 +35,22 @@ def _run(kwargs, grad):
     return forward, backward, sum(forward)
 
 
-def test_fused_builds_no_cost_tensor_and_keeps_one_table():
-    forward, backward, held = _run(dict(fused=True), grad=True)
+@pytest.mark.parametrize("threads", [B, 2 * B])
+def test_fused_builds_no_cost_tensor_and_keeps_one_table_or_the_gradients(threads):
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        forward, backward, held = _run(dict(fused=True), grad=True)
+    finally:
+        torch.set_num_threads(before)
     big = [n for n in forward if n >= MATRIX]
-    assert big == [TABLE], big  # the DP table R, and no cost tensor
-    assert TABLE <= held < TABLE + MATRIX // 8  # R kept for the backward (plus O(B·(N+M)))
+    if threads <= B:  # packs: each pair's gradient, float64, is what the backward reads
+        assert not big, big
+        gradients = B * (N + M) * D * 8
+        assert gradients <= held < gradients + MATRIX // 8
+    else:
+        assert big == [TABLE], big  # the DP table R, and no cost tensor
+        assert TABLE <= held < TABLE + MATRIX // 8  # R kept for the backward (plus O(B·(N+M)))
     assert not [n for n in backward if n >= MATRIX]  # the backward writes no (B, N, M) tensor
 
 

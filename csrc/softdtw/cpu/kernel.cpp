@@ -624,29 +624,29 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
 // Per-lane results from a pack's sums into (B, N, d) and (B, M, d) outputs (out_y may be null):
 // value(lane, of_y, index) reads the sums at `index` of their packed layout ([k][i][lane] for x,
 // [k][m − 1 − j][lane] for y) and gives the output.
-template <typename T, typename Value>
-void store_pack_rows(const Pack& pk, int64_t d, int64_t N, int64_t M, T* out_x, T* out_y, const Value& value) {
+template <typename Out, typename Value>
+void store_pack_rows(const Pack& pk, int64_t d, int64_t N, int64_t M, Out* out_x, Out* out_y, const Value& value) {
   const int64_t P = pk.lanes();
   for (int64_t q = 0; q < P; ++q) {
     const int64_t b = pk.begin + q;
     for (int64_t k = 0; k < d; ++k) {
-      T* ox = out_x + b * N * d;
-      for (int64_t i = 0; i < pk.n; ++i) ox[i * d + k] = static_cast<T>(value(q, false, (k * pk.n + i) * P + q));
+      Out* ox = out_x + b * N * d;
+      for (int64_t i = 0; i < pk.n; ++i) ox[i * d + k] = static_cast<Out>(value(q, false, (k * pk.n + i) * P + q));
       if (out_y == nullptr) continue;
-      T* oy = out_y + b * M * d;
+      Out* oy = out_y + b * M * d;
       for (int64_t j = 0; j < pk.m; ++j) {
-        oy[j * d + k] = static_cast<T>(value(q, true, (k * pk.m + pk.m - 1 - j) * P + q));
+        oy[j * d + k] = static_cast<Out>(value(q, true, (k * pk.m + pk.m - 1 - j) * P + q));
       }
     }
   }
 }
 
-// ∂sdtw/∂x (and ∂sdtw/∂y) of each lane from backward_pack's sums, scaled by 2·scale[lane], into
-// (B, N, d) (and (B, M, d)) outputs; grad_y may be null.
-template <typename T>
+// ∂sdtw/∂x (and ∂sdtw/∂y) of each lane from backward_pack's sums, 2·scale[lane]·sum in float64
+// rounded once to Out, into (B, N, d) (and (B, M, d)) outputs; grad_y may be null.
+template <typename T, typename Out>
 void store_pack_gradients(const Pack& pk, const PackedSequences<T>& s, const std::vector<double>& acc_x,
-                          const std::vector<double>& acc_y, const T* scale, int64_t N, int64_t M, T* grad_x,
-                          T* grad_y) {
+                          const std::vector<double>& acc_y, const T* scale, int64_t N, int64_t M, Out* grad_x,
+                          Out* grad_y) {
   store_pack_rows(pk, s.d, N, M, grad_x, grad_y, [&](int64_t q, bool of_y, int64_t index) {
     return 2.0 * static_cast<double>(scale[pk.begin + q]) * (of_y ? acc_y : acc_x)[index];
   });
@@ -831,6 +831,58 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_
   return {values, paths.paths, paths.lengths};
 }
 
+// The backward of validated inputs (R: the forward's table of them): each pair's ∂sdtw/∂x and
+// ∂sdtw/∂y, 2·scale[b]·(the float64 sums) rounded once to Out, into zeroed (B, N, d) and (B, M, d)
+// outputs. Out is the compute dtype for the backward op, float64 with scale 1 for the unit gradients
+// of the forward with gradients (which its backward scales by g with these bits: 2 and g commute
+// with the rounding of a float64 product).
+template <typename T, typename Out>
+void run_fused_backward(const SoftDTWProblem& p, const at::Tensor& R, const at::Tensor& x, const at::Tensor& y,
+                        T gamma, const T* scale, Out* grad_x, Out* grad_y) {
+  const int64_t d = x.size(2);
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  const RValue<T>* r_all = r_data<T>(R);
+  const std::vector<Pack> packs = make_packs(p, d, xl, yl);
+  if (!packs.empty()) {
+    for_each_pack(packs, [&](const Pack& pk) {
+      const PackedSequences<T> s(pk, x.data_ptr<T>(), y.data_ptr<T>(), p.n * d, p.m * d, d);
+      GatheredDiagonals<T> table(pk, r_all + pk.begin * p.n * p.m, p.n * p.m);
+      std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
+      backward_pack<T>(pk, s, gamma, table, acc_x.data(), acc_y.data());
+      store_pack_gradients(pk, s, acc_x, acc_y, scale, p.n, p.m, grad_x, grad_y);
+    });
+    return;
+  }
+  for_each_pair(p.batch, [&](int64_t b, bool parallel) {
+    const PairGeometry geo = pair_geometry(p, xl, yl, b);
+    const T* xb = x.data_ptr<T>() + b * p.n * d;
+    const T* yb = y.data_ptr<T>() + b * p.m * d;
+    // Σ_j E_ij (x_i − y_j) and Σ_i E_ij (y_j − x_i), accumulated in float64 in a fixed order
+    // (tiles of one anti-diagonal never share a row or a column).
+    std::vector<double> acc_x(geo.n * d, 0.0), acc_y(geo.m * d, 0.0);
+    const ConstTables<T> table{r_all + b * p.n * p.m, nullptr};
+    backward_pair<T>(geo, gamma, table, parallel, [&](int64_t i, int64_t j, T E) {
+      if (E == T(0)) return;
+      const T* xi = xb + i * d;
+      const T* yj = yb + j * d;
+      double* ax = acc_x.data() + i * d;
+      double* ay = acc_y.data() + j * d;
+      for (int64_t k = 0; k < d; ++k) {
+        const double flow = static_cast<double>(E) * (xi[k] - yj[k]);
+        ax[k] += flow;
+        ay[k] -= flow;
+      }
+    });
+    // ∂sdtw/∂x_i = 2 Σ_j E_ij (x_i − y_j), scaled by the upstream gradient.
+    const double twice_scale = 2.0 * static_cast<double>(scale[b]);
+    Out* gx = grad_x + b * p.n * d;
+    Out* gy = grad_y + b * p.m * d;
+    for (int64_t k = 0; k < geo.n * d; ++k) gx[k] = static_cast<Out>(twice_scale * acc_x[k]);
+    for (int64_t k = 0; k < geo.m * d; ++k) gy[k] = static_cast<Out>(twice_scale * acc_y[k]);
+  });
+}
+
 std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
                                                       const at::Tensor& y_in, const at::Tensor& R_in, double gamma,
                                                       std::optional<int64_t> bandwidth,
@@ -839,61 +891,36 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
                                                       const std::optional<at::Tensor>& y_lengths) {
   const BackwardInputs in =
       prepare_fused_backward(grad_in, x_in, y_in, R_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
-  const SoftDTWProblem& p = in.problem;
-  const at::Tensor& R = in.R;
-  const at::Tensor& grad = in.grad;
-  const at::Tensor& x = in.x;
-  const at::Tensor& y = in.y;
-  const int64_t d = x.size(2);
-  at::Tensor grad_x = at::zeros_like(x);
-  at::Tensor grad_y = at::zeros_like(y);
-  const int64_t* xl = lengths_ptr(p.x_lengths);
-  const int64_t* yl = lengths_ptr(p.y_lengths);
-  AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
-    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
-    const scalar_t* g = grad.data_ptr<scalar_t>();
-    const std::vector<Pack> packs = make_packs(p, d, xl, yl);
-    if (!packs.empty()) {
-      for_each_pack(packs, [&](const Pack& pk) {
-        const PackedSequences<scalar_t> s(pk, x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), p.n * d, p.m * d, d);
-        GatheredDiagonals<scalar_t> table(pk, r_all + pk.begin * p.n * p.m, p.n * p.m);
-        std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
-        backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), table, acc_x.data(), acc_y.data());
-        store_pack_gradients(pk, s, acc_x, acc_y, g, p.n, p.m, grad_x.data_ptr<scalar_t>(),
-                             grad_y.data_ptr<scalar_t>());
-      });
-      return;
-    }
-    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
-      const PairGeometry geo = pair_geometry(p, xl, yl, b);
-      const scalar_t* xb = x.data_ptr<scalar_t>() + b * p.n * d;
-      const scalar_t* yb = y.data_ptr<scalar_t>() + b * p.m * d;
-      // Σ_j E_ij (x_i − y_j) and Σ_i E_ij (y_j − x_i), accumulated in float64 in a fixed order
-      // (tiles of one anti-diagonal never share a row or a column).
-      std::vector<double> acc_x(geo.n * d, 0.0), acc_y(geo.m * d, 0.0);
-      const ConstTables<scalar_t> table{r_all + b * p.n * p.m, nullptr};
-      backward_pair<scalar_t>(geo, static_cast<scalar_t>(gamma), table, parallel,
-                              [&](int64_t i, int64_t j, scalar_t E) {
-                                if (E == scalar_t(0)) return;
-                                const scalar_t* xi = xb + i * d;
-                                const scalar_t* yj = yb + j * d;
-                                double* ax = acc_x.data() + i * d;
-                                double* ay = acc_y.data() + j * d;
-                                for (int64_t k = 0; k < d; ++k) {
-                                  const double flow = static_cast<double>(E) * (xi[k] - yj[k]);
-                                  ax[k] += flow;
-                                  ay[k] -= flow;
-                                }
-                              });
-      // ∂sdtw/∂x_i = 2 Σ_j E_ij (x_i − y_j), scaled by the upstream gradient.
-      const double scale = 2.0 * static_cast<double>(g[b]);
-      scalar_t* gx = grad_x.data_ptr<scalar_t>() + b * p.n * d;
-      scalar_t* gy = grad_y.data_ptr<scalar_t>() + b * p.m * d;
-      for (int64_t k = 0; k < geo.n * d; ++k) gx[k] = static_cast<scalar_t>(scale * acc_x[k]);
-      for (int64_t k = 0; k < geo.m * d; ++k) gy[k] = static_cast<scalar_t>(scale * acc_y[k]);
-    });
+  at::Tensor grad_x = at::zeros_like(in.x);
+  at::Tensor grad_y = at::zeros_like(in.y);
+  AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
+    run_fused_backward<scalar_t, scalar_t>(in.problem, in.R, in.x, in.y, static_cast<scalar_t>(gamma),
+                                           in.grad.data_ptr<scalar_t>(), grad_x.data_ptr<scalar_t>(),
+                                           grad_y.data_ptr<scalar_t>());
   });
   return {grad_x, grad_y};
+}
+
+// Values and gradients of packed pairs in one sweep: each pack's forward keeps every diagonal and
+// its backward reads them at once, so no (B, N, M) table is written or gathered. Gradients as
+// run_fused_backward's (grad_y may be null: not stored); pairs with non-finite values are flagged
+// in out.invalid and left out.
+template <typename T, typename Out>
+void run_packed_value_and_grad(const std::vector<Pack>& packs, const SoftDTWProblem& p, const at::Tensor& x,
+                               const at::Tensor& y, T gamma, const T* scale, const ForwardOutputs& out, Out* grad_x,
+                               Out* grad_y) {
+  const int64_t d = x.size(2);
+  const T* x_all = x.data_ptr<T>();
+  const T* y_all = y.data_ptr<T>();
+  for_each_pack(packs, [&](const Pack& pk) {
+    if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
+    const PackedSequences<T> s(pk, x_all, y_all, p.n * d, p.m * d, d);
+    auto diagonals = pack_diagonals_of_values<T>(pk, /*keep_all=*/true);
+    forward_pack<T>(pk, s, gamma, diagonals, nullptr, 0, out.values.data_ptr<T>() + pk.begin);
+    std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
+    backward_pack<T>(pk, s, gamma, diagonals, acc_x.data(), acc_y.data());
+    store_pack_gradients(pk, s, acc_x, acc_y, scale, p.n, p.m, grad_x, grad_y);
+  });
 }
 
 // Packs: the forward keeps every diagonal of the pack and the backward reads them in the same
@@ -908,38 +935,85 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
   const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   check_pair_weights(x_in, weights);
   const SoftDTWProblem& p = in.problem;
-  const int64_t* xl = lengths_ptr(p.x_lengths);
-  const int64_t* yl = lengths_ptr(p.y_lengths);
-  const std::vector<Pack> packs = make_packs(p, in.x.size(2), xl, yl);
+  const std::vector<Pack> packs = make_packs(p, in.x.size(2), lengths_ptr(p.x_lengths), lengths_ptr(p.y_lengths));
   if (packs.empty()) {
     auto [values, R] =
         fused_forward_cpu(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
     auto grads = fused_backward_cpu(weights, x_in, y_in, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
     return {values, std::get<0>(grads).to(x_in.scalar_type())};
   }
-  const at::Tensor& x = in.x;
-  const at::Tensor& y = in.y;
-  const int64_t d = x.size(2);
-  const ForwardOutputs out = new_forward_outputs(p, x.options(), /*keep_table=*/false);
-  at::Tensor grad_x = p.ragged() ? at::zeros_like(x) : at::empty_like(x);
-  const at::Tensor w = weights.to(x.scalar_type()).contiguous();
-  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
-    const scalar_t* x_all = x.data_ptr<scalar_t>();
-    const scalar_t* y_all = y.data_ptr<scalar_t>();
-    for_each_pack(packs, [&](const Pack& pk) {
-      if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
-      const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
-      auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/true);
-      forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0,
-                             out.values.data_ptr<scalar_t>() + pk.begin);
-      std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
-      backward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, acc_x.data(), acc_y.data());
-      store_pack_gradients<scalar_t>(pk, s, acc_x, acc_y, w.data_ptr<scalar_t>(), p.n, p.m,
-                                     grad_x.data_ptr<scalar_t>(), nullptr);
-    });
+  const ForwardOutputs out = new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
+  at::Tensor grad_x = p.ragged() ? at::zeros_like(in.x) : at::empty_like(in.x);
+  const at::Tensor w = weights.to(in.x.scalar_type()).contiguous();
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
+    run_packed_value_and_grad<scalar_t, scalar_t>(packs, p, in.x, in.y, static_cast<scalar_t>(gamma),
+                                                  w.data_ptr<scalar_t>(), out, grad_x.data_ptr<scalar_t>(), nullptr);
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
   return {values, grad_x.to(x_in.scalar_type())};
+}
+
+// The values and each pair's unit gradients ∂value_b/∂x_b, ∂value_b/∂y_b in float64 (the backward
+// op's float64 sums times 2, not rounded): packed pairs in one sweep, other batches through the
+// forward's table.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(
+    const at::Tensor& x_in, const at::Tensor& y_in, double gamma, std::optional<int64_t> bandwidth,
+    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
+    const std::optional<at::Tensor>& y_lengths) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const std::vector<Pack> packs = make_packs(p, in.x.size(2), lengths_ptr(p.x_lengths), lengths_ptr(p.y_lengths));
+  const ForwardOutputs out = packs.empty() ? run_fused_forward(in, /*keep_table=*/true)
+                                           : new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
+  const at::TensorOptions unit_options = in.x.options().dtype(at::kDouble);
+  at::Tensor grad_x = at::zeros(in.x.sizes(), unit_options), grad_y = at::zeros(in.y.sizes(), unit_options);
+  const at::Tensor ones = at::ones({p.batch}, in.x.options());
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_grad_cpu", [&] {
+    const scalar_t* scale = ones.data_ptr<scalar_t>();
+    if (!packs.empty()) {
+      run_packed_value_and_grad<scalar_t, double>(packs, p, in.x, in.y, static_cast<scalar_t>(gamma), scale, out,
+                                                  grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
+    } else if (!out.invalid.any().item<bool>()) {
+      run_fused_backward<scalar_t, double>(p, out.R, in.x, in.y, static_cast<scalar_t>(gamma), scale,
+                                           grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
+    }
+  });
+  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  return {values, grad_x, grad_y};
+}
+
+// The backward of the forward with gradients: g[b]·unit in float64, rounded once to the compute
+// dtype (the backward op's bits, see run_fused_backward); the rows past a pair's length stay +0,
+// as the backward op leaves them (g·(+0) would be −0 for g < 0).
+std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_cpu(
+    const at::Tensor& grad_in, const at::Tensor& x_in, const at::Tensor& y_in, const at::Tensor& unit_x,
+    const at::Tensor& unit_y, double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
+    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  const BackwardInputs in = prepare_fused_backward_from_grad(grad_in, x_in, y_in, unit_x, unit_y, gamma, bandwidth,
+                                                            itakura_max_slope, x_lengths, y_lengths);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor& grad = in.grad;
+  at::Tensor grad_x = at::zeros_like(in.x), grad_y = at::zeros_like(in.y);
+  const at::Tensor ux = unit_x.contiguous(), uy = unit_y.contiguous();
+  const int64_t d = in.x.size(2);
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_backward_from_grad_cpu", [&] {
+    const scalar_t* g = grad.data_ptr<scalar_t>();
+    at::parallel_for(0, p.batch, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const double scale = static_cast<double>(g[b]);
+        const int64_t n = xl ? xl[b] : p.n, m = yl ? yl[b] : p.m;
+        const double* sx = ux.data_ptr<double>() + b * p.n * d;
+        const double* sy = uy.data_ptr<double>() + b * p.m * d;
+        scalar_t* gx = grad_x.data_ptr<scalar_t>() + b * p.n * d;
+        scalar_t* gy = grad_y.data_ptr<scalar_t>() + b * p.m * d;
+        for (int64_t k = 0; k < n * d; ++k) gx[k] = static_cast<scalar_t>(scale * sx[k]);
+        for (int64_t k = 0; k < m * d; ++k) gy[k] = static_cast<scalar_t>(scale * sy[k]);
+      }
+    });
+  });
+  return {grad_x, grad_y};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1248,12 +1322,28 @@ at::Tensor itakura_rows_cpu(const at::Tensor& n_in, const at::Tensor& m_in, int6
 
 }  // namespace
 
+// The forward with gradients pays where its pairs run in packs of short pairs (at most
+// kMaxPackedLength steps): a pack then keeps its diagonals for its own backward in cache instead
+// of writing the (B, N, M) table and gathering it back. Measured on the Xeon VM of 2026-11-28,
+// forward + backward at 2 threads: 1.2-1.35x faster from 128 to 768 steps, 0.95x at 1,024.
+// float16 and bfloat16 keep the table path.
+bool cpu_forward_with_grad_pays(const at::Tensor& x, const at::Tensor& y) {
+  if (!x.device().is_cpu() || x.dim() != 3 || y.dim() != 3) return false;
+  if (x.scalar_type() != y.scalar_type() || (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble)) {
+    return false;
+  }
+  return std::max(x.size(1), y.size(1)) <= kMaxPackedLength && x.size(0) >= at::get_num_threads();
+}
+
+
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_from_cost_forward", &from_cost_forward_cpu);
   m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_cpu);
   m.impl("_soft_dtw_fused_forward", &fused_forward_cpu);
   m.impl("_soft_dtw_fused_backward", &fused_backward_cpu);
   m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_cpu);
+  m.impl("_soft_dtw_fused_forward_with_grad", &fused_forward_with_grad_cpu);
+  m.impl("_soft_dtw_fused_backward_from_grad", &fused_backward_from_grad_cpu);
   m.impl("_soft_dtw_from_cost_jvp", &from_cost_jvp_cpu);
   m.impl("_soft_dtw_fused_jvp", &fused_jvp_cpu);
   m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_cpu);

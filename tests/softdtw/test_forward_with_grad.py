@@ -1,7 +1,8 @@
 """The CPU's forward with gradients (docs/design/softdtw.md §3): where a differentiable fused call
 runs its pairs in packs (at least as many pairs as threads, at most 512 steps, float32/float64),
 the forward computes each pair's unit gradient ∂V_b/∂(x_b, y_b) in float64 and keeps it instead
-of the (B, N, M) table; the backward scales it by the upstream gradient. Values, gradients and
+of the (B, N, M) table (its packs keep each cell's weights for their own backward, which reads no
+R); the backward scales it by the upstream gradient. Values, gradients and
 second derivatives must be those of the table path, bit for bit, at every thread count."""
 import pytest
 import torch
@@ -61,10 +62,14 @@ OPTIONS = [
     {"bandwidth": 5},
     {"itakura_max_slope": 2.0},
     {"x_lengths": torch.tensor([40, 17, 33, 1, 40]), "y_lengths": torch.tensor([29, 31, 2, 30, 12])},
+    {"gamma": 0.0},  # hard DTW: one-hot weights
+    # a parallelogram and lengths that leave pairs 2-4's ends unreachable (value +inf, zero gradient)
+    {"itakura_max_slope": 2.0, "x_lengths": torch.tensor([40, 17, 33, 1, 40]),
+     "y_lengths": torch.tensor([29, 31, 2, 30, 12])},
 ]
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=["full", "band", "itakura", "ragged"])
+@pytest.mark.parametrize("options", OPTIONS, ids=["full", "band", "itakura", "ragged", "hard", "unreachable"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_gradients_have_the_bits_of_the_table_path(threads, dtype, options):
@@ -76,6 +81,19 @@ def test_gradients_have_the_bits_of_the_table_path(threads, dtype, options):
     assert names == ["_soft_dtw_fused_forward_with_grad"]
     want = run_at_threads(threads, lambda: _table_path(x, y, g, **options))
     _assert_same_bits(got, want)
+
+
+def test_overflowing_costs_give_the_bits_of_the_table_path():
+    # float32 steps of 3e19 make squared costs +inf: those cells are unreachable (R = +inf) while
+    # paths around them are not (x_10 = y_8 costs 0), and their flow must be +0 as in the table path.
+    x, y = ref.random_pairs(4, 30, 26, 2, dtype=torch.float32, seed=12)
+    x[:, 10] = 3e19
+    y[:, 8] = 3e19
+    g = torch.tensor([1.0, -1.0, 0.5, 2.0])
+    names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=1.0))
+    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert torch.isfinite(got[0]).all() and torch.isfinite(got[1]).all()
+    _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=1.0)))
 
 
 def test_non_finite_upstream_gradients_give_the_bits_of_the_table_path():

@@ -402,6 +402,32 @@ struct PackTangent {
   T* values;
 };
 
+// The weights each cell of a pack gives its predecessors, kept by the forward for a backward in the
+// same call (backward_pack_from_weights), which then computes no exponential and reads no R.
+// Diagonal k holds rows [max(0, k − m), min(n, k)] by slot r (row r at r·P): its cells and the
+// zero-weight rows just outside the matrix (column m, row n) that the flows of diagonal k − 1 read.
+// Zero where the forward computes no cell (outside the band).
+template <typename T>
+class PackWeights {
+ public:
+  PackWeights(int64_t n, int64_t m, int64_t P) : offsets_(n + m - 1) {
+    for (int64_t k = 0; k <= n + m - 2; ++k) {
+      const int64_t lo = std::max<int64_t>(0, k - m), hi = std::min(n, k);
+      offsets_[k] = plane_ - lo * P;  // >= 0: every diagonal before k holds a slot, and lo <= k
+      plane_ += (hi - lo + 1) * P;
+    }
+    data_.assign(3 * plane_, T(0));
+  }
+  T* diag(int64_t k) { return data_.data() + offsets_[k]; }
+  T* up(int64_t k) { return data_.data() + plane_ + offsets_[k]; }
+  T* left(int64_t k) { return data_.data() + 2 * plane_ + offsets_[k]; }
+
+ private:
+  std::vector<int64_t> offsets_;
+  int64_t plane_ = 0;
+  std::vector<T> data_;
+};
+
 // The rows of a pack's diagonal k: [first, last] inside the matrix, of which the loops compute
 // [r_lo, r_hi], those inside the band (none on some diagonals of a narrow band). Outside the band
 // the loops only store what the tile path computes there from its +inf costs: R = +inf (hi = +inf,
@@ -428,11 +454,11 @@ inline PackRows pack_rows(const Pack& pk, int64_t k) {
 
 // Forward of a pack into `diagonals`: R(n − 1, m − 1) of each lane to values[lane]; each lane's
 // table (laid out by TableLayout, lane p's at tables + p·table_stride) filled too when `tables` is
-// given. With a PackTangent, Ṙ beside R.
+// given. With a PackTangent, Ṙ beside R; with PackWeights (and no tangent), each cell's weights.
 template <typename T>
 void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiagonals<RValue<T>>& diagonals,
                   RValue<T>* tables, int64_t table_stride, T* values,
-                  const PackTangent<T>* tangent = nullptr) {
+                  const PackTangent<T>* tangent = nullptr, PackWeights<T>* weights = nullptr) {
   const int64_t n = pk.n, m = pk.m, P = pk.lanes();
   const TableLayout layout({n, m, nullptr});
   const RValue<T> inf = exact_r(positive_infinity<T>());
@@ -456,7 +482,11 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     });
     if (run > 0) {
       squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
-      if (tangent == nullptr) {
+      if (weights != nullptr) {
+        forward_diagonal_with_weights(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P,
+                                      cur + (r_lo + 1) * P, weights->diag(k) + r_lo * P, weights->up(k) + r_lo * P,
+                                      weights->left(k) + r_lo * P, run, f);
+      } else if (tangent == nullptr) {
         forward_diagonal(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P, cur + (r_lo + 1) * P,
                          run, f);
       } else {
@@ -617,6 +647,45 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
       std::swap(next2[c], next1[c]);
       std::swap(next1[c], cur[c]);
     }
+  }
+  gradients.flush();
+}
+
+// backward_pack (first order) over the weights its forward kept: each diagonal's E from its
+// successors' E and the weights they give it (flow_cells), with the same zeros and gradient sums,
+// so the same bits, and no R read. end_values: each lane's value, whose reachability seeds E.
+template <typename T>
+void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, PackWeights<T>& weights,
+                                const T* end_values, double* acc_x, double* acc_y) {
+  const int64_t n = pk.n, m = pk.m, P = pk.lanes(), slots = (n + 2) * P;
+  std::vector<T> storage(4 * slots, T(0));  // E of diagonals k + 2, k + 1, k by slot r; zero weights
+  T* next2 = storage.data();
+  T* next1 = next2 + slots;
+  T* cur = next1 + slots;
+  const T* no_weights = cur + slots;  // for the diagonals past the last
+  DeferredGradients<T> gradients(s, acc_x, acc_y);
+  const int64_t last = n + m - 2;
+  for (int64_t k = last; k >= 0; --k) {
+    const PackRows rows = pack_rows(pk, k);
+    const int64_t r_lo = rows.r_lo, a = r_lo * P, run = rows.run(P);
+    rows.for_each_outside([&](int64_t from, int64_t to) { std::fill_n(cur + from * P, (to - from + 1) * P, T(0)); });
+    if (run > 0) {
+      const T* w_diag = k + 2 <= last ? weights.diag(k + 2) : no_weights;  // of the successors
+      const T* w_up = k + 1 <= last ? weights.up(k + 1) : no_weights;
+      const T* w_left = k + 1 <= last ? weights.left(k + 1) : no_weights;
+      flow_cells(next2 + a + P, w_diag + a + P, next1 + a + P, w_up + a + P, next1 + a, w_left + a, cur + a, run);
+    }
+    if (k == last) {  // E(n−1, m−1) = 1
+      for (int64_t p = 0; p < P; ++p) cur[(n - 1) * P + p] = is_reachable(end_values[p]) ? T(1) : T(0);
+    }
+    // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
+    std::fill_n(cur + n * P, P, T(0));
+    if (k - m >= 0) std::fill_n(cur + (k - m) * P, P, T(0));
+    if (run > 0) gradients.add(k, r_lo, cur + a, run);
+    T* done = next2;
+    next2 = next1;
+    next1 = cur;
+    cur = done;
   }
   gradients.flush();
 }
@@ -901,8 +970,9 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   return {grad_x, grad_y};
 }
 
-// Values and gradients of packed pairs in one sweep: each pack's forward keeps every diagonal and
-// its backward reads them at once, so no (B, N, M) table is written or gathered. Gradients as
+// Values and gradients of packed pairs in one sweep: each pack's forward keeps every cell's weights
+// and its backward reads them at once, so no (B, N, M) table is written or gathered, and the
+// backward computes no exponential. Gradients as
 // run_fused_backward's (grad_y may be null: not stored); pairs with non-finite values are flagged
 // in out.invalid and left out.
 template <typename T, typename Out>
@@ -915,10 +985,12 @@ void run_packed_value_and_grad(const std::vector<Pack>& packs, const SoftDTWProb
   for_each_pack(packs, [&](const Pack& pk) {
     if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, out.invalid.data_ptr<bool>())) return;  // the op raises
     const PackedSequences<T> s(pk, x_all, y_all, p.n * d, p.m * d, d);
-    auto diagonals = pack_diagonals_of_values<T>(pk, /*keep_all=*/true);
-    forward_pack<T>(pk, s, gamma, diagonals, nullptr, 0, out.values.data_ptr<T>() + pk.begin);
+    auto diagonals = pack_diagonals_of_values<T>(pk, /*keep_all=*/false);
+    PackWeights<T> weights(pk.n, pk.m, pk.lanes());
+    T* values = out.values.data_ptr<T>() + pk.begin;
+    forward_pack<T>(pk, s, gamma, diagonals, nullptr, 0, values, nullptr, &weights);
     std::vector<double> acc_x(s.x.size(), 0.0), acc_y(s.y.size(), 0.0);  // laid out as s.x and s.y
-    backward_pack<T>(pk, s, gamma, diagonals, acc_x.data(), acc_y.data());
+    backward_pack_from_weights<T>(pk, s, weights, values, acc_x.data(), acc_y.data());
     store_pack_gradients(pk, s, acc_x, acc_y, scale, p.n, p.m, grad_x, grad_y);
   });
 }

@@ -284,6 +284,31 @@ void forward_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run
   with_cell_functions(f, [&](auto cell) { forward_cells(cost, diag, up, left, out, count, cell); });
 }
 
+// The same, also writing each cell's weights over its predecessors (exactly predecessor_weights',
+// from the exponentials of its R): what a backward in the same call reads instead of R.
+template <typename T, typename Functions>
+SOFTDTW_TORCH_CPU_CLONES void forward_cells_with_weights(const T* __restrict cost, Run<RValue<T>> diag,
+                                                         Run<RValue<T>> up, Run<RValue<T>> left, Run<RValue<T>> out,
+                                                         T* __restrict w_diag, T* __restrict w_up,
+                                                         T* __restrict w_left, int64_t count, Functions f) {
+  SOFTDTW_TORCH_IVDEP
+  for (int64_t t = 0; t < count; ++t) {
+    const CellValueAndWeights<T> s = cell_value_and_weights(cost[t], load(diag, t), load(up, t), load(left, t), f);
+    store(out, t, s.value);
+    w_diag[t] = s.w.diag;
+    w_up[t] = s.w.up;
+    w_left[t] = s.w.left;
+  }
+}
+template <typename T>
+void forward_diagonal_with_weights(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
+                                   Run<RValue<T>> out, T* w_diag, T* w_up, T* w_left, int64_t count,
+                                   NaturalCellFunctions<T> f) {
+  with_cell_functions(f, [&](auto cell) {
+    forward_cells_with_weights(cost, diag, up, left, out, w_diag, w_up, w_left, count, cell);
+  });
+}
+
 // The same with the tangent: tangent_out[t] = tangent_cost[t] + Σ_p w(p)·Ṙ(p), 0 where the cell is
 // unreachable (its Ḋ is ignored there: a +inf cost, or outside the band).
 template <typename T, typename Functions>
@@ -501,6 +526,21 @@ void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<
     backward_cells(r_self, r_diag, r_up, r_left, e_diag_succ, w_diag_succ, e_below, w_below, e_right, w_right, e_out,
                    w_diag_out, w_up_out, w_left_out, count, cell);
   });
+}
+
+// E of one anti-diagonal from its successors' E and the weights they give it, where the weights
+// were kept by the forward: backward_cells without the cell's own weights and reachability. An
+// unreachable cell needs no mask here: its successors give it weight 0 (exp(−inf)), or have all-zero
+// weights themselves, so its E is +0, as backward_cells sets it.
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void flow_cells(const T* __restrict e_diag_succ, const T* __restrict w_diag_succ,
+                                         const T* __restrict e_below, const T* __restrict w_below,
+                                         const T* __restrict e_right, const T* __restrict w_right,
+                                         T* __restrict e_out, int64_t count) {
+  SOFTDTW_TORCH_IVDEP
+  for (int64_t t = 0; t < count; ++t) {
+    e_out[t] = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
+  }
 }
 
 // The tangent channel of one anti-diagonal, after backward_diagonal has filled the value channel

@@ -6,6 +6,7 @@
 # to the folder given as $1 (default: $OUT, else out/gpu).
 #   bash benchmarks/gpu_check.sh "$OUT"
 #   GPU_CHECK_STEPS="build peers" bash benchmarks/gpu_check.sh "$OUT"   # some steps only
+#   GPU_CHECK_PYTEST_ARGS='-k "not test_gpu_runs_what_ci_runs"' ...      # extra pytest arguments
 # Steps: build tests sanitizer harness bench rocket profile peers (default: all, in that order). The
 # device tool stops a command after 10 minutes: the peers step gets what is left of GPU_CHECK_BUDGET_S
 # (default 570 s from this script's start, at least 60 s) and skips, row by row, what does not fit.
@@ -75,8 +76,12 @@ if ! command -v cmake > /dev/null; then
 fi
 workers=()
 python3 -c "import xdist" 2> /dev/null && workers=(-n "${GPU_CHECK_TEST_WORKERS:-12}")
+# GPU_CHECK_PYTEST_ARGS: shell words, as typed (e.g. -k "not test_gpu_runs_what_ci_runs", the
+# longest test, which the harness step covers under the sanitizers)
+eval "extra=(${GPU_CHECK_PYTEST_ARGS:-})"
 SOFTDTW_TORCH_CMAKE_CUDA=1 TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0+PTX}" \
-  python3 -m pytest tests -m needs_cuda -ra -q "${workers[@]}" "${cpp_tests[@]}" --junitxml="$out/junit.xml" 2>&1 \
+  python3 -m pytest tests -m needs_cuda -ra -q "${workers[@]}" "${cpp_tests[@]}" "${extra[@]}" \
+  --junitxml="$out/junit.xml" 2>&1 \
   | tee "$out/tests.log" | tail -30
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi

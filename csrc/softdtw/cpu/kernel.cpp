@@ -1397,7 +1397,8 @@ at::Tensor itakura_rows_cpu(const at::Tensor& n_in, const at::Tensor& m_in, int6
 // The forward with gradients pays where its pairs run in packs of short pairs (at most
 // kMaxPackedLength steps): a pack then keeps its diagonals for its own backward in cache instead
 // of writing the (B, N, M) table and gathering it back. Measured on the Xeon VM of 2026-11-28,
-// forward + backward at 2 threads: 1.2-1.35x faster from 128 to 768 steps, 0.95x at 1,024.
+// the op pairs forward + backward at 2 threads, with the weights kept (backward_pack_from_weights):
+// 1.3-1.55x faster at 256 and 512 steps, 1.14-1.29x at 768, 0.83x at 1,024 and 2,048.
 // float16 and bfloat16 keep the table path.
 bool cpu_forward_with_grad_pays(const at::Tensor& x, const at::Tensor& y) {
   if (!x.device().is_cpu() || x.dim() != 3 || y.dim() != 3) return false;

@@ -96,6 +96,18 @@ def test_overflowing_costs_give_the_bits_of_the_table_path():
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=1.0)))
 
 
+def test_subnormal_alignments_give_the_bits_of_the_table_path():
+    # In float32 the expected alignment E decays through subnormal values away from the path; the
+    # packs' gradient sums widen E to float64 without a floating-point operation on them (widen_run).
+    x, y = ref.random_pairs(4, 64, 60, 3, dtype=torch.float32, seed=21)
+    _, E = st.soft_dtw_alignment(x, y, gamma=1.0)
+    assert ((E > 0) & (E < torch.finfo(torch.float32).tiny)).any()  # the data reaches subnormal E
+    g = torch.tensor([1.0, -0.5, 2.0, 3.0])
+    names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=1.0))
+    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=1.0)))
+
+
 def test_non_finite_upstream_gradients_give_the_bits_of_the_table_path():
     x, y = ref.random_pairs(4, 20, 23, 2, seed=4)
     lengths = {"x_lengths": torch.tensor([20, 9, 20, 14])}

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -253,26 +255,48 @@ struct GradientRun {
   int64_t e_offset, x_offset, y_offset, count;
 };
 
+// out[t] = in[t] as a double, exactly as static_cast<double> gives it, but with no floating-point
+// operation on a subnormal float: on x86 each vector instruction that meets one takes a microcode
+// assist (a float32 multiply 7-16x slower on the Xeon VM), and a float32 E has subnormal values in
+// a few percent of the cells. A subnormal's bits are its integer multiple of 2^−149, which converts
+// through an integer; the other lanes (zeros included) convert as usual.
+template <typename T>
+SOFTDTW_TORCH_CPU_CLONES void widen_run(const T* __restrict in, double* __restrict out, int64_t count) {
+  if constexpr (std::is_same_v<T, float>) {
+    SOFTDTW_TORCH_IVDEP
+    for (int64_t t = 0; t < count; ++t) {
+      uint32_t bits;
+      std::memcpy(&bits, in + t, sizeof(bits));
+      const bool subnormal = (bits & 0x7f800000u) == 0;  // or zero
+      const float normal = subnormal ? 0.0f : in[t];
+      const double tiny = static_cast<double>(static_cast<int32_t>(bits & 0x007fffffu)) * 0x1p-149;
+      out[t] = subnormal ? ((bits & 0x80000000u) ? -tiny : tiny) : static_cast<double>(normal);
+    }
+  } else {
+    for (int64_t t = 0; t < count; ++t) out[t] = static_cast<double>(in[t]);
+  }
+}
+
 // Σ_j E_ij (x_i − y_j) into acc_x and Σ_i E_ij (y_j − x_i) into acc_y for a block of diagonal runs,
 // feature plane by feature plane (same operations as the tile path's emit; E = 0 adds nothing
 // there, so it adds nothing here). Every sum gets the same terms in the same order (the runs'
 // order, then the blocks') as adding each run over all planes before the next: the planes only
 // change which sums are hot in cache (a plane of acc_x and acc_y stays in L1 across the block).
 template <typename T>
-SOFTDTW_TORCH_CPU_CLONES void gradient_block(const T* __restrict E, const GradientRun* runs, int64_t run_count,
+SOFTDTW_TORCH_CPU_CLONES void gradient_block(const double* __restrict E, const GradientRun* runs, int64_t run_count,
                                              const T* __restrict x, const T* __restrict y, int64_t d,
                                              int64_t plane_x, int64_t plane_y, double* __restrict acc_x,
                                              double* __restrict acc_y) {
   for (int64_t k = 0; k < d; ++k) {
     for (int64_t q = 0; q < run_count; ++q) {
       const GradientRun& r = runs[q];
-      const T* e = E + r.e_offset;
+      const double* e = E + r.e_offset;  // E widened (widen_run)
       const T* xk = x + k * plane_x + r.x_offset;
       const T* yk = y + k * plane_y + r.y_offset;
       double* ax = acc_x + k * plane_x + r.x_offset;
       double* ay = acc_y + k * plane_y + r.y_offset;
       for (int64_t t = 0; t < r.count; ++t) {
-        const double flow = e[t] == T(0) ? 0.0 : static_cast<double>(e[t]) * (xk[t] - yk[t]);
+        const double flow = e[t] == 0.0 ? 0.0 : e[t] * (xk[t] - yk[t]);
         ax[t] += flow;
         ay[t] -= flow;
       }
@@ -291,8 +315,10 @@ class DeferredGradients {
   // The run of diagonal k from row r_lo: count values of E (cells × lanes).
   void add(int64_t k, int64_t r_lo, const T* E, int64_t count) {
     const int64_t P = s_.P;
-    runs_.push_back({static_cast<int64_t>(E_.size()), r_lo * P, (r_lo + s_.m - 1 - k) * P, count});
-    E_.insert(E_.end(), E, E + count);
+    const int64_t offset = static_cast<int64_t>(E_.size());
+    runs_.push_back({offset, r_lo * P, (r_lo + s_.m - 1 - k) * P, count});
+    E_.resize(offset + count);
+    widen_run(E, E_.data() + offset, count);
     if (static_cast<int64_t>(runs_.size()) == kBlock) flush();
   }
   void flush() {
@@ -308,7 +334,7 @@ class DeferredGradients {
   double* acc_x_;
   double* acc_y_;
   std::vector<GradientRun> runs_;
-  std::vector<T> E_;
+  std::vector<double> E_;  // the block's runs, widened once for all d planes
 };
 
 // out[t] = 2 Σ_k (x − y)(u − v) along one diagonal run: the tangents of the costs, as

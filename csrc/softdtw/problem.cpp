@@ -256,32 +256,6 @@ BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& 
   return in;
 }
 
-BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                const at::Tensor& unit_x, const at::Tensor& unit_y, double gamma,
-                                                std::optional<int64_t> bandwidth,
-                                                std::optional<double> itakura_max_slope,
-                                                const std::optional<at::Tensor>& x_lengths,
-                                                const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
-  check_grad(kFusedOp, grad, fwd.problem.batch, x.device());
-  auto check_unit = [&](const char* name, const at::Tensor& unit, const at::Tensor& like) {
-    TORCH_CHECK_VALUE(unit.sizes() == like.sizes(), kFusedOp, ": expected ", name, " of shape ", like.sizes(),
-                      ", got ", unit.sizes());
-    TORCH_CHECK_TYPE(unit.scalar_type() == at::kDouble, kFusedOp, ": expected ", name, " of dtype float64, got ",
-                     unit.scalar_type());
-    TORCH_CHECK_VALUE(unit.device() == x.device(), kFusedOp, ": expected ", name, " on ", x.device(), ", got ",
-                      unit.device());
-  };
-  check_unit("x_grad", unit_x, x);
-  check_unit("y_grad", unit_y, y);
-  BackwardInputs in;
-  in.problem = fwd.problem;
-  in.x = fwd.x;
-  in.y = fwd.y;
-  in.grad = grad.to(fwd.x.scalar_type()).contiguous();
-  return in;
-}
-
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                    double gamma, std::optional<int64_t> bandwidth,
                                                    std::optional<double> itakura_max_slope,
@@ -296,6 +270,28 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
   in.x = fwd.x;
   in.y = fwd.y;
   in.grad = grad.to(fwd.x.scalar_type()).contiguous();
+  return in;
+}
+
+BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                                const at::Tensor& unit_x, const at::Tensor& unit_y, double gamma,
+                                                std::optional<int64_t> bandwidth,
+                                                std::optional<double> itakura_max_slope,
+                                                const std::optional<at::Tensor>& x_lengths,
+                                                const std::optional<at::Tensor>& y_lengths) {
+  // x, y and grad as for the checkpointed backward (no R either)
+  BackwardInputs in =
+      prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  auto check_unit = [&](const char* name, const at::Tensor& unit, const at::Tensor& like) {
+    TORCH_CHECK_VALUE(unit.sizes() == like.sizes(), kFusedOp, ": expected ", name, " of shape ", like.sizes(),
+                      ", got ", unit.sizes());
+    TORCH_CHECK_TYPE(unit.scalar_type() == at::kDouble, kFusedOp, ": expected ", name, " of dtype float64, got ",
+                     unit.scalar_type());
+    TORCH_CHECK_VALUE(unit.device() == x.device(), kFusedOp, ": expected ", name, " on ", x.device(), ", got ",
+                      unit.device());
+  };
+  check_unit("x_grad", unit_x, x);
+  check_unit("y_grad", unit_y, y);
   return in;
 }
 

@@ -333,14 +333,16 @@ struct FusedJvpBackward : SoftDTWNode {
   }
 };
 
-// The forward-mode tangent of V(x, y) along (ẋ, ẏ): F's second output.
-void set_fused_value_tangent(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y, double gamma,
-                             std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
-                             const OptTensor& x_lengths, const OptTensor& y_lengths) {
+// The node and the forward-mode tangent (F's second output, along (ẋ, ẏ)) of V(x, y), whichever
+// cache its forward left: the twin of differentiate_fused_gradient.
+void differentiate_fused_value(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y, const Options& opt,
+                               FusedValueBackward::Cache cache, const at::Tensor& first,
+                               const at::Tensor& second = at::Tensor()) {
+  if (needs_node({x, y})) attach(make_node<FusedValueBackward>(opt, x, y, cache, first, second), {x, y}, {values});
   if (!has_tangent(x) && !has_tangent(y)) return;
   set_tangent(values, std::get<1>(ops::fused_jvp(primal_of(x), primal_of(y), as_optional(tangent_of(x)),
-                                                 as_optional(tangent_of(y)), gamma, bandwidth, itakura_max_slope,
-                                                 x_lengths, y_lengths)));
+                                                 as_optional(tangent_of(y)), opt.gamma, opt.bandwidth,
+                                                 opt.itakura_max_slope, opt.x_lengths, opt.y_lengths)));
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y, double gamma,
@@ -354,11 +356,8 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, c
     std::tie(values, table) =
         ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
-  if (needs_node({x, y})) {
-    attach(make_node<FusedValueBackward>(opt, x, y, FusedValueBackward::Cache::kTable, table), {x, y}, {values});
-  }
-  set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  differentiate_fused_value(values, x, y, Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths},
+                            FusedValueBackward::Cache::kTable, table);
   return {values, table};
 }
 
@@ -371,12 +370,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autogr
     std::tie(values, row_borders, column_borders) =
         ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
-  if (needs_node({x, y})) {
-    attach(make_node<FusedValueBackward>(opt, x, y, FusedValueBackward::Cache::kBorders, row_borders, column_borders),
-           {x, y}, {values});
-  }
-  set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  differentiate_fused_value(values, x, y, Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths},
+                            FusedValueBackward::Cache::kBorders, row_borders, column_borders);
   return {values, row_borders, column_borders};
 }
 
@@ -389,12 +384,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_autograd(
     std::tie(values, unit_x, unit_y) =
         ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
-  if (needs_node({x, y})) {
-    attach(make_node<FusedValueBackward>(opt, x, y, FusedValueBackward::Cache::kUnitGradients, unit_x, unit_y), {x, y},
-           {values});
-  }
-  set_fused_value_tangent(values, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  differentiate_fused_value(values, x, y, Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths},
+                            FusedValueBackward::Cache::kUnitGradients, unit_x, unit_y);
   return {values, unit_x, unit_y};
 }
 

@@ -15,10 +15,10 @@ import os
 import sys
 
 import pytest
-import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks"))
 from _memory_events import allocation_events  # noqa: E402
+from conftest import run_at_threads  # noqa: E402
 
 B, N, M, D = 2, 160, 130, 8
 MATRIX = B * N * M * 4  # bytes of one float32 (B, N, M) tensor: the costs
@@ -37,12 +37,7 @@ def _run(kwargs, grad):
 
 @pytest.mark.parametrize("threads", [B, 2 * B])
 def test_fused_builds_no_cost_tensor_and_keeps_one_table_or_the_gradients(threads):
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        forward, backward, held = _run(dict(fused=True), grad=True)
-    finally:
-        torch.set_num_threads(before)
+    forward, backward, held = run_at_threads(threads, lambda: _run(dict(fused=True), grad=True))
     big = [n for n in forward if n >= MATRIX]
     if threads <= B:  # packs: each pair's gradient, float64, is what the backward reads
         assert not big, big

@@ -928,7 +928,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_
 
 // The backward of validated inputs (R: the forward's table of them): each pair's ∂sdtw/∂x and
 // ∂sdtw/∂y, 2·scale[b]·(the float64 sums) rounded once to Out, into zeroed (B, N, d) and (B, M, d)
-// outputs. Out is the compute dtype for the backward op, float64 with scale 1 for the unit gradients
+// outputs (grad_y may be null: not stored). Out is the compute dtype for the backward op, float64 with scale 1 for the unit gradients
 // of the forward with gradients (which its backward scales by g with these bits: 2 and g commute
 // with the rounding of a float64 product).
 template <typename T, typename Out>
@@ -972,8 +972,9 @@ void run_fused_backward(const SoftDTWProblem& p, const at::Tensor& R, const at::
     // ∂sdtw/∂x_i = 2 Σ_j E_ij (x_i − y_j), scaled by the upstream gradient.
     const double twice_scale = 2.0 * static_cast<double>(scale[b]);
     Out* gx = grad_x + b * p.n * d;
-    Out* gy = grad_y + b * p.m * d;
     for (int64_t k = 0; k < geo.n * d; ++k) gx[k] = static_cast<Out>(twice_scale * acc_x[k]);
+    if (grad_y == nullptr) return;
+    Out* gy = grad_y + b * p.m * d;
     for (int64_t k = 0; k < geo.m * d; ++k) gy[k] = static_cast<Out>(twice_scale * acc_y[k]);
   });
 }
@@ -1020,8 +1021,25 @@ void run_packed_value_and_grad(const std::vector<Pack>& packs, const SoftDTWProb
   });
 }
 
-// Packs: run_packed_value_and_grad, no (B, N, M) table and no ∂/∂y stored. Other batches (long
-// series, fewer pairs than threads): the forward and backward ops, as the composite kernel does.
+// Values and gradients in one call, as run_fused_backward gives them (grad_y may be null): packed
+// pairs in one sweep (run_packed_value_and_grad, no (B, N, M) table), other batches (long series,
+// fewer pairs than threads) through the forward's table. The outputs are zeroed where a pair is
+// shorter than the batch; errors are left to finish_forward.
+template <typename T, typename Out>
+ForwardOutputs run_value_and_grad(const ForwardInputs& in, T gamma, const T* scale, Out* grad_x, Out* grad_y) {
+  const SoftDTWProblem& p = in.problem;
+  const std::vector<Pack> packs = make_packs(p, in.x.size(2), lengths_ptr(p.x_lengths), lengths_ptr(p.y_lengths));
+  if (!packs.empty()) {
+    const ForwardOutputs out = new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
+    run_packed_value_and_grad(packs, p, in.x, in.y, gamma, scale, out, grad_x, grad_y);
+    return out;
+  }
+  const ForwardOutputs out = run_fused_forward(in, /*keep_table=*/true);
+  if (!out.invalid.any().item<bool>()) run_fused_backward(p, out.R, in.x, in.y, gamma, scale, grad_x, grad_y);
+  return out;
+}
+
+// weights[b]·∂value_b/∂x_b, no ∂/∂y stored.
 std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
                                                             const at::Tensor& weights, double gamma,
                                                             std::optional<int64_t> bandwidth,
@@ -1030,49 +1048,31 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
                                                             const std::optional<at::Tensor>& y_lengths) {
   const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   check_pair_weights(x_in, weights);
-  const SoftDTWProblem& p = in.problem;
-  const std::vector<Pack> packs = make_packs(p, in.x.size(2), lengths_ptr(p.x_lengths), lengths_ptr(p.y_lengths));
-  if (packs.empty()) {
-    auto [values, R] =
-        fused_forward_cpu(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
-    auto grads = fused_backward_cpu(weights, x_in, y_in, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
-    return {values, std::get<0>(grads).to(x_in.scalar_type())};
-  }
-  const ForwardOutputs out = new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
-  at::Tensor grad_x = p.ragged() ? at::zeros_like(in.x) : at::empty_like(in.x);
+  at::Tensor grad_x = in.problem.ragged() ? at::zeros_like(in.x) : at::empty_like(in.x);
   const at::Tensor w = weights.to(in.x.scalar_type()).contiguous();
+  ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
-    run_packed_value_and_grad<scalar_t, scalar_t>(packs, p, in.x, in.y, static_cast<scalar_t>(gamma),
-                                                  w.data_ptr<scalar_t>(), out, grad_x.data_ptr<scalar_t>(), nullptr);
+    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(gamma), w.data_ptr<scalar_t>(),
+                                                 grad_x.data_ptr<scalar_t>(), nullptr);
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
   return {values, grad_x.to(x_in.scalar_type())};
 }
 
 // The values and each pair's unit gradients ∂value_b/∂x_b, ∂value_b/∂y_b in float64 (the backward
-// op's float64 sums times 2, not rounded): packed pairs in one sweep, other batches through the
-// forward's table.
+// op's float64 sums times 2, not rounded).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(
     const at::Tensor& x_in, const at::Tensor& y_in, double gamma, std::optional<int64_t> bandwidth,
     std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
     const std::optional<at::Tensor>& y_lengths) {
   const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
-  const SoftDTWProblem& p = in.problem;
-  const std::vector<Pack> packs = make_packs(p, in.x.size(2), lengths_ptr(p.x_lengths), lengths_ptr(p.y_lengths));
-  const ForwardOutputs out = packs.empty() ? run_fused_forward(in, /*keep_table=*/true)
-                                           : new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
   const at::TensorOptions unit_options = in.x.options().dtype(at::kDouble);
   at::Tensor grad_x = at::zeros(in.x.sizes(), unit_options), grad_y = at::zeros(in.y.sizes(), unit_options);
-  const at::Tensor ones = at::ones({p.batch}, in.x.options());
+  const at::Tensor ones = at::ones({in.problem.batch}, in.x.options());
+  ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_grad_cpu", [&] {
-    const scalar_t* scale = ones.data_ptr<scalar_t>();
-    if (!packs.empty()) {
-      run_packed_value_and_grad<scalar_t, double>(packs, p, in.x, in.y, static_cast<scalar_t>(gamma), scale, out,
-                                                  grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
-    } else if (!out.invalid.any().item<bool>()) {
-      run_fused_backward<scalar_t, double>(p, out.R, in.x, in.y, static_cast<scalar_t>(gamma), scale,
-                                           grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
-    }
+    out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(gamma), ones.data_ptr<scalar_t>(),
+                                               grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
   return {values, grad_x, grad_y};

@@ -287,22 +287,39 @@ struct Lanes {
 // sum as it is, -0.0 included, which is what skipping the tap does.
 constexpr float kNeutralTerm[2] = {-0.0f, 0.0f};  // for w with its sign bit clear, set
 
-// A group's kLanes series, time-major per channel (element (u, lane) of a row at u·kLanes + lane),
-// each row with `margin` positions of a neutral zero on both sides, in two copies: copy s holds
-// kNeutralTerm[s] in its margins. A tap whose weight has sign bit s reads copy s, so a tap
-// outside the series adds -0.0 with no per-position test (every block reads whole vectors).
-// Rows start on 64-byte boundaries, so no vector load straddles two cache lines.
+// Where a group's values lie (in floats from its start): a group holds kLanes series,
+// time-major per channel (element (u, lane) of a row at u·kLanes + lane), each row with `margin`
+// positions of a neutral zero on both sides, in two copies: copy s holds kNeutralTerm[s] in its
+// margins. A tap whose weight has sign bit s reads copy s, so a tap outside the series adds -0.0
+// with no per-position test (every block reads whole vectors). Rows start on 64-byte boundaries,
+// so no vector load straddles two cache lines. Every group of a transform has the same layout.
+template <int kLanes>
+struct GroupLayout {
+  static constexpr int64_t kAlign = 16;  // floats: 64 bytes
+  int64_t n_channels, T, margin, row_size;
+  GroupLayout(int64_t n_channels, int64_t T, int64_t margin)
+      : n_channels(n_channels),
+        T(T),
+        margin(margin),
+        row_size(((T + 2 * margin) * kLanes + kAlign - 1) / kAlign * kAlign) {}
+  int64_t row(bool negative, int64_t c) const { return ((negative ? n_channels : 0) + c) * row_size; }
+  // The kLanes values of series index u (-margin <= u < T + margin) of channel c, in the copy for
+  // a weight whose sign bit is `negative`.
+  int64_t offset(int64_t c, bool negative, int64_t u) const { return row(negative, c) + (u + margin) * kLanes; }
+  int64_t size() const { return 2 * n_channels * row_size; }
+};
+
 template <int kLanes>
 class CaseGroup {
  public:
-  CaseGroup(int64_t n_channels, int64_t T, int64_t margin)
-      : n_channels_(n_channels), T_(T), margin_(margin), row_size_(round_up((T + 2 * margin) * kLanes)) {
-    storage_.resize(static_cast<size_t>(2 * n_channels * row_size_ + kAlign));
+  explicit CaseGroup(const GroupLayout<kLanes>& layout) : layout_(layout) {
+    storage_.resize(static_cast<size_t>(layout.size() + kAlign));
     const auto misalignment = reinterpret_cast<uintptr_t>(storage_.data()) / sizeof(float) % kAlign;
     data_ = storage_.data() + (kAlign - misalignment) % kAlign;
+    const int64_t margin = layout.margin, T = layout.T;
     for (int s = 0; s < 2; ++s) {
-      for (int64_t c = 0; c < n_channels; ++c) {
-        float* row = data_ + (s * n_channels + c) * row_size_;
+      for (int64_t c = 0; c < layout.n_channels; ++c) {
+        float* row = data_ + layout.row(s == 1, c);
         std::fill_n(row, margin * kLanes, kNeutralTerm[s]);
         std::fill_n(row + (margin + T) * kLanes, margin * kLanes, kNeutralTerm[s]);
       }
@@ -313,65 +330,74 @@ class CaseGroup {
   // Cases [first_case, min(first_case + kLanes, end_case)) of x (n_channels × T each) into both
   // copies; the lanes past them (a partial group) hold zeros, whose features nobody reads.
   void load(const float* x, int64_t first_case, int64_t end_case) {
+    const int64_t C = layout_.n_channels, T = layout_.T;
     lanes_ = std::min<int64_t>(kLanes, end_case - first_case);
-    for (int64_t c = 0; c < n_channels_; ++c) {
-      float* row = data_ + c * row_size_ + margin_ * kLanes;
+    for (int64_t c = 0; c < C; ++c) {
+      float* row = data_ + layout_.offset(c, false, 0);
       for (int64_t lane = 0; lane < kLanes; ++lane) {
         if (lane >= lanes_) {
-          for (int64_t u = 0; u < T_; ++u) row[u * kLanes + lane] = 0.0f;
+          for (int64_t u = 0; u < T; ++u) row[u * kLanes + lane] = 0.0f;
           continue;
         }
-        const float* series = x + ((first_case + lane) * n_channels_ + c) * T_;
-        for (int64_t u = 0; u < T_; ++u) row[u * kLanes + lane] = series[u];
+        const float* series = x + ((first_case + lane) * C + c) * T;
+        for (int64_t u = 0; u < T; ++u) row[u * kLanes + lane] = series[u];
       }
-      std::memcpy(row + n_channels_ * row_size_, row, T_ * kLanes * sizeof(float));
+      std::memcpy(data_ + layout_.offset(c, true, 0), row, T * kLanes * sizeof(float));
     }
   }
-  int64_t length() const { return T_; }  // of every series of the group
-  int64_t lanes() const { return lanes_; }  // cases loaded
-  // The kLanes values of series index u (-margin <= u < T + margin) of channel c, in the copy for
-  // a weight whose sign bit is `negative`.
-  const float* at(int64_t c, bool negative, int64_t u) const {
-    return data_ + ((negative ? n_channels_ : 0) + c) * row_size_ + (u + margin_) * kLanes;
-  }
+  int64_t length() const { return layout_.T; }  // of every series of the group
+  int64_t lanes() const { return lanes_; }      // cases loaded
+  const float* data() const { return data_; }   // where GroupLayout's offsets start
 
  private:
-  static constexpr int64_t kAlign = 16;  // floats: 64 bytes
-  static int64_t round_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-  int64_t n_channels_, T_, margin_, row_size_;
+  static constexpr int64_t kAlign = GroupLayout<kLanes>::kAlign;
+  GroupLayout<kLanes> layout_;
   int64_t lanes_ = 0;
   std::vector<float> storage_;
   float* data_;
 };
 
 // One term of a kernel in aeon's order (taps j outer, channels c inner): its weight and where its
-// series values for the output position at series index 0 start in the group (a copy by the
-// weight's sign bit), so that the block at series index u0 reads from base + u0·kLanes.
+// series values for the output position at series index 0 start in a group (GroupLayout's offset,
+// in the copy for the weight's sign bit), so that the block at series index u0 reads from
+// data + offset + u0·kLanes.
 struct LaneTap {
-  const float* base;
+  int64_t offset;
   float weight;
 };
 
-template <int kLanes>
-void lane_taps(const CaseGroup<kLanes>& group, const KernelView& k, std::vector<LaneTap>& taps) {
-  taps.clear();
-  for (int64_t j = 0; j < k.length; ++j) {
-    for (int64_t c = 0; c < k.n_channels; ++c) {
-      const float w = k.weights[c * k.length + j];
-      taps.push_back({group.at(k.channels[c], std::signbit(w), j * k.dilation), w});
+// Every kernel's terms, built once per transform (every group has the same layout): kernel k's
+// are [first[k], first[k + 1]).
+struct KernelTaps {
+  std::vector<LaneTap> taps;
+  std::vector<int64_t> first;
+  template <int kLanes>
+  KernelTaps(const GroupLayout<kLanes>& layout, const HostKernels& kernels, int64_t K) : first(K + 1, 0) {
+    for (int64_t i = 0; i < K; ++i) {
+      const KernelView k = kernels[i];
+      for (int64_t j = 0; j < k.length; ++j) {
+        for (int64_t c = 0; c < k.n_channels; ++c) {
+          const float w = k.weights[c * k.length + j];
+          taps.push_back({layout.offset(k.channels[c], std::signbit(w), j * k.dilation), w});
+        }
+      }
+      first[i + 1] = static_cast<int64_t>(taps.size());
     }
   }
-}
+  const LaneTap* of(int64_t k) const { return taps.data() + first[k]; }
+  int64_t count(int64_t k) const { return first[k + 1] - first[k]; }
+};
 
 // Adds the terms of `taps` for 8 positions of kLanes cases to acc, the block's first position at
-// series index u0: in the taps' order in every lane, as one case alone would.
+// series index u0 of the group at `data`: in the taps' order in every lane, as one case alone would.
 template <bool kFma, int kLanes>
-[[gnu::always_inline]] inline void accumulate_case_lanes(const LaneTap* __restrict taps, int64_t n_taps, int64_t u0,
+[[gnu::always_inline]] inline void accumulate_case_lanes(const float* data, const LaneTap* __restrict taps,
+                                                         int64_t n_taps, int64_t u0,
                                                          typename Lanes<kLanes>::vector* acc) {
   using Vector = typename Lanes<kLanes>::vector;
   for (int64_t t = 0; t < n_taps; ++t) {
     const float w = taps[t].weight;
-    const float* __restrict block = taps[t].base + u0 * kLanes;
+    const float* __restrict block = data + taps[t].offset + u0 * kLanes;
 #pragma GCC unroll 8
     for (int64_t q = 0; q < kBlockPositions; ++q) {
       Vector x, sum;
@@ -389,8 +415,8 @@ template <bool kFma, int kLanes>
 // order on the block's registers: strict `>` from position 0, as aeon's.
 template <bool kFma, int kLanes>
 SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& group, const KernelView& k,
-                                                     std::vector<LaneTap>& taps, float* ppv, float* max, int64_t stride,
-                                                     int64_t* argmax, int64_t argmax_stride) {
+                                                     const LaneTap* taps, int64_t n_taps, float* ppv, float* max,
+                                                     int64_t stride, int64_t* argmax, int64_t argmax_stride) {
   using Vector = typename Lanes<kLanes>::vector;
   using Mask = typename Lanes<kLanes>::mask;
   const int64_t out_len = rocket_output_length(group.length(), k.length, k.dilation, k.padding);
@@ -403,7 +429,6 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& gr
     return;
   }
   const int64_t first = -k.padding;
-  lane_taps(group, k, taps);
   Vector bias;
   for (int64_t lane = 0; lane < kLanes; ++lane) bias[lane] = k.bias;
   Vector lane_max = {};
@@ -411,7 +436,7 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& gr
   for (int64_t i0 = 0; i0 < out_len; i0 += kBlockPositions) {
     Vector acc[kBlockPositions];
     for (int64_t q = 0; q < kBlockPositions; ++q) acc[q] = bias;
-    accumulate_case_lanes<kFma, kLanes>(taps.data(), static_cast<int64_t>(taps.size()), i0 + first, acc);
+    accumulate_case_lanes<kFma, kLanes>(group.data(), taps, n_taps, i0 + first, acc);
     if (i0 == 0) lane_max = acc[0];
     // A constant trip count, so that acc stays in registers (an index known only at run time
     // kept it in memory, and the FMAs above with it).
@@ -453,7 +478,8 @@ void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T,
   // Series indices run from -p to T + p + 6 (the last block's overrun): margins of p + 8.
   int64_t max_padding = 0;
   for (int64_t k = 0; k < K; ++k) max_padding = std::max<int64_t>(max_padding, kernels.paddings[k]);
-  const int64_t margin = max_padding + kBlockPositions;
+  const GroupLayout<kLanes> layout(C, T, max_padding + kBlockPositions);
+  const KernelTaps taps(layout, kernels, K);
   const int64_t n_groups = (n_grouped + kLanes - 1) / kLanes;
   const int64_t runs = std::clamp<int64_t>((4 * at::get_num_threads() + n_groups - 1) / n_groups, 1,
                                            std::max<int64_t>(1, K / 16));
@@ -461,19 +487,19 @@ void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T,
   struct GroupWork {
     std::optional<CaseGroup<kLanes>> group;  // built on the thread's first item
     int64_t loaded = -1;                     // the group it holds
-    std::vector<LaneTap> taps;
   };
   for_each_shared_item<GroupWork>(n_groups * runs, [&](int64_t item, GroupWork& w) {
     const int64_t g = item / runs, k_begin = item % runs * run_length, k_end = std::min(K, k_begin + run_length);
-    if (!w.group) w.group.emplace(C, T, margin);
+    if (!w.group) w.group.emplace(layout);
     if (w.loaded != g) {
       w.group->load(x, g * kLanes, n_grouped);
       w.loaded = g;
     }
     const int64_t first = g * kLanes;
     for (int64_t k = k_begin; k < k_end; ++k) {
-      features_of_case_lanes<kFma, kLanes>(*w.group, kernels[k], w.taps, out + first * 2 * K + 2 * k,
-                                           out + first * 2 * K + 2 * k + 1, 2 * K, out_argmax + first * K + k, K);
+      features_of_case_lanes<kFma, kLanes>(*w.group, kernels[k], taps.of(k), taps.count(k),
+                                           out + first * 2 * K + 2 * k, out + first * 2 * K + 2 * k + 1, 2 * K,
+                                           out_argmax + first * K + k, K);
     }
   });
 }

@@ -470,8 +470,10 @@ bool wide_groups() {
 
 // The cases [0, n_grouped) of x in groups of kLanes (the last one partial when the count is not a
 // multiple). Work items are (group, run of kernels) pairs, group-major, shared out one at a time:
-// at least 4 per thread where the kernels allow (runs of 16 or more), so that no thread idles
-// while another ends the last group (BasicMotions: 40 cases, 3 groups of 16 for 2 threads).
+// at least 16 per thread where the kernels allow (runs of 16 or more), so that no thread idles
+// while another ends the last group (BasicMotions: 40 cases, 3 groups of 16 for 2 threads) and
+// the last item is a small part of a thread's work (with 4 per thread, BasicMotions' 9 items
+// split 5 and 4 between 2 threads).
 template <bool kFma, int kLanes>
 void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T, const HostKernels& kernels,
                         int64_t K, float* out, int64_t* out_argmax) {
@@ -481,7 +483,7 @@ void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T,
   const GroupLayout<kLanes> layout(C, T, max_padding + kBlockPositions);
   const KernelTaps taps(layout, kernels, K);
   const int64_t n_groups = (n_grouped + kLanes - 1) / kLanes;
-  const int64_t runs = std::clamp<int64_t>((4 * at::get_num_threads() + n_groups - 1) / n_groups, 1,
+  const int64_t runs = std::clamp<int64_t>((16 * at::get_num_threads() + n_groups - 1) / n_groups, 1,
                                            std::max<int64_t>(1, K / 16));
   const int64_t run_length = (K + runs - 1) / runs;
   struct GroupWork {

@@ -3,9 +3,11 @@
 //   fma_peak            float32 vector multiply-adds per second (Rocket's convolution);
 //   compare_count_peak  `count += (value > bias)` per second (MiniRocket's PPV);
 //   softdtw_cells_peak  SoftDTW cells per second through the kernels' own anti-diagonal loops
-//                       (cpu/tiles.h forward_cells and backward_cells, float32, the same exp and
-//                       log1p per cell), without the wavefront's dependency, the tiles' borders,
-//                       the costs or the table's traffic.
+//                       (cpu/tiles.h, float32, the same exp and log1p per cell), without the
+//                       wavefront's dependency, the tiles' borders, the costs or the table's
+//                       traffic: forward_cells and backward_cells (the table's path), and
+//                       forward_cells_with_weights and flow_cells (the packs' forward with
+//                       gradients, whose backward takes the weights its forward kept).
 // Each figure is the best of `trials`; a trial runs all threads together for a fixed amount of
 // work, timed from the first start to the last finish.
 #include <immintrin.h>
@@ -194,8 +196,9 @@ struct Diagonals {
   }
 };
 
-// (forward cells per second, backward cells per second).
-std::tuple<double, double> softdtw_cells_peak(int threads, int trials) {
+// Cells per second: (forward, backward) of the table's path, (forward with weights, flow) of the
+// packs' path.
+std::tuple<double, double, double, double> softdtw_cells_peak(int threads, int trials) {
   check_threads("softdtw_cells_peak", threads, trials);
   const int64_t repeats = 20'000;
   const auto f = NaturalCellFunctions<float>::for_gamma(1.0);
@@ -223,7 +226,29 @@ std::tuple<double, double> softdtw_cells_peak(int threads, int trials) {
       }
     }
   });
-  return {forward, backward};
+  const double forward_with_weights = best_rate(threads, trials, work, [&](int t) {
+    Diagonals& d = data[t];
+    for (int64_t r = 0; r < repeats; ++r) {
+      for (int64_t k = 0; k < kDiagonals; ++k) {
+        const int64_t o = k * kCells;
+        cpu::forward_cells_with_weights<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
+                                               d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
+                                               d.w_out[2].data() + o, kCells, f);
+      }
+    }
+  });
+  const double flow = best_rate(threads, trials, work, [&](int t) {
+    Diagonals& d = data[t];
+    for (int64_t r = 0; r < repeats; ++r) {
+      for (int64_t k = 0; k < kDiagonals; ++k) {
+        const int64_t o = k * kCells;
+        cpu::flow_cells<float>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o,
+                               d.plain[4].data() + o, d.plain[5].data() + o, d.plain[6].data() + o,
+                               d.e_out.data() + o, kCells);
+      }
+    }
+  });
+  return {forward, backward, forward_with_weights, flow};
 }
 
 }  // namespace
@@ -233,6 +258,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("trials") = 5);
   m.def("compare_count_peak", &compare_count_peak, "compares-and-counts per second, and the instruction set",
         py::arg("threads"), py::arg("trials") = 5);
-  m.def("softdtw_cells_peak", &softdtw_cells_peak, "SoftDTW forward and backward cells per second (float32)",
+  m.def("softdtw_cells_peak", &softdtw_cells_peak,
+        "SoftDTW cells per second (float32): forward and backward, forward with weights and flow",
         py::arg("threads"), py::arg("trials") = 5);
 }

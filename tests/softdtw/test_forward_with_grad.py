@@ -108,6 +108,23 @@ def test_subnormal_alignments_give_the_bits_of_the_table_path():
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=1.0)))
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("options", [{}, {"bandwidth": 12},
+                                     {"x_lengths": torch.tensor([90, 41, 90, 77, 60, 90, 12, 85]),
+                                      "y_lengths": torch.tensor([80, 80, 33, 64, 80, 7, 80, 71])}],
+                         ids=["full", "band", "ragged"])
+def test_zero_flow_away_from_the_paths_gives_the_bits_of_the_table_path(dtype, options):
+    # Away from the pairs' paths E is exactly 0 in most cells: the packs' backward computes E only
+    # next to its successors' nonzero rows and leaves the zero rows out of the gradient sums.
+    x, y = ref.random_pairs(8, 90, 80, 4, dtype=dtype, seed=31)
+    _, E = st.soft_dtw_alignment(x, y, gamma=0.05)
+    assert (E == 0).double().mean() > 0.5  # the data has wide zero regions
+    g = torch.tensor([1.0, -0.5, 2.0, 3.0, 0.25, -1.0, 1.5, 0.0], dtype=dtype)
+    names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=0.05, **options))
+    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=0.05, **options)))
+
+
 def test_non_finite_upstream_gradients_give_the_bits_of_the_table_path():
     x, y = ref.random_pairs(4, 20, 23, 2, seed=4)
     lengths = {"x_lengths": torch.tensor([20, 9, 20, 14])}

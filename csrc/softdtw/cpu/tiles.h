@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -528,18 +529,69 @@ void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<
   });
 }
 
+// float32 arithmetic on values >= 0 carried in float64 with no floating-point operation on a
+// subnormal float32 (on x86 each vector instruction that meets one, as an operand or as a result,
+// takes a microcode assist; flow_cells' E decays through subnormal values away from the pairs'
+// paths, and most of the vectors it computes near them meet one). Each function gives the bits
+// float32 arithmetic gives, subnormal results included.
+namespace float32_exact {
+// A float32 >= 0 as a double: a subnormal from its integer multiple of 2^−149 (as widen_run).
+inline double widen(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  const bool subnormal = (bits & 0x7f800000u) == 0;  // or zero
+  const double tiny = static_cast<double>(static_cast<int32_t>(bits & 0x007fffffu)) * 0x1p-149;
+  return subnormal ? tiny : static_cast<double>(subnormal ? 0.0f : v);
+}
+// p >= 0 rounded to float32 as float32 arithmetic rounds an exact p: below 2^−126 to a multiple
+// of 2^−149 (adding 2^−97, whose binade's spacing is 2^−149, rounds to nearest even there, and
+// subtracting it is exact), else through float. For a product of two float32 values p is exact;
+// for a sum, rounding to 53 bits first changes nothing (53 >= 2·24 + 2: S. A. Figueroa, "When is
+// double rounding innocuous?", 1995), and below 2^−126 the sum of two multiples of 2^−149 is exact.
+inline double round(double p) {
+  const bool tiny = p < 0x1p-126;
+  const double on_grid = (p + 0x1p-97) - 0x1p-97;
+  const double normal = static_cast<double>(static_cast<float>(tiny ? 0x1p-126 : p));
+  return tiny ? on_grid : normal;
+}
+// A double >= 0 that is a float32 value, as that float32 (a subnormal from its multiple of 2^−149).
+inline float narrow(double e) {
+  const bool tiny = e < 0x1p-126;
+  const uint32_t multiple = static_cast<uint32_t>(static_cast<int32_t>(tiny ? e * 0x1p149 : 0.0));
+  const float normal = static_cast<float>(tiny ? 0x1p-126 : e);
+  uint32_t bits;
+  std::memcpy(&bits, &normal, sizeof(bits));
+  bits = tiny ? multiple : bits;
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+}  // namespace float32_exact
+
 // E of one anti-diagonal from its successors' E and the weights they give it, where the weights
 // were kept by the forward: backward_cells without the cell's own weights and reachability. An
 // unreachable cell needs no mask here: its successors give it weight 0 (exp(−inf)), or have all-zero
-// weights themselves, so its E is +0, as backward_cells sets it.
+// weights themselves, so its E is +0, as backward_cells sets it. In float32 the same operations run
+// in float32_exact's float64 (E and the weights are >= 0): the same bits, without the assists.
 template <typename T>
 SOFTDTW_TORCH_CPU_CLONES void flow_cells(const T* __restrict e_diag_succ, const T* __restrict w_diag_succ,
                                          const T* __restrict e_below, const T* __restrict w_below,
                                          const T* __restrict e_right, const T* __restrict w_right,
                                          T* __restrict e_out, int64_t count) {
-  SOFTDTW_TORCH_IVDEP
-  for (int64_t t = 0; t < count; ++t) {
-    e_out[t] = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
+  if constexpr (std::is_same_v<T, float>) {
+    using namespace float32_exact;
+    SOFTDTW_TORCH_IVDEP
+    for (int64_t t = 0; t < count; ++t) {
+      const double diag = round(widen(e_diag_succ[t]) * widen(w_diag_succ[t]));
+      const double below = round(widen(e_below[t]) * widen(w_below[t]));
+      const double right = round(widen(e_right[t]) * widen(w_right[t]));
+      e_out[t] = narrow(round(round(diag + below) + right));
+    }
+  } else {
+    SOFTDTW_TORCH_IVDEP
+    for (int64_t t = 0; t < count; ++t) {
+      e_out[t] = e_diag_succ[t] * w_diag_succ[t] + e_below[t] * w_below[t] + e_right[t] * w_right[t];
+    }
   }
 }
 

@@ -89,6 +89,30 @@ def test_long_pairs_run_packed_with_the_bits_of_tiles(dtype):
         assert torch.equal(ai.grad, packed[1][i:i + 1]) and torch.equal(bi.grad, packed[2][i:i + 1])
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("options", [{}, {"bandwidth": 40},
+                                     {"x_lengths": torch.tensor([600, 311]), "y_lengths": torch.tensor([402, 530])}],
+                         ids=["full", "band", "ragged"])
+def test_long_pairs_skip_zero_flow_with_the_bits_of_tiles(dtype, options):
+    # E is exactly 0 in most cells away from the paths: the packs' first-order backward computes
+    # E and the weights only next to the successors' nonzero rows (flow_candidates), the tiles
+    # every cell. Same values and gradients, bit for bit.
+    x, y = ref.random_pairs(2, 600, 530, 2, dtype=dtype, seed=7)
+    _, E = st.soft_dtw_alignment(x, y, gamma=0.05, **options)
+    assert (E == 0).double().mean() > 0.5  # the data has wide zero regions
+    w = torch.tensor([0.5, -3.0], dtype=dtype)
+
+    def value_and_grads():
+        a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+        v = st.soft_dtw(a, b, gamma=0.05, **options)
+        (v * w).sum().backward()
+        return v.detach(), a.grad, b.grad
+
+    packed, tiled = run_at_threads(2, value_and_grads), run_at_threads(4, value_and_grads)
+    for got, want in zip(tiled, packed):
+        assert torch.equal(got, want)
+
+
 @pytest.mark.parametrize("features", [3, 20])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_packed_pairs_give_the_bits_of_each_pair_alone(dtype, features):

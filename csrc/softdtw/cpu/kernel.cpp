@@ -613,10 +613,65 @@ struct PackSecondOrder {
   double* hess_y;
 };
 
+// Rows [lo, hi] of a pack's flow diagonal outside which it holds only zeros (none when lo > hi).
+struct FlowRows {
+  int64_t lo = 1, hi = 0;
+  bool empty() const { return lo > hi; }
+  bool holds(int64_t r) const { return lo <= r && r <= hi; }
+};
+
+// The rows of E(r), r in `scan`, that hold a nonzero value in some lane (NaN counts as nonzero).
+template <typename T>
+FlowRows nonzero_rows(const T* E, int64_t P, FlowRows scan) {
+  auto nonzero = [&](int64_t r) { return std::any_of(E + r * P, E + (r + 1) * P, [](T e) { return e != T(0); }); };
+  while (!scan.empty() && !nonzero(scan.lo)) ++scan.lo;
+  while (!scan.empty() && !nonzero(scan.hi)) --scan.hi;
+  return scan;
+}
+
+// The rows of diagonal k (of `rows`' computed ones) whose E can be nonzero, from the nonzero rows
+// of its successors on diagonals k + 1 and k + 2: cell (r, k − r)'s successors are rows r + 1 of
+// k + 2, r + 1 and r of k + 1. Elsewhere E = 0·w + 0·w + 0·w = +0 (a weight is finite and >= 0),
+// and the weights the cell gives its predecessors only ever multiply that 0.
+inline FlowRows flow_candidates(const PackRows& rows, FlowRows next1, FlowRows next2) {
+  FlowRows flow;
+  if (!next2.empty()) flow = {next2.lo - 1, next2.hi - 1};
+  if (!next1.empty()) {
+    flow = flow.empty() ? FlowRows{next1.lo - 1, next1.hi}
+                        : FlowRows{std::min(flow.lo, next1.lo - 1), std::max(flow.hi, next1.hi)};
+  }
+  if (flow.empty()) return flow;
+  return {std::max(flow.lo, rows.r_lo), std::min(flow.hi, rows.r_hi)};
+}
+
+// The nonzero rows of a reverse sweep's three rotating E buffers: diagonals k + 2 and k + 1, and
+// k + 3, whose values the buffer of diagonal k holds until clear_stale clears them.
+struct SweepRows {
+  FlowRows next2, next1, stale;
+  // Zeros in the stale rows of diagonal k's buffer E (P values a row) that k does not compute.
+  template <typename T>
+  void clear_stale(T* E, int64_t P, FlowRows computed) const {
+    for (int64_t r = stale.lo; r <= stale.hi; ++r) {
+      if (!computed.holds(r)) std::fill_n(E + r * P, P, T(0));
+    }
+  }
+  // After diagonal k, whose E is nonzero in rows `nonzero`: the buffers rotate.
+  void rotate(FlowRows nonzero) {
+    stale = next2;
+    next2 = next1;
+    next1 = nonzero;
+  }
+};
+
 // Mirror of backward_tile over the whole matrix: flow diagonals by slot r (rows 0..n, row n and
 // the column m right of the matrix being zero flow), table diagonals (from `table(k)`) by slot
 // r + 1. Adds Σ_j E_ij (x_i − y_j) to acc_x ([k][i][lane]) and Σ_i E_ij (y_j − x_i) to acc_y
 // ([k][m − 1 − j][lane]). With PackSecondOrder, Ė beside E and the Hessian sums (hessian_run).
+// In first order each diagonal is computed only in flow_candidates' rows, next to its successors'
+// nonzero E (about a quarter of bench_cpu's workload B's cells): elsewhere its E is +0, which its
+// buffer holds (SweepRows), and its weights, which only ever multiply that 0, are left as the
+// buffer held them (weights of an earlier diagonal: finite); the gradient sums skip rows whose E
+// is 0, as backward_pack_from_weights'.
 template <typename T, typename TableDiagonals>
 void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDiagonals& table, double* acc_x,
                    double* acc_y, const PackSecondOrder<T>* second = nullptr) {
@@ -637,11 +692,17 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
   Flow* next2[2] = {&flows[0][0], &flows[1][0]};  // diagonal k + 2
   Flow* next1[2] = {&flows[0][1], &flows[1][1]};  // diagonal k + 1
   Flow* cur[2] = {&flows[0][2], &flows[1][2]};
+  SweepRows sweep;  // first order
   DeferredGradients<T> gradients(s, acc_x, acc_y);
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
     const PackRows rows = pack_rows(pk, k);
-    const int64_t r_lo = rows.r_lo, a = r_lo * P, run = rows.run(P);
+    FlowRows computed{rows.r_lo, rows.r_hi};
+    if (second == nullptr && k < last) {  // the last cell's weights are E = 1's
+      computed = flow_candidates(rows, sweep.next1, sweep.next2);
+      sweep.clear_stale(cur[0]->E, P, computed);
+    }
+    const int64_t r_lo = computed.lo, a = r_lo * P, run = computed.empty() ? 0 : (computed.hi - r_lo + 1) * P;
     const Run<RValue<T>> r_cur = table(k);
     const Run<RValue<T>> r_prev = table(k - 1);
     const Run<RValue<T>> r_older = table(k - 2);
@@ -671,6 +732,7 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
     if (k == last) {  // E(n−1, m−1) = 1 (and Ė = 0 there)
       for (int64_t p = 0; p < P; ++p) c0.E[(n - 1) * P + p] = is_reachable(load(r_cur, n * P + p)) ? T(1) : T(0);
       if (second != nullptr) std::fill_n(cur[1]->E + (n - 1) * P, P, T(0));
+      computed = {n - 1, n - 1};
     }
     // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
     for (int c = 0; c < channels; ++c) {
@@ -679,13 +741,15 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
         if (k - m >= 0) std::fill_n(f + (k - m) * P, P, T(0));
       }
     }
-    if (run > 0) {
+    if (second == nullptr) {
+      const FlowRows nonzero = nonzero_rows(c0.E, P, computed);
+      if (!nonzero.empty()) gradients.add(k, nonzero.lo, c0.E + nonzero.lo * P, (nonzero.hi - nonzero.lo + 1) * P);
+      sweep.rotate(nonzero);
+    } else if (run > 0) {
       gradients.add(k, r_lo, c0.E + a, run);
-      if (second != nullptr) {
-        hessian_run(c0.E + a, cur[1]->E + a, s.x_at(r_lo), s.y_at(k, r_lo), second->uv.x_at(r_lo),
-                    second->uv.y_at(k, r_lo), s.d, n * P, m * P, second->hess_x + a,
-                    second->hess_y + (r_lo + m - 1 - k) * P, run);
-      }
+      hessian_run(c0.E + a, cur[1]->E + a, s.x_at(r_lo), s.y_at(k, r_lo), second->uv.x_at(r_lo),
+                  second->uv.y_at(k, r_lo), s.d, n * P, m * P, second->hess_x + a,
+                  second->hess_y + (r_lo + m - 1 - k) * P, run);
     }
     for (int c = 0; c < channels; ++c) {
       std::swap(next2[c], next1[c]);
@@ -695,28 +759,13 @@ void backward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, TableDi
   gradients.flush();
 }
 
-// Rows [lo, hi] of a pack's flow diagonal outside which it holds only zeros (none when lo > hi).
-struct FlowRows {
-  int64_t lo = 1, hi = 0;
-  bool empty() const { return lo > hi; }
-};
-
-// The rows of E(r), r in `scan`, that hold a nonzero value in some lane (NaN counts as nonzero).
-template <typename T>
-FlowRows nonzero_rows(const T* E, int64_t P, FlowRows scan) {
-  auto nonzero = [&](int64_t r) { return std::any_of(E + r * P, E + (r + 1) * P, [](T e) { return e != T(0); }); };
-  while (!scan.empty() && !nonzero(scan.lo)) ++scan.lo;
-  while (!scan.empty() && !nonzero(scan.hi)) --scan.hi;
-  return scan;
-}
-
 // backward_pack (first order) over the weights its forward kept: each diagonal's E from its
 // successors' E and the weights they give it (flow_cells), with the same zeros and gradient sums,
 // so the same bits, and no R read. end_values: each lane's value, whose reachability seeds E.
 // E is zero in most cells away from the pairs' paths (about three quarters of them on bench_cpu's
 // workload A), so each diagonal is computed only next to its successors' nonzero rows: elsewhere
 // its E is 0·w + 0·w + 0·w = +0 (a weight is finite and >= 0), which the buffer holds already
-// (each buffer is zero outside its diagonal's nonzero rows, FlowRows). The gradient sums skip the
+// (each buffer is zero outside its diagonal's nonzero rows, SweepRows). The gradient sums skip the
 // zero rows too: a term E·(x − y) with E = 0 is +0, which leaves a sum that is never −0 as it is.
 template <typename T>
 void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, PackWeights<T>& weights,
@@ -727,24 +776,14 @@ void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, Pac
   T* next1 = next2 + slots;
   T* cur = next1 + slots;
   const T* no_weights = cur + slots;  // for the diagonals past the last
-  FlowRows next2_rows, next1_rows, cur_rows;  // cur_rows: diagonal k + 3's, until k's are known
+  SweepRows sweep;
   DeferredGradients<T> gradients(s, acc_x, acc_y);
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
     const PackRows rows = pack_rows(pk, k);
     rows.for_each_outside([&](int64_t from, int64_t to) { std::fill_n(cur + from * P, (to - from + 1) * P, T(0)); });
-    // Cell (r, k − r)'s successors are rows r + 1 of diagonal k + 2, r + 1 and r of k + 1.
-    FlowRows flow{rows.r_hi + 1, rows.r_lo - 1};
-    if (!next2_rows.empty()) flow = {next2_rows.lo - 1, next2_rows.hi - 1};
-    if (!next1_rows.empty()) {
-      flow = flow.lo > flow.hi ? FlowRows{next1_rows.lo - 1, next1_rows.hi}
-                               : FlowRows{std::min(flow.lo, next1_rows.lo - 1), std::max(flow.hi, next1_rows.hi)};
-    }
-    flow = {std::max(flow.lo, rows.r_lo), std::min(flow.hi, rows.r_hi)};
-    // What the buffer still holds of diagonal k + 3 outside those rows becomes zero.
-    for (int64_t r = cur_rows.lo; r <= cur_rows.hi; ++r) {
-      if (flow.empty() || r < flow.lo || r > flow.hi) std::fill_n(cur + r * P, P, T(0));
-    }
+    FlowRows flow = flow_candidates(rows, sweep.next1, sweep.next2);
+    sweep.clear_stale(cur, P, flow);
     if (!flow.empty()) {
       const int64_t a = flow.lo * P, run = (flow.hi - flow.lo + 1) * P;
       const T* w_diag = k + 2 <= last ? weights.diag(k + 2) : no_weights;  // of the successors
@@ -759,18 +798,13 @@ void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, Pac
     // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
     std::fill_n(cur + n * P, P, T(0));
     if (k - m >= 0) std::fill_n(cur + (k - m) * P, P, T(0));
-    cur_rows = nonzero_rows(cur, P, flow);
-    if (!cur_rows.empty()) {
-      gradients.add(k, cur_rows.lo, cur + cur_rows.lo * P, (cur_rows.hi - cur_rows.lo + 1) * P);
-    }
+    const FlowRows nonzero = nonzero_rows(cur, P, flow);
+    if (!nonzero.empty()) gradients.add(k, nonzero.lo, cur + nonzero.lo * P, (nonzero.hi - nonzero.lo + 1) * P);
+    sweep.rotate(nonzero);
     T* done = next2;
     next2 = next1;
     next1 = cur;
     cur = done;
-    const FlowRows done_rows = next2_rows;
-    next2_rows = next1_rows;
-    next1_rows = cur_rows;
-    cur_rows = done_rows;
   }
   gradients.flush();
 }

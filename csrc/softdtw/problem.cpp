@@ -262,9 +262,7 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
                                                    const std::optional<at::Tensor>& x_lengths,
                                                    const std::optional<at::Tensor>& y_lengths) {
   const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
-  TORCH_CHECK_VALUE(grad.dim() == 1 && grad.size(0) == x.size(0), kFusedOp, ": expected grad of shape (", x.size(0),
-                    ",), got ", grad.sizes());
-  TORCH_CHECK_VALUE(grad.device() == x.device(), kFusedOp, ": expected grad on ", x.device(), ", got ", grad.device());
+  check_grad(kFusedOp, grad, fwd.problem.batch, x.device());
   BackwardInputs in;
   in.problem = fwd.problem;
   in.x = fwd.x;

@@ -255,23 +255,15 @@ struct GradientRun {
   int64_t e_offset, x_offset, y_offset, count;
 };
 
-// out[t] = in[t] as a double, exactly as static_cast<double> gives it, but with no floating-point
-// operation on a subnormal float: on x86 each vector instruction that meets one takes a microcode
-// assist (a float32 multiply 7-16x slower on the Xeon VM), and a float32 E has subnormal values in
-// a few percent of the cells. A subnormal's bits are its integer multiple of 2^−149, which converts
-// through an integer; the other lanes (zeros included) convert as usual.
+// out[t] = E[t] >= 0 as a double, with no floating-point operation on a subnormal float
+// (float32_exact::widen, cpu/tiles.h): on x86 each vector instruction that meets one takes a
+// microcode assist (a float32 multiply 7-16x slower on the Xeon VM), and a float32 E has subnormal
+// values in a few percent of the cells.
 template <typename T>
 SOFTDTW_TORCH_CPU_CLONES void widen_run(const T* __restrict in, double* __restrict out, int64_t count) {
   if constexpr (std::is_same_v<T, float>) {
     SOFTDTW_TORCH_IVDEP
-    for (int64_t t = 0; t < count; ++t) {
-      uint32_t bits;
-      std::memcpy(&bits, in + t, sizeof(bits));
-      const bool subnormal = (bits & 0x7f800000u) == 0;  // or zero
-      const float normal = subnormal ? 0.0f : in[t];
-      const double tiny = static_cast<double>(static_cast<int32_t>(bits & 0x007fffffu)) * 0x1p-149;
-      out[t] = subnormal ? ((bits & 0x80000000u) ? -tiny : tiny) : static_cast<double>(normal);
-    }
+    for (int64_t t = 0; t < count; ++t) out[t] = cpu::float32_exact::widen(in[t]);
   } else {
     for (int64_t t = 0; t < count; ++t) out[t] = static_cast<double>(in[t]);
   }

@@ -535,7 +535,7 @@ void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<
 // paths, and most of the vectors it computes near them meet one). Each function gives the bits
 // float32 arithmetic gives, subnormal results included.
 namespace float32_exact {
-// A float32 >= 0 as a double: a subnormal from its integer multiple of 2^−149 (as widen_run).
+// A float32 >= 0 as a double: a subnormal from its integer multiple of 2^−149 (−0 gives +0).
 inline double widen(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof(bits));

@@ -772,8 +772,9 @@ void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, Pac
   DeferredGradients<T> gradients(s, acc_x, acc_y);
   const int64_t last = n + m - 2;
   for (int64_t k = last; k >= 0; --k) {
+    // Rows outside the band, and those just outside the matrix that later diagonals read ((n, k − n)
+    // below it, (k − m, m) right of it), are never computed: they hold zeros (SweepRows).
     const PackRows rows = pack_rows(pk, k);
-    rows.for_each_outside([&](int64_t from, int64_t to) { std::fill_n(cur + from * P, (to - from + 1) * P, T(0)); });
     FlowRows flow = flow_candidates(rows, sweep.next1, sweep.next2);
     sweep.clear_stale(cur, P, flow);
     if (!flow.empty()) {
@@ -787,9 +788,6 @@ void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, Pac
       for (int64_t p = 0; p < P; ++p) cur[(n - 1) * P + p] = is_reachable(end_values[p]) ? T(1) : T(0);
       flow = {n - 1, n - 1};
     }
-    // Zero flow where later diagonals read outside the matrix: (n, k − n) below it, (k − m, m) right of it.
-    std::fill_n(cur + n * P, P, T(0));
-    if (k - m >= 0) std::fill_n(cur + (k - m) * P, P, T(0));
     const FlowRows nonzero = nonzero_rows(cur, P, flow);
     if (!nonzero.empty()) gradients.add(k, nonzero.lo, cur + nonzero.lo * P, (nonzero.hi - nonzero.lo + 1) * P);
     sweep.rotate(nonzero);

@@ -517,7 +517,10 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     });
     if (weights != nullptr) weights->zero_outside(k, r_lo, rows.r_hi);
     if (run > 0) {
-      squared_euclidean_run(s.x_at(r_lo), s.y_at(k, r_lo), s.d, n * P, m * P, cost.data(), run);
+      in_whole_blocks(run, [&](int64_t first, int64_t cells) {
+        squared_euclidean_run(s.x_at(r_lo) + first, s.y_at(k, r_lo) + first, s.d, n * P, m * P, cost.data() + first,
+                              cells);
+      });
       if (weights != nullptr) {
         forward_diagonal_with_weights(cost.data(), older + r_lo * P, prev + r_lo * P, prev + (r_lo + 1) * P,
                                       cur + (r_lo + 1) * P, weights->diag(k) + r_lo * P, weights->up(k) + r_lo * P,
@@ -782,7 +785,7 @@ void backward_pack_from_weights(const Pack& pk, const PackedSequences<T>& s, Pac
       const T* w_diag = k + 2 <= last ? weights.diag(k + 2) : no_weights;  // of the successors
       const T* w_up = k + 1 <= last ? weights.up(k + 1) : no_weights;
       const T* w_left = k + 1 <= last ? weights.left(k + 1) : no_weights;
-      flow_cells(next2 + a + P, w_diag + a + P, next1 + a + P, w_up + a + P, next1 + a, w_left + a, cur + a, run);
+      flow_diagonal(next2 + a + P, w_diag + a + P, next1 + a + P, w_up + a + P, next1 + a, w_left + a, cur + a, run);
     }
     if (k == last) {  // E(n−1, m−1) = 1
       for (int64_t p = 0; p < P; ++p) cur[(n - 1) * P + p] = is_reachable(end_values[p]) ? T(1) : T(0);

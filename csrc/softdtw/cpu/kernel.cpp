@@ -517,7 +517,7 @@ void forward_pack(const Pack& pk, const PackedSequences<T>& s, T gamma, PackDiag
     });
     if (weights != nullptr) weights->zero_outside(k, r_lo, rows.r_hi);
     if (run > 0) {
-      in_whole_blocks(run, [&](int64_t first, int64_t cells) {
+      in_whole_blocks<T>(run, [&](int64_t first, int64_t cells) {
         squared_euclidean_run(s.x_at(r_lo) + first, s.y_at(k, r_lo) + first, s.d, n * P, m * P, cost.data() + first,
                               cells);
       });

@@ -268,21 +268,26 @@ inline void with_cell_functions(NaturalCellFunctions<T> f, const Body& body) {
   }
 }
 
-// GCC vectorizes the cell loops below with a scalar epilogue: on a run of 16k + 15 cells, 15 cells
-// of scalar exp and log1p, which took a quarter of forward_cells_with_weights' time on workload C
-// (benchmarks/README.md), whose one-pair packs run diagonals of 128-256 cells. in_whole_blocks
-// calls `cells(first, count)` (a loop over cells first, ..., first + count − 1) on a multiple of
-// kCellBlock cells, then on the last kCellBlock cells, which overlap cells already computed. Each
-// cell is a function of its inputs only, and no output of these loops aliases an input (their
-// callers write another diagonal's buffers than they read), so a cell computed twice is written
-// twice with the same bits. Runs shorter than a block run as they are.
-constexpr int64_t kCellBlock = 16;
-template <typename Cells>
+// GCC vectorizes the cell loops below with a vector epilogue of half a vector and a scalar one:
+// a float32 run of 16k + 15 cells ends with 8 cells in one 256-bit vector and 7 cells of scalar
+// exp and log1p. On workload C, whose one-pair packs run diagonals of 128-256 cells, a quarter of
+// forward_cells_with_weights' time was in that scalar epilogue (benchmarks/README.md).
+// in_whole_blocks<T> calls `cells(first, count)` (a loop over cells first, ..., first + count − 1)
+// on a multiple of kCellBlock<T> cells (one 512-bit vector), then on the last kCellBlock<T>
+// cells, which overlap cells already computed. Each cell is a function of its inputs only, and no
+// output of these loops aliases an input (their callers write another diagonal's buffers than
+// they read), so a cell computed twice is written twice with the same bits. Runs shorter than a
+// block, and runs whose remainder is a multiple of half a block (the epilogue's one vector: a
+// pack of 4 pairs' runs in float64 have remainders 0 or 4), run as they are.
+template <typename T>
+constexpr int64_t kCellBlock = 64 / sizeof(T);
+template <typename T, typename Cells>
 inline void in_whole_blocks(int64_t count, const Cells& cells) {
-  const int64_t whole = count - count % kCellBlock;
-  if (whole == 0 || whole == count) return cells(0, count);
-  cells(0, whole);
-  cells(count - kCellBlock, kCellBlock);
+  constexpr int64_t kBlock = kCellBlock<T>;
+  const int64_t rest = count % kBlock;
+  if (count < kBlock || rest % (kBlock / 2) == 0) return cells(0, count);
+  cells(0, count - rest);
+  cells(count - kBlock, kBlock);
 }
 
 // One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
@@ -300,7 +305,7 @@ template <typename T>
 void forward_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
                       Run<RValue<T>> out, int64_t count, NaturalCellFunctions<T> f) {
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       forward_cells(cost + first, diag + first, up + first, left + first, out + first, cells, cell);
     });
   });
@@ -327,7 +332,7 @@ void forward_diagonal_with_weights(const T* cost, Run<RValue<T>> diag, Run<RValu
                                    Run<RValue<T>> out, T* w_diag, T* w_up, T* w_left, int64_t count,
                                    NaturalCellFunctions<T> f) {
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       forward_cells_with_weights(cost + first, diag + first, up + first, left + first, out + first, w_diag + first,
                                  w_up + first, w_left + first, cells, cell);
     });
@@ -354,7 +359,7 @@ void forward_tangent_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>>
                               const T* tangent_cost, const T* tangent_diag, const T* tangent_up, const T* tangent_left,
                               Run<RValue<T>> out, T* tangent_out, int64_t count, NaturalCellFunctions<T> f) {
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       forward_tangent_cells(cost + first, diag + first, up + first, left + first, tangent_cost + first,
                             tangent_diag + first, tangent_up + first, tangent_left + first, out + first,
                             tangent_out + first, cells, cell);
@@ -551,7 +556,7 @@ void backward_diagonal(Run<RValue<T>> r_self, Run<RValue<T>> r_diag, Run<RValue<
                        const T* e_right, const T* w_right, T* e_out, T* w_diag_out, T* w_up_out, T* w_left_out,
                        int64_t count, NaturalCellFunctions<T> f) {
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       backward_cells(r_self + first, r_diag + first, r_up + first, r_left + first, e_diag_succ + first,
                      w_diag_succ + first, e_below + first, w_below + first, e_right + first, w_right + first,
                      e_out + first, w_diag_out + first, w_up_out + first, w_left_out + first, cells, cell);
@@ -627,7 +632,7 @@ SOFTDTW_TORCH_CPU_CLONES void flow_cells(const T* __restrict e_diag_succ, const 
 template <typename T>
 void flow_diagonal(const T* e_diag_succ, const T* w_diag_succ, const T* e_below, const T* w_below, const T* e_right,
                    const T* w_right, T* e_out, int64_t count) {
-  in_whole_blocks(count, [&](int64_t first, int64_t cells) {
+  in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
     flow_cells(e_diag_succ + first, w_diag_succ + first, e_below + first, w_below + first, e_right + first,
                w_right + first, e_out + first, cells);
   });
@@ -667,7 +672,7 @@ void backward_tangent_diagonal(Run<RValue<T>> r_self, const T* w_diag, const T* 
                                const T* w_right, const T* et_right, const T* wt_right, T* et_out, T* wt_diag_out,
                                T* wt_up_out, T* wt_left_out, int64_t count, NaturalCellFunctions<T> f) {
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       const int64_t o = first;
       backward_tangent_cells(r_self + o, w_diag + o, w_up + o, w_left + o, t_diag + o, t_up + o, t_left + o,
                              e_diag_succ + o, w_diag_succ + o, et_diag_succ + o, wt_diag_succ + o, e_below + o,

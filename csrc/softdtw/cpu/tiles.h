@@ -273,17 +273,15 @@ inline void with_cell_functions(NaturalCellFunctions<T> f, const Body& body) {
 // exp and log1p. On workload C, whose one-pair packs run diagonals of 128-256 cells, a quarter of
 // forward_cells_with_weights' time was in that scalar epilogue (benchmarks/README.md).
 // in_whole_blocks<T> calls `cells(first, count)` (a loop over cells first, ..., first + count − 1)
-// on a multiple of kCellBlock<T> cells (one 512-bit vector), then on the last kCellBlock<T>
-// cells, which overlap cells already computed. Each cell is a function of its inputs only, and no
-// output of these loops aliases an input (their callers write another diagonal's buffers than
-// they read), so a cell computed twice is written twice with the same bits. Runs shorter than a
-// block, and runs whose remainder is a multiple of half a block (the epilogue's one vector: a
-// pack of 4 pairs' runs in float64 have remainders 0 or 4), run as they are.
-template <typename T>
-constexpr int64_t kCellBlock = 64 / sizeof(T);
+// on a multiple of one 512-bit vector of T, then on the run's last vector, whose cells overlap
+// cells already computed. Each cell is a function of its inputs only, and no output of these
+// loops aliases an input (their callers write another diagonal's buffers than they read), so a
+// cell computed twice is written twice with the same bits. Runs shorter than a vector, and runs
+// whose remainder is a multiple of half a vector (the epilogue's one vector: a pack of 4 pairs'
+// runs in float64 have remainders 0 or 4), run as they are.
 template <typename T, typename Cells>
 inline void in_whole_blocks(int64_t count, const Cells& cells) {
-  constexpr int64_t kBlock = kCellBlock<T>;
+  constexpr int64_t kBlock = 64 / sizeof(T);  // cells in one 512-bit vector
   const int64_t rest = count % kBlock;
   if (count < kBlock || rest % (kBlock / 2) == 0) return cells(0, count);
   cells(0, count - rest);

@@ -1,9 +1,32 @@
-// The CPU kernels' run-time CPU checks, in one place: which hand-picked path a loop takes.
+// The CPU kernels' run-time CPU checks, in one place: which hand-picked path a loop takes; and
+// the cache-line-aligned buffers their vector loops write.
 #pragma once
+
+#include <cstddef>
+#include <new>
+#include <vector>
 
 #include "macros.h"
 
 namespace softdtw_torch {
+
+// std::vector's storage on 64-byte boundaries (a cache line, one 512-bit vector): a row written
+// from its start with whole vectors then never splits a store across two lines. malloc only
+// promises 16 bytes.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
+  bool operator==(const CacheLineAllocator&) const { return true; }
+};
+
+template <typename T>
+using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
 
 #if SOFTDTW_TORCH_X86_INTRINSICS
 // AVX2 with FMA: Hydra's intrinsics loop.

@@ -303,9 +303,12 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
 }
 
 // count_greater on 512-bit vectors, for Intel CPUs with AVX-512: 16 positions per compare into a
-// mask register, counted by one masked add. The last n mod 16 positions go first, as one masked
-// vector that starts the counters (then the loop needs no mask, and GCC keeps the counters in
-// registers, which it does not with a masked step after the loop); lane_sums adds the lanes up.
+// mask register, counted by one masked add, up to 16 biases per pass (32 vector registers: the
+// counters, the value and the biases, which GCC reloads from the stack as compare operands when
+// they do not fit; fewer passes each reload the series and sum the lanes less often, which
+// matters for short series). The last n mod 16 positions go first, as one masked vector that
+// starts the counters (then the loop needs no mask, and GCC keeps the counters in registers,
+// which it does not with a masked step after the loop); lane_sums adds the lanes up.
 // The counts are the same integers, and the features the same floats: for n < 2^24 a count and n
 // are exact in float32, and float32(count / n computed in float64) = count / n computed in
 // float32, because rounding a quotient first to 53 bits and then to 24 gives the correctly
@@ -317,7 +320,7 @@ template <int NB, bool kFused>
 __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const float* __restrict c,
                                                                        const float* __restrict gc, int64_t n,
                                                                        const float* bias, float* features) {
-  static_assert(NB >= 1 && NB <= 8, "lane_sums sums at most 8 vectors");
+  static_assert(NB >= 1 && NB <= 16, "two lane_sums sum at most 16 vectors");
   const __m512i one = _mm512_set1_epi32(1);
   const int64_t whole = n & ~int64_t(15);
   const __mmask16 last = static_cast<__mmask16>((1u << (n - whole)) - 1u);
@@ -334,38 +337,69 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
     if (kFused) v = _mm512_add_ps(v, _mm512_loadu_ps(gc + t));
     for (int j = 0; j < NB; ++j) k[j] = _mm512_mask_add_epi32(k[j], _mm512_cmp_ps_mask(v, b[j], _CMP_GT_OQ), k[j], one);
   }
-  const __m256i counts = lane_sums(lane_or_zero<NB, 0>(k), lane_or_zero<NB, 1>(k), lane_or_zero<NB, 2>(k),
-                                   lane_or_zero<NB, 3>(k), lane_or_zero<NB, 4>(k), lane_or_zero<NB, 5>(k),
-                                   lane_or_zero<NB, 6>(k), lane_or_zero<NB, 7>(k));
-  const __m256 ratios = _mm256_div_ps(_mm256_cvtepi32_ps(counts), _mm256_set1_ps(static_cast<float>(n)));
-  _mm256_mask_storeu_ps(features, static_cast<__mmask8>((1u << NB) - 1u), ratios);
+  const __m512 count_n = _mm512_set1_ps(static_cast<float>(n));
+  const __m256i low = lane_sums(lane_or_zero<NB, 0>(k), lane_or_zero<NB, 1>(k), lane_or_zero<NB, 2>(k),
+                                lane_or_zero<NB, 3>(k), lane_or_zero<NB, 4>(k), lane_or_zero<NB, 5>(k),
+                                lane_or_zero<NB, 6>(k), lane_or_zero<NB, 7>(k));
+  if constexpr (NB <= 8) {
+    const __m256 ratios = _mm256_div_ps(_mm256_cvtepi32_ps(low), _mm512_castps512_ps256(count_n));
+    _mm256_mask_storeu_ps(features, static_cast<__mmask8>((1u << NB) - 1u), ratios);
+  } else {
+    const __m256i high = lane_sums(lane_or_zero<NB, 8>(k), lane_or_zero<NB, 9>(k), lane_or_zero<NB, 10>(k),
+                                   lane_or_zero<NB, 11>(k), lane_or_zero<NB, 12>(k), lane_or_zero<NB, 13>(k),
+                                   lane_or_zero<NB, 14>(k), lane_or_zero<NB, 15>(k));
+    const __m512i counts = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+    const __m512 ratios = _mm512_div_ps(_mm512_cvtepi32_ps(counts), count_n);
+    _mm512_mask_storeu_ps(features, static_cast<__mmask16>((1u << NB) - 1u), ratios);
+  }
+}
+
+// Features for nb biases (any number) on AVX-512: as few passes as 16 biases a pass allow, of
+// equal size (18 biases as 9 + 9, not 16 + 2: a pass of few biases spends most of its time
+// loading and adding the series, not comparing).
+template <bool kFused>
+__attribute__((noinline)) void count_all_avx512(const float* c, const float* gc, int64_t n, const float* bias,
+                                                int64_t nb, float* features) {
+  const int64_t passes = (nb + 15) / 16;
+  for (int64_t pass = 0, j = 0; pass < passes; ++pass) {
+    const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
+    switch (size) {
+#define SOFTDTW_TORCH_COUNT_PASS(NB) \
+  case NB: count_greater_avx512<NB, kFused>(c, gc, n, bias + j, features + j); break;
+      SOFTDTW_TORCH_COUNT_PASS(1) SOFTDTW_TORCH_COUNT_PASS(2) SOFTDTW_TORCH_COUNT_PASS(3)
+      SOFTDTW_TORCH_COUNT_PASS(4) SOFTDTW_TORCH_COUNT_PASS(5) SOFTDTW_TORCH_COUNT_PASS(6)
+      SOFTDTW_TORCH_COUNT_PASS(7) SOFTDTW_TORCH_COUNT_PASS(8) SOFTDTW_TORCH_COUNT_PASS(9)
+      SOFTDTW_TORCH_COUNT_PASS(10) SOFTDTW_TORCH_COUNT_PASS(11) SOFTDTW_TORCH_COUNT_PASS(12)
+      SOFTDTW_TORCH_COUNT_PASS(13) SOFTDTW_TORCH_COUNT_PASS(14) SOFTDTW_TORCH_COUNT_PASS(15)
+      SOFTDTW_TORCH_COUNT_PASS(16)
+#undef SOFTDTW_TORCH_COUNT_PASS
+      default: break;
+    }
+    j += size;
+  }
 }
 
 #pragma GCC diagnostic pop
 #endif
 
-// count_greater, or count_greater_avx512 where it is used (float32 ratios: segments under 2^24).
-template <int NB, bool kFused>
-void count_greater_any(const float* c, const float* gc, int64_t n, const float* bias, float* features) {
-#if SOFTDTW_TORCH_X86_INTRINSICS
-  if (n < (int64_t(1) << 24) && cpu_prefers_avx512()) return count_greater_avx512<NB, kFused>(c, gc, n, bias, features);
-#endif
-  count_greater<NB, kFused>(c, gc, n, bias, features);
-}
-
-// Features for nb biases (any number): passes of 8, then 4, then the remainder.
+// Features for nb biases (any number): on AVX-512 (float32 ratios: segments under 2^24)
+// count_all_avx512, else passes of 8, then 4, then the remainder.
 template <bool kFused>
 void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, float* features) {
+#if SOFTDTW_TORCH_X86_INTRINSICS
+  static const bool avx512 = cpu_prefers_avx512();
+  if (avx512 && n < (int64_t(1) << 24)) return count_all_avx512<kFused>(c, gc, n, bias, nb, features);
+#endif
   int64_t j = 0;
-  for (; j + 8 <= nb; j += 8) count_greater_any<8, kFused>(c, gc, n, bias + j, features + j);
+  for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, features + j);
   if (j + 4 <= nb) {
-    count_greater_any<4, kFused>(c, gc, n, bias + j, features + j);
+    count_greater<4, kFused>(c, gc, n, bias + j, features + j);
     j += 4;
   }
   switch (nb - j) {
-    case 3: count_greater_any<3, kFused>(c, gc, n, bias + j, features + j); break;
-    case 2: count_greater_any<2, kFused>(c, gc, n, bias + j, features + j); break;
-    case 1: count_greater_any<1, kFused>(c, gc, n, bias + j, features + j); break;
+    case 3: count_greater<3, kFused>(c, gc, n, bias + j, features + j); break;
+    case 2: count_greater<2, kFused>(c, gc, n, bias + j, features + j); break;
+    case 1: count_greater<1, kFused>(c, gc, n, bias + j, features + j); break;
     default: break;
   }
 }
@@ -374,7 +408,7 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
 struct Workspace {
   int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
   int64_t T = 0, pad = 0, padded = 0;
-  std::vector<float> neg, gpad, alpha, conv, with_a, with_ab;
+  AlignedVector<float> neg, gpad, alpha, conv, with_a, with_ab;
   std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
   // One-channel partial sums of the current dilation over the whole series, kept while the
   // kernels (in the order of combinations(range(9), 3)) share their first taps:

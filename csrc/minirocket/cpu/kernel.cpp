@@ -387,8 +387,7 @@ __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc,
 template <bool kFused>
 void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, float* features) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  static const bool avx512 = cpu_prefers_avx512();
-  if (avx512 && n < (int64_t(1) << 24)) return count_all_avx512<kFused>(c, gc, n, bias, nb, features);
+  if (n < (int64_t(1) << 24) && cpu_prefers_avx512()) return count_all_avx512<kFused>(c, gc, n, bias, nb, features);
 #endif
   int64_t j = 0;
   for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, features + j);

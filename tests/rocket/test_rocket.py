@@ -166,6 +166,41 @@ def test_ties_and_signed_zeros_keep_aeons_first_maximum(n_channels):
     assert none.any() and (short.reshape(len(X), -1, 2)[:, none] == 0).all()
 
 
+@pytest.mark.parametrize("accumulate", ["float32_fma", "float32"])
+def test_split_partial_group_gives_each_case_alone(accumulate):
+    # A last group of at most half a vector of cases runs split: each case in two lanes, the
+    # second scanning the later half of the positions, the two scans joined (rocket.md §5). 2, 5,
+    # 6, 18 and 20 cases end in such a group with 8 lanes, 16 lanes or both. The data: maxima tied
+    # between the halves (the second half repeats the first), a maximum only in the second half,
+    # responses that overflow to inf and NaN (|x| near float32's largest) early and late, and
+    # unpadded kernels whose output ends inside the first half. Features and first maxima must be
+    # those of each case transformed alone (one scan, another code path).
+    X, kernels = integer_series_and_kernels(2)
+    w, lengths, b, d, p, m, ch = kernels
+    T, half = X.shape[2], (X.shape[2] + 1) // 2
+    out_len = T + 2 * p - (lengths - 1) * d
+    assert ((out_len > 0) & (out_len < half)).any()  # outputs shorter than the first half
+    X = X.copy()
+    X[2, :, half:] = X[2, :, :T - half]
+    X[3, :, T - 5] = 50
+    X[4, :, 10], X[4, :, 11] = 3e38, -3e38
+    X[6, :, T - 3] = -3e38
+    # NaN at the second half's first position and large values after it, read by no position of
+    # the first half: the last tap of a two-channel kernel whose reach is k reads +-3e38 at
+    # half + k in both channels (the maximum must not stay NaN there).
+    for case, k in zip((5, 7, 8, 9, 10), (3, 4, 5, 6, 8)):
+        X[case, 0, half + k], X[case, 1, half + k] = 3e38, -3e38
+    x = torch.from_numpy(np.concatenate([X, X]))
+    k = kernels_from_aeon(kernels)
+    for n_cases in (2, 5, 6, 18, 20):
+        features, argmax = ops._rocket_convolve_forward(x[:n_cases], *k, accumulate, None, None)
+        for i in range(n_cases):
+            alone, argmax_alone = ops._rocket_convolve_forward(x[i:i + 1], *k, accumulate, None, None)
+            assert n_bits_different(features[i], alone[0]) == 0, (n_cases, i)
+            assert torch.equal(argmax[i], argmax_alone[0]), (n_cases, i)
+    assert torch.isinf(features).any()  # overflowing responses are exercised (NaN ones are never a MAX)
+
+
 @pytest.mark.parametrize("accumulate", ["float32_fma", "float32", "float64"])
 def test_argmax_for_the_gradient_is_the_first_maximum(accumulate):
     # The backward routes MAX's gradient through the forward's argmax: for grouped cases (the first

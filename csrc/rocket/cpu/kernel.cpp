@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -317,43 +318,49 @@ class CaseGroup {
     storage_.resize(static_cast<size_t>(layout.size() + kAlign));
     const auto misalignment = reinterpret_cast<uintptr_t>(storage_.data()) / sizeof(float) % kAlign;
     data_ = storage_.data() + (kAlign - misalignment) % kAlign;
-    const int64_t margin = layout.margin, T = layout.T;
-    for (int s = 0; s < 2; ++s) {
-      for (int64_t c = 0; c < layout.n_channels; ++c) {
-        float* row = data_ + layout.row(s == 1, c);
-        std::fill_n(row, margin * kLanes, kNeutralTerm[s]);
-        std::fill_n(row + (margin + T) * kLanes, margin * kLanes, kNeutralTerm[s]);
-      }
-    }
   }
   CaseGroup(const CaseGroup&) = delete;  // data_ points into storage_
   CaseGroup& operator=(const CaseGroup&) = delete;
   // Cases [first_case, min(first_case + kLanes, end_case)) of x (n_channels × T each) into both
-  // copies; the lanes past them (a partial group) hold zeros, whose features nobody reads.
-  void load(const float* x, int64_t first_case, int64_t end_case) {
-    const int64_t C = layout_.n_channels, T = layout_.T;
+  // copies, margins included; the lanes past them (a partial group) hold neutral zeros, whose
+  // features nobody reads. Split (at most kLanes / 2 cases): lane l < kLanes / 2 holds case l and
+  // lane kLanes / 2 + l the same case moved shift() positions earlier, so that each block of
+  // positions computes the case's responses at i (first half) and at shift() + i (second half):
+  // half the blocks for a partial group, each lane still adding its terms in aeon's order (a tap
+  // outside the series reads a neutral zero in both halves).
+  void load(const float* x, int64_t first_case, int64_t end_case, bool split) {
+    const int64_t C = layout_.n_channels, T = layout_.T, margin = layout_.margin;
     lanes_ = std::min<int64_t>(kLanes, end_case - first_case);
-    for (int64_t c = 0; c < C; ++c) {
-      float* row = data_ + layout_.offset(c, false, 0);
-      for (int64_t lane = 0; lane < kLanes; ++lane) {
-        if (lane >= lanes_) {
-          for (int64_t u = 0; u < T; ++u) row[u * kLanes + lane] = 0.0f;
-          continue;
+    split_ = split;
+    shift_ = split ? (T + 1) / 2 : 0;
+    for (int s = 0; s < 2; ++s) {
+      for (int64_t c = 0; c < C; ++c) {
+        float* row = data_ + layout_.offset(c, s == 1, -margin);
+        for (int64_t lane = 0; lane < kLanes; ++lane) {
+          const bool second_half = split && lane >= kLanes / 2;
+          const int64_t case_lane = second_half ? lane - kLanes / 2 : lane;
+          const int64_t moved = second_half ? shift_ : 0;
+          const float* series = case_lane < lanes_ ? x + ((first_case + case_lane) * C + c) * T : nullptr;
+          for (int64_t u = -margin; u < T + margin; ++u) {
+            const int64_t v = u + moved;
+            row[(u + margin) * kLanes + lane] = series != nullptr && v >= 0 && v < T ? series[v] : kNeutralTerm[s];
+          }
         }
-        const float* series = x + ((first_case + lane) * C + c) * T;
-        for (int64_t u = 0; u < T; ++u) row[u * kLanes + lane] = series[u];
       }
-      std::memcpy(data_ + layout_.offset(c, true, 0), row, T * kLanes * sizeof(float));
     }
   }
   int64_t length() const { return layout_.T; }  // of every series of the group
   int64_t lanes() const { return lanes_; }      // cases loaded
+  bool split() const { return split_; }
+  int64_t shift() const { return shift_; }      // of the second half's lanes, when split
   const float* data() const { return data_; }   // where GroupLayout's offsets start
 
  private:
   static constexpr int64_t kAlign = GroupLayout<kLanes>::kAlign;
   GroupLayout<kLanes> layout_;
   int64_t lanes_ = 0;
+  bool split_ = false;
+  int64_t shift_ = 0;
   std::vector<float> storage_;
   float* data_;
 };
@@ -418,13 +425,18 @@ template <bool kFma, int kLanes>
 // written to ppv[lane·stride], max[lane·stride], argmax[lane·argmax_stride]. Positions run in
 // blocks of 8, one accumulator vector each (8 independent FMA chains); the last block may run past
 // the output length into the margins (those positions are not scanned). The scan runs in position
-// order on the block's registers: strict `>` from position 0, as aeon's.
-template <bool kFma, int kLanes>
+// order on the block's registers: strict `>` from position 0, as aeon's. A split group (kSplit)
+// scans positions [0, min(shift, out_len)) in its first half's lanes and [shift, out_len) in the
+// second half's, which start from -inf rather than from their first response (a NaN there must
+// not hide the later values); a case's two results are then joined as one scan would have ended:
+// the second half's maximum only if strictly greater, the counts added.
+template <bool kFma, int kLanes, bool kSplit>
 SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& group, const KernelView& k,
                                                      const LaneTap* taps, int64_t n_taps, float* ppv, float* max,
                                                      int64_t stride, int64_t* argmax, int64_t argmax_stride) {
   using Vector = typename Lanes<kLanes>::vector;
   using Mask = typename Lanes<kLanes>::mask;
+  constexpr int64_t kHalf = kLanes / 2;
   const int64_t out_len = rocket_output_length(group.length(), k.length, k.dilation, k.padding);
   const int64_t lanes = group.lanes();
   if (out_len <= 0) {
@@ -435,30 +447,60 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& gr
     return;
   }
   const int64_t first = -k.padding;
+  const int64_t shift = kSplit ? group.shift() : 0;
+  const int64_t positions = kSplit ? std::min(shift, out_len) : out_len;  // the first half's
+  // kSplit: the second half's lanes stop scanning here; their state is kept from that position on.
+  const int64_t second_half_end = kSplit ? std::max<int64_t>(0, out_len - shift) : positions;
+  Mask second_half = {};
+  if constexpr (kSplit) {
+    for (int64_t lane = kHalf; lane < kLanes; ++lane) second_half[lane] = -1;
+  }
   Vector bias;
   for (int64_t lane = 0; lane < kLanes; ++lane) bias[lane] = k.bias;
-  Vector lane_max = {};
-  Mask lane_first = {}, count = {};
-  for (int64_t i0 = 0; i0 < out_len; i0 += kBlockPositions) {
+  Vector lane_max = {}, kept_max = {};
+  Mask lane_first = {}, count = {}, kept_first = {}, kept_count = {};
+  for (int64_t i0 = 0; i0 < positions; i0 += kBlockPositions) {
     Vector acc[kBlockPositions];
     for (int64_t q = 0; q < kBlockPositions; ++q) acc[q] = bias;
     accumulate_case_lanes<kFma, kLanes>(group.data(), taps, n_taps, i0 + first, acc);
-    if (i0 == 0) lane_max = acc[0];
+    if (i0 == 0) {
+      lane_max = acc[0];
+      if constexpr (kSplit) lane_max = second_half ? Vector{} - std::numeric_limits<float>::infinity() : lane_max;
+    }
     // A constant trip count, so that acc stays in registers (an index known only at run time
     // kept it in memory, and the FMAs above with it).
 #pragma GCC unroll 8
     for (int64_t q = 0; q < kBlockPositions; ++q) {
-      if (i0 + q >= out_len) break;
+      if (i0 + q >= positions) break;
+      if (kSplit && i0 + q == second_half_end) {
+        kept_max = lane_max;
+        kept_first = lane_first;
+        kept_count = count;
+      }
       const Mask above = acc[q] > lane_max;
       lane_max = above ? acc[q] : lane_max;
       lane_first = above ? Mask{} + static_cast<int32_t>(i0 + q) : lane_first;
       count -= acc[q] > Vector{};
     }
   }
+  if (kSplit && second_half_end < positions) {
+    lane_max = second_half ? kept_max : lane_max;
+    lane_first = second_half ? kept_first : lane_first;
+    count = second_half ? kept_count : count;
+  }
   for (int64_t lane = 0; lane < lanes; ++lane) {
-    ppv[lane * stride] = static_cast<float>(static_cast<double>(count[lane]) / static_cast<double>(out_len));
-    max[lane * stride] = lane_max[lane];
-    argmax[lane * argmax_stride] = lane_first[lane];
+    float lane_value = lane_max[lane];
+    int64_t position = lane_first[lane], positive = count[lane];
+    if (kSplit && out_len > shift) {
+      if (lane_max[kHalf + lane] > lane_value) {
+        lane_value = lane_max[kHalf + lane];
+        position = shift + lane_first[kHalf + lane];
+      }
+      positive += count[kHalf + lane];
+    }
+    ppv[lane * stride] = static_cast<float>(static_cast<double>(positive) / static_cast<double>(out_len));
+    max[lane * stride] = lane_value;
+    argmax[lane * argmax_stride] = position;
   }
 }
 
@@ -500,14 +542,21 @@ void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T,
     const int64_t g = item / runs, k_begin = item % runs * run_length, k_end = std::min(K, k_begin + run_length);
     if (!w.group) w.group.emplace(layout);
     if (w.loaded != g) {
-      w.group->load(x, g * kLanes, n_grouped);
+      // A last group of at most half a vector of cases runs split (CaseGroup::load).
+      w.group->load(x, g * kLanes, n_grouped, n_grouped - g * kLanes <= kLanes / 2);
       w.loaded = g;
     }
     const int64_t first = g * kLanes;
+    // Called directly: a pointer to a multi-versioned function may name its default version.
     for (int64_t k = k_begin; k < k_end; ++k) {
-      features_of_case_lanes<kFma, kLanes>(*w.group, kernels[k], taps.of(k), taps.count(k),
-                                           out + first * 2 * K + 2 * k, out + first * 2 * K + 2 * k + 1, 2 * K,
-                                           out_argmax + first * K + k, K);
+      float* features = out + first * 2 * K + 2 * k;
+      if (w.group->split()) {
+        features_of_case_lanes<kFma, kLanes, true>(*w.group, kernels[k], taps.of(k), taps.count(k), features,
+                                                   features + 1, 2 * K, out_argmax + first * K + k, K);
+      } else {
+        features_of_case_lanes<kFma, kLanes, false>(*w.group, kernels[k], taps.of(k), taps.count(k), features,
+                                                    features + 1, 2 * K, out_argmax + first * K + k, K);
+      }
     }
   });
 }

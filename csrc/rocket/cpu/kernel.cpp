@@ -4,9 +4,10 @@
 // Forward (design doc §5, "How the CPU kernel evaluates it"): the responses s(t) of every output
 // position t in [-p, T + p - (L-1)d) in aeon's term order, scanned in increasing t for the PPV
 // count and the first maximum. Groups of 8 equal-length cases (16 on Intel CPUs with AVX-512; the
-// last one possibly partial) run one case per vector lane (features_of_case_lanes), kernels in
-// parallel; the other cases alone (responses(), then scan_responses()), cases in parallel
-// (kernels when there are fewer cases than threads). Every (case, kernel) gets the same
+// last one possibly partial, or split over two lanes a case when at most half full) run one case
+// per vector lane (features_of_case_lanes), kernels in parallel; the other cases alone
+// (responses(), then scan_responses()), cases in parallel (kernels when there are fewer cases
+// than threads). Every (case, kernel) gets the same
 // operations either way, so results depend neither on the thread count nor on how the batch is
 // split.
 #include <ATen/Parallel.h>
@@ -547,7 +548,6 @@ void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T,
       w.loaded = g;
     }
     const int64_t first = g * kLanes;
-    // Called directly: a pointer to a multi-versioned function may name its default version.
     for (int64_t k = k_begin; k < k_end; ++k) {
       float* features = out + first * 2 * K + 2 * k;
       if (w.group->split()) {

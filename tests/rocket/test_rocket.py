@@ -186,10 +186,10 @@ def test_split_partial_group_gives_each_case_alone(accumulate):
     X[4, :, 10], X[4, :, 11] = 3e38, -3e38
     X[6, :, T - 3] = -3e38
     # NaN at the second half's first position and large values after it, read by no position of
-    # the first half: the last tap of a two-channel kernel whose reach is k reads +-3e38 at
-    # half + k in both channels (the maximum must not stay NaN there).
-    for case, k in zip((5, 7, 8, 9, 10), (3, 4, 5, 6, 8)):
-        X[case, 0, half + k], X[case, 1, half + k] = 3e38, -3e38
+    # the first half: the last tap of a two-channel kernel that reaches `reach` positions ahead
+    # reads +-3e38 at half + reach in both channels (the maximum must not stay NaN there).
+    for case, reach in zip((5, 7, 8, 9, 10), (3, 4, 5, 6, 8)):
+        X[case, 0, half + reach], X[case, 1, half + reach] = 3e38, -3e38
     x = torch.from_numpy(np.concatenate([X, X]))
     k = kernels_from_aeon(kernels)
     for n_cases in (2, 5, 6, 18, 20):
@@ -198,7 +198,7 @@ def test_split_partial_group_gives_each_case_alone(accumulate):
             alone, argmax_alone = ops._rocket_convolve_forward(x[i:i + 1], *k, accumulate, None, None)
             assert n_bits_different(features[i], alone[0]) == 0, (n_cases, i)
             assert torch.equal(argmax[i], argmax_alone[0]), (n_cases, i)
-    assert torch.isinf(features).any()  # overflowing responses are exercised (NaN ones are never a MAX)
+    assert torch.isinf(features).any()  # overflowing responses are exercised (a NaN one is a MAX only at 0)
 
 
 @pytest.mark.parametrize("accumulate", ["float32_fma", "float32", "float64"])

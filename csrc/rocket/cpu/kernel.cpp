@@ -315,13 +315,8 @@ struct GroupLayout {
 template <int kLanes>
 class CaseGroup {
  public:
-  explicit CaseGroup(const GroupLayout<kLanes>& layout) : layout_(layout) {
-    storage_.resize(static_cast<size_t>(layout.size() + kAlign));
-    const auto misalignment = reinterpret_cast<uintptr_t>(storage_.data()) / sizeof(float) % kAlign;
-    data_ = storage_.data() + (kAlign - misalignment) % kAlign;
-  }
-  CaseGroup(const CaseGroup&) = delete;  // data_ points into storage_
-  CaseGroup& operator=(const CaseGroup&) = delete;
+  explicit CaseGroup(const GroupLayout<kLanes>& layout)
+      : layout_(layout), storage_(static_cast<size_t>(layout.size())) {}
   // Cases [first_case, min(first_case + kLanes, end_case)) of x (n_channels × T each) into both
   // copies, margins included; the lanes past them (a partial group) hold neutral zeros, whose
   // features nobody reads. Split (at most kLanes / 2 cases): lane l < kLanes / 2 holds case l and
@@ -329,18 +324,16 @@ class CaseGroup {
   // positions computes the case's responses at i (first half) and at shift() + i (second half):
   // half the blocks for a partial group, each lane still adding its terms in aeon's order (a tap
   // outside the series reads a neutral zero in both halves).
-  void load(const float* x, int64_t first_case, int64_t end_case, bool split) {
+  void load(const float* x, int64_t first_case, int64_t end_case) {
     const int64_t C = layout_.n_channels, T = layout_.T, margin = layout_.margin;
     lanes_ = std::min<int64_t>(kLanes, end_case - first_case);
-    split_ = split;
-    shift_ = split ? (T + 1) / 2 : 0;
     for (int s = 0; s < 2; ++s) {
       for (int64_t c = 0; c < C; ++c) {
-        float* row = data_ + layout_.offset(c, s == 1, -margin);
+        float* row = storage_.data() + layout_.offset(c, s == 1, -margin);
         for (int64_t lane = 0; lane < kLanes; ++lane) {
-          const bool second_half = split && lane >= kLanes / 2;
+          const bool second_half = split() && lane >= kLanes / 2;
           const int64_t case_lane = second_half ? lane - kLanes / 2 : lane;
-          const int64_t moved = second_half ? shift_ : 0;
+          const int64_t moved = second_half ? shift() : 0;
           const float* series = case_lane < lanes_ ? x + ((first_case + case_lane) * C + c) * T : nullptr;
           for (int64_t u = -margin; u < T + margin; ++u) {
             const int64_t v = u + moved;
@@ -352,18 +345,14 @@ class CaseGroup {
   }
   int64_t length() const { return layout_.T; }  // of every series of the group
   int64_t lanes() const { return lanes_; }      // cases loaded
-  bool split() const { return split_; }
-  int64_t shift() const { return shift_; }      // of the second half's lanes, when split
-  const float* data() const { return data_; }   // where GroupLayout's offsets start
+  bool split() const { return lanes_ <= kLanes / 2; }
+  int64_t shift() const { return split() ? (layout_.T + 1) / 2 : 0; }  // of the second half's lanes
+  const float* data() const { return storage_.data(); }  // where GroupLayout's offsets start
 
  private:
-  static constexpr int64_t kAlign = GroupLayout<kLanes>::kAlign;
   GroupLayout<kLanes> layout_;
   int64_t lanes_ = 0;
-  bool split_ = false;
-  int64_t shift_ = 0;
-  std::vector<float> storage_;
-  float* data_;
+  AlignedVector<float> storage_;  // rows on 64-byte boundaries (GroupLayout's row_size)
 };
 
 // One term of a kernel in aeon's order (taps j outer, channels c inner): its weight and where its
@@ -543,8 +532,7 @@ void features_of_groups(const float* x, int64_t n_grouped, int64_t C, int64_t T,
     const int64_t g = item / runs, k_begin = item % runs * run_length, k_end = std::min(K, k_begin + run_length);
     if (!w.group) w.group.emplace(layout);
     if (w.loaded != g) {
-      // A last group of at most half a vector of cases runs split (CaseGroup::load).
-      w.group->load(x, g * kLanes, n_grouped, n_grouped - g * kLanes <= kLanes / 2);
+      w.group->load(x, g * kLanes, n_grouped);  // split when at most half a vector of cases is left
       w.loaded = g;
     }
     const int64_t first = g * kLanes;

@@ -15,6 +15,10 @@
 #include <vector>
 
 #include "../../common/macros.h"
+#if SOFTDTW_TORCH_X86_INTRINSICS
+#include <immintrin.h>
+#endif
+#include "../../common/cpu.h"
 #include "../../common/parallel.h"
 #include "../../minirocket/cpu/rows.h"
 #include "../problem.h"
@@ -98,7 +102,8 @@ struct LaneState {
 // form). The compares, counts, index sums and distances use 32-bit lanes within the block (index
 // sums from running counts), 64-bit across blocks; each lane's float64 sum adds its terms in aeon's
 // order, in two vectors of 4 doubles. One group per pass: two would need more than AVX2's 16
-// registers, and GCC then spilled a sum, whose store-to-load chain bound the loop.
+// registers, and GCC then spilled a sum, whose store-to-load chain bound the loop (AVX-512's 32
+// take two: pool_block_pair_avx512).
 template <bool kPicked>
 SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outputs, int64_t stride, int64_t start,
                                                    int64_t n, const LaneGroup& group, LaneState& state) {
@@ -141,6 +146,81 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outpu
     state.index_sum[l] += (n + start) * count[l] - cumulated[l];
   }
 }
+
+#if SOFTDTW_TORCH_X86_INTRINSICS
+// GCC 12 warns that the "undefined" source vector inside its AVX-512 insert intrinsics is used
+// uninitialized (GCC bug 105593, fixed in GCC 13): a false alarm, silenced for these functions.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// 32 bytes from `low` in the low half of a 512-bit vector, 32 from `high` in its high half (8
+// floats or int32 of two lane groups).
+SOFTDTW_TORCH_AVX512_HELPER __m512d pair(const void* low, const void* high) {
+  return _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(static_cast<const double*>(low))),
+                            _mm256_loadu_pd(static_cast<const double*>(high)), 1);
+}
+
+// pool_block for two lane groups at once on 512-bit vectors, for Intel CPUs with AVX-512
+// (cpu_prefers_avx512): group a in lanes 0-7, group b in lanes 8-15, each lane's operations those
+// of pool_block in the same order (the same bits). The compares go to mask registers, which the
+// count, the terms and the reset of the run take directly, and the two groups' float64 sums are
+// two independent chains. (One group at a time with mask registers measured no faster than
+// pool_block: benchmarks/README.md.) kPicked: either group picks its columns.
+template <bool kPicked>
+__attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const float* __restrict outputs,
+                                                                         int64_t stride, int64_t start, int64_t n,
+                                                                         const LaneGroup& a, const LaneGroup& b,
+                                                                         LaneState& state_a, LaneState& state_b) {
+  const __m512 bias = _mm512_castpd_ps(pair(a.bias, b.bias));
+  int32_t columns[2 * kLanes];  // lanes 0-7 pick among a's 8 columns, lanes 8-15 among b's
+  for (int l = 0; l < kLanes; ++l) {
+    columns[l] = a.picked ? a.pick[l] : l;
+    columns[kLanes + l] = kLanes + (b.picked ? b.pick[l] : l);
+  }
+  const __m512i pick = _mm512_loadu_si512(columns);
+  // The run lengths less one (since_1 = since - 1, longest_1 = longest - 1): the reset is then a
+  // zeroing, which the add's mask does without a copy of the constant.
+  const __m512i one = _mm512_set1_epi32(1);
+  __m512i since_1 = _mm512_sub_epi32(_mm512_castpd_si512(pair(state_a.since, state_b.since)), one);
+  __m512i longest_1 = _mm512_sub_epi32(_mm512_castpd_si512(pair(state_a.longest, state_b.longest)), one);
+  __m512d sum_a = _mm512_loadu_pd(state_a.sum), sum_b = _mm512_loadu_pd(state_b.sum);
+  __m512i count = _mm512_setzero_si512(), cumulated = _mm512_setzero_si512();
+  const float* column_a = outputs + a.first;
+  const float* column_b = outputs + b.first;
+  for (int64_t j = 0; j < n; ++j) {
+    __m512 v = _mm512_castpd_ps(pair(column_a + j * stride, column_b + j * stride));
+    if (kPicked) v = _mm512_permutexvar_ps(pick, v);
+    // above: v > bias; not_below: !(v < bias)
+    const __mmask16 above = _mm512_cmp_ps_mask(v, bias, _CMP_GT_OQ);
+    const __mmask16 not_below = _mm512_cmp_ps_mask(v, bias, _CMP_NLT_UQ);
+    count = _mm512_mask_add_epi32(count, above, count, one);
+    cumulated = _mm512_add_epi32(cumulated, count);
+    const __m512 term = _mm512_maskz_add_ps(above, v, bias);  // float32(C[j] + bias), +0.0 where not above
+    sum_a = _mm512_add_pd(sum_a, _mm512_cvtps_pd(_mm512_castps512_ps256(term)));
+    sum_b = _mm512_add_pd(sum_b, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(term), 1))));
+    longest_1 = _mm512_max_epi32(since_1, longest_1);
+    since_1 = _mm512_maskz_add_epi32(not_below, since_1, one);  // since: 1 after a value below, else one more
+  }
+  const __m512i since = _mm512_add_epi32(since_1, one), longest = _mm512_add_epi32(longest_1, one);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_a.since), _mm512_castsi512_si256(since));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_b.since), _mm512_extracti64x4_epi64(since, 1));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_a.longest), _mm512_castsi512_si256(longest));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_b.longest), _mm512_extracti64x4_epi64(longest, 1));
+  _mm512_storeu_pd(state_a.sum, sum_a);
+  _mm512_storeu_pd(state_b.sum, sum_b);
+  int32_t counts[16], cumulateds[16];
+  _mm512_storeu_si512(counts, count);
+  _mm512_storeu_si512(cumulateds, cumulated);
+  for (int l = 0; l < 2 * kLanes; ++l) {
+    LaneState& state = l < kLanes ? state_a : state_b;
+    state.positives[l % kLanes] += counts[l];
+    state.index_sum[l % kLanes] += (n + start) * counts[l] - cumulateds[l];
+  }
+}
+
+#pragma GCC diagnostic pop
+#endif
 
 // Pooling::write's four values (PPV, LSPV, MPV, MIPV) for a group's 8 lanes of segment length
 // len, the same floats: its two float64 divisions per lane run 8 lanes at a time (as scalar
@@ -342,6 +422,18 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
       }
       for (int64_t g = 0; g < n_groups; ++g) {
         const LaneGroup& group = groups[g];
+#if SOFTDTW_TORCH_X86_INTRINSICS
+        if (g + 1 < n_groups && cpu_prefers_avx512()) {
+          const LaneGroup& next = groups[g + 1];
+          if (group.picked || next.picked) {
+            pool_block_pair_avx512<true>(w.outputs.data(), kStride, start, n, group, next, w.states[g], w.states[g + 1]);
+          } else {
+            pool_block_pair_avx512<false>(w.outputs.data(), kStride, start, n, group, next, w.states[g], w.states[g + 1]);
+          }
+          ++g;
+          continue;
+        }
+#endif
         if (group.picked) {
           pool_block<true>(w.outputs.data(), kStride, start, n, group, w.states[g]);
         } else {

@@ -250,17 +250,44 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 bool pooled_values(const LaneState& state, in
   return finite;
 }
 
-// Rows 0..7 of `rows` (row b at rows + b·row_stride) at positions [0, n) into `out`
-// position-major: out[t·stride + b] = rows[b·row_stride + t]. A plain copy, so the values keep
-// their bits; 8×8 blocks are transposed in registers (8 loads, 24 shuffles, 8 stores).
-SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const float* __restrict rows, int64_t row_stride, int64_t n,
-                                                         float* __restrict out, int64_t stride) {
-  // Written out, not as loops over arrays: GCC kept such arrays on the stack.
-  const auto load = [&](int b, int64_t t) {
-    F32x8 v;
+// Rows stored one after another (row b at rows + b·row_stride).
+struct StoredRows {
+  const float* rows;
+  int64_t row_stride;
+  __attribute__((always_inline)) void load(int b, int64_t t, F32x8& v) const {
     std::memcpy(&v, rows + b * row_stride + t, sizeof(v));
-    return v;
-  };
+  }
+  float at(int b, int64_t t) const { return rows[b * row_stride + t]; }
+};
+
+// The outputs of 8 kernels over one channel, computed where they are read (never stored as rows):
+// row b at t is combine_channel's first channel, 0 + (((alpha + ga) + gb) + gc), the same floats,
+// with ga = g[t + shift[b][0]] and so on.
+struct OneChannelRows {
+  const float* alpha;
+  const float* g;
+  int64_t shift[kLanes][3];
+  __attribute__((always_inline)) void load(int b, int64_t t, F32x8& v) const {
+    F32x8 a, ga, gb, gc;
+    std::memcpy(&a, alpha + t, sizeof(a));
+    std::memcpy(&ga, g + t + shift[b][0], sizeof(ga));
+    std::memcpy(&gb, g + t + shift[b][1], sizeof(gb));
+    std::memcpy(&gc, g + t + shift[b][2], sizeof(gc));
+    const F32x8 zero = {};
+    v = zero + (((a + ga) + gb) + gc);
+  }
+  float at(int b, int64_t t) const {
+    return 0.0f + minirocket::combine_transform(alpha[t], g[t + shift[b][0]], g[t + shift[b][1]], g[t + shift[b][2]]);
+  }
+};
+
+// Rows 0..7 of `rows` (StoredRows or OneChannelRows) at positions [0, n) into `out`
+// position-major: out[t·stride + b] = row b at t, the row's value moved, not changed; 8×8 blocks
+// are transposed in registers (8 loads, 24 shuffles, 8 stores).
+template <typename Rows8>
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int64_t n, float* __restrict out,
+                                                         int64_t stride) {
+  // Written out, not as loops over arrays: GCC kept such arrays on the stack.
   const auto store = [&](int64_t t, const F32x8& v) { std::memcpy(out + t * stride, &v, sizeof(v)); };
   // Rows b, b + 1 interleaved by 2 positions (`low` positions 0, 1, 4, 5; `high` 2, 3, 6, 7).
   const auto low = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13); };
@@ -273,8 +300,9 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const float* __restrict
   const auto at_e4 = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15); };
   int64_t t = 0;
   for (; t + kLanes <= n; t += kLanes) {
-    const F32x8 r0 = load(0, t), r1 = load(1, t), r2 = load(2, t), r3 = load(3, t);
-    const F32x8 r4 = load(4, t), r5 = load(5, t), r6 = load(6, t), r7 = load(7, t);
+    F32x8 r0, r1, r2, r3, r4, r5, r6, r7;
+    rows.load(0, t, r0), rows.load(1, t, r1), rows.load(2, t, r2), rows.load(3, t, r3);
+    rows.load(4, t, r4), rows.load(5, t, r5), rows.load(6, t, r6), rows.load(7, t, r7);
     const F32x8 l01 = low(r0, r1), h01 = high(r0, r1), l23 = low(r2, r3), h23 = high(r2, r3);
     const F32x8 l45 = low(r4, r5), h45 = high(r4, r5), l67 = low(r6, r7), h67 = high(r6, r7);
     const F32x8 q0 = first(l01, l23), q1 = second(l01, l23), q2 = first(h01, h23), q3 = second(h01, h23);
@@ -289,7 +317,7 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const float* __restrict
     store(t + 7, at_e4(q3, q7));
   }
   for (; t < n; ++t) {
-    for (int b = 0; b < kLanes; ++b) out[t * stride + b] = rows[b * row_stride + t];
+    for (int b = 0; b < kLanes; ++b) out[t * stride + b] = rows.at(b, t);
   }
 }
 
@@ -397,9 +425,12 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
     const int64_t len = hi - lo;
     // Every kernel's output over the segment, row by row (kernel q at kernel_rows + q·len); then,
     // block by block, 8 rows at a time position-major into `outputs` and pooled. Rows past the
-    // last kernel are never picked, so they hold whatever they held.
-    w.kernel_rows.resize(static_cast<size_t>(kRows * std::max<int64_t>(len, 1)));
-    for (int64_t q_index = 0; q_index < kHalf; ++q_index) {
+    // last kernel are never picked, so they hold whatever they held. With one channel, the rows
+    // are not stored: transpose_8_rows computes them (OneChannelRows), which saves a store and a
+    // load of every output.
+    const bool one_channel = q.n_channels == 1;
+    w.kernel_rows.resize(static_cast<size_t>(one_channel ? 0 : kRows * std::max<int64_t>(len, 1)));
+    for (int64_t q_index = 0; q_index < kHalf && !one_channel; ++q_index) {
       const int64_t k = 2 * q_index + first_kernel;
       const minirocket::Combination& cb = q.combinations[di * kKernels + k];
       const int ta = minirocket::kTaps[k][0], tb = minirocket::kTaps[k][1], tc = minirocket::kTaps[k][2];
@@ -415,10 +446,25 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
     const int64_t n_groups = static_cast<int64_t>(groups.size());
     w.states.assign(static_cast<size_t>(n_groups), LaneState{});
     w.outputs.resize(static_cast<size_t>(kPositionBlock * kStride));
+    OneChannelRows one_channel_rows[kRows / kLanes];  // the taps' shifts; rows past the last kernel repeat it
+    for (int64_t q_index = 0; q_index < kRows && one_channel; ++q_index) {
+      const int64_t k = 2 * std::min(q_index, kHalf - 1) + first_kernel;
+      for (int tap = 0; tap < 3; ++tap) {
+        one_channel_rows[q_index / kLanes].shift[q_index % kLanes][tap] = shift(minirocket::kTaps[k][tap]);
+      }
+    }
     for (int64_t start = 0; start < len; start += kPositionBlock) {
       const int64_t n = std::min(kPositionBlock, len - start);
       for (int64_t q0 = 0; q0 < kHalf; q0 += kLanes) {
-        transpose_8_rows(w.kernel_rows.data() + q0 * len + start, len, n, w.outputs.data() + q0, kStride);
+        if (one_channel) {
+          OneChannelRows& rows8 = one_channel_rows[q0 / kLanes];
+          rows8.alpha = w.alpha.data() + lo + start;
+          rows8.g = rows.gpad.data() + pad + lo + start;
+          transpose_8_rows(rows8, n, w.outputs.data() + q0, kStride);
+        } else {
+          transpose_8_rows(StoredRows{w.kernel_rows.data() + q0 * len + start, len}, n, w.outputs.data() + q0,
+                           kStride);
+        }
       }
       for (int64_t g = 0; g < n_groups; ++g) {
         const LaneGroup& group = groups[g];

@@ -209,7 +209,7 @@ __attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const fl
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_b.longest), _mm512_extracti64x4_epi64(longest, 1));
   _mm512_storeu_pd(state_a.sum, sum_a);
   _mm512_storeu_pd(state_b.sum, sum_b);
-  int32_t counts[16], cumulateds[16];
+  int32_t counts[2 * kLanes], cumulateds[2 * kLanes];
   _mm512_storeu_si512(counts, count);
   _mm512_storeu_si512(cumulateds, cumulated);
   for (int l = 0; l < 2 * kLanes; ++l) {
@@ -471,10 +471,12 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
 #if SOFTDTW_TORCH_X86_INTRINSICS
         if (g + 1 < n_groups && cpu_prefers_avx512()) {
           const LaneGroup& next = groups[g + 1];
+          LaneState& state = w.states[g];
+          LaneState& next_state = w.states[g + 1];
           if (group.picked || next.picked) {
-            pool_block_pair_avx512<true>(w.outputs.data(), kStride, start, n, group, next, w.states[g], w.states[g + 1]);
+            pool_block_pair_avx512<true>(w.outputs.data(), kStride, start, n, group, next, state, next_state);
           } else {
-            pool_block_pair_avx512<false>(w.outputs.data(), kStride, start, n, group, next, w.states[g], w.states[g + 1]);
+            pool_block_pair_avx512<false>(w.outputs.data(), kStride, start, n, group, next, state, next_state);
           }
           ++g;
           continue;

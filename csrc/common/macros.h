@@ -47,6 +47,14 @@
 // A small helper of such a loop, inlined into its AVX-512 caller (a lambda would not inherit the
 // caller's instruction set).
 #define SOFTDTW_TORCH_AVX512_HELPER __attribute__((target("avx512f,avx512vl"), always_inline)) inline
+// GCC 12 warns that the "undefined" source vector inside some AVX-512 intrinsics (inserts,
+// extracts, shuffles) is used uninitialized (GCC bug 105593, fixed in GCC 13): a false alarm,
+// silenced between these two around the code that uses them.
+#define SOFTDTW_TORCH_AVX512_WARNINGS_OFF              \
+  _Pragma("GCC diagnostic push")                        \
+  _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define SOFTDTW_TORCH_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")
 
 // Asserts that a loop's iterations are independent (its pointers do not overlap), so that it
 // vectorizes where the pointers sit in structs, which __restrict does not reach.

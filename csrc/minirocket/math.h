@@ -30,7 +30,7 @@ struct DeviceCombination {
 };
 
 // Taps (a, b, c) of kernel k, in the lexicographic order of itertools.combinations(range(9), 3).
-SOFTDTW_TORCH_HOST_DEVICE void kernel_taps(int64_t k, int* a, int* b, int* c) {
+constexpr SOFTDTW_TORCH_HOST_DEVICE void kernel_taps(int64_t k, int* a, int* b, int* c) {
   int64_t index = 0;
   for (int i = 0; i < 7; ++i) {
     for (int j = i + 1; j < 8; ++j) {

@@ -264,10 +264,7 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c,
 }
 
 #if SOFTDTW_TORCH_X86_INTRINSICS
-// GCC 12 warns that the "undefined" source vector inside its AVX-512 shuffle intrinsics is used
-// uninitialized (GCC bug 105593, fixed in GCC 13): a false alarm, silenced for these functions.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
+SOFTDTW_TORCH_AVX512_WARNINGS_OFF
 
 // Halves of a pair of vectors added, per 128-bit block: [a's 0+2, 1+3 | b's 0+2, 1+3].
 SOFTDTW_TORCH_AVX512_HELPER __m512i add_halves(__m512i a, __m512i b) {
@@ -379,7 +376,7 @@ __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc,
   }
 }
 
-#pragma GCC diagnostic pop
+SOFTDTW_TORCH_AVX512_WARNINGS_ON
 #endif
 
 // Features for nb biases (any number): on AVX-512 (float32 ratios: segments under 2^24)

@@ -10,9 +10,10 @@
 namespace softdtw_torch {
 namespace minirocket {
 
-// kernel_taps(k) for every kernel, looked up once (the search in kernel_taps walks the
-// combinations: a few percent of MultiRocket's time on short series when called per kernel).
-inline const std::array<std::array<int, 3>, kKernels> kTaps = [] {
+// kernel_taps(k) for every kernel, computed at compile time (the search in kernel_taps walks the
+// combinations: a few percent of MultiRocket's time on short series when called per kernel), so
+// that loops written for given kernels can take their taps as constants.
+inline constexpr std::array<std::array<int, 3>, kKernels> kTaps = [] {
   std::array<std::array<int, 3>, kKernels> taps{};
   for (int64_t k = 0; k < kKernels; ++k) kernel_taps(k, &taps[k][0], &taps[k][1], &taps[k][2]);
   return taps;

@@ -8,10 +8,12 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "../../common/macros.h"
@@ -79,6 +81,10 @@ using F64x4 = double __attribute__((vector_size(32)));
 using F64x8 = double __attribute__((vector_size(64)));
 constexpr int kLanes = 8;
 constexpr int64_t kHalf = kKernels / 2;  // kernels per half of a dilation (below)
+constexpr int64_t kRowBlocks = (kHalf + kLanes - 1) / kLanes;  // blocks of 8 kernels of a half
+constexpr int64_t kRows = kRowBlocks * kLanes;
+// Floats a position of `outputs` (below): room for a group's 8-wide load past the last kernel.
+constexpr int64_t kStride = kHalf + kLanes;
 constexpr int64_t kPositionBlock = 128;  // 25.6 KB of outputs at 50 floats per position
 
 struct LaneGroup {
@@ -148,11 +154,7 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outpu
 }
 
 #if SOFTDTW_TORCH_X86_INTRINSICS
-// GCC 12 warns that the "undefined" source vector inside its AVX-512 insert intrinsics is used
-// uninitialized (GCC bug 105593, fixed in GCC 13): a false alarm, silenced for these functions.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+SOFTDTW_TORCH_AVX512_WARNINGS_OFF
 
 // 32 bytes from `low` in the low half of a 512-bit vector, 32 from `high` in its high half (8
 // floats or int32 of two lane groups).
@@ -219,7 +221,7 @@ __attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const fl
   }
 }
 
-#pragma GCC diagnostic pop
+SOFTDTW_TORCH_AVX512_WARNINGS_ON
 #endif
 
 // Pooling::write's four values (PPV, LSPV, MPV, MIPV) for a group's 8 lanes of segment length
@@ -258,37 +260,61 @@ struct StoredRows {
     std::memcpy(&v, rows + b * row_stride + t, sizeof(v));
   }
   float at(int b, int64_t t) const { return rows[b * row_stride + t]; }
+#if SOFTDTW_TORCH_X86_INTRINSICS
+  SOFTDTW_TORCH_AVX512_HELPER __m512 load16(int b, int64_t t) const { return _mm512_loadu_ps(rows + b * row_stride + t); }
+#endif
 };
 
-// The outputs of 8 kernels over one channel, computed where they are read (never stored as rows):
-// row b at t is combine_channel's first channel, 0 + (((alpha + ga) + gb) + gc), the same floats,
-// with ga = g[t + shift[b][0]] and so on.
+// The outputs of the 8 kernels of row block kBlock of half kFirstKernel (row b: kernel
+// 2·(8·kBlock + b) + kFirstKernel; rows past the half's last kernel repeat it) over one channel,
+// computed where they are read, never stored as rows: row b at t is ((alpha + ga) + gb) + gc, with
+// ga = tap[a][t] for the kernel's taps (a, b, c). The taps are constants, so the compiler loads each
+// of the 9 shifted copies once and shares the partial sums of kernels with the same first taps.
+// combine_channel's first channel is 0 + that; the 0 + is left out here: it only turns -0 into
+// +0, which pooling cannot tell apart (its compares treat them as equal, and a term C + bias is
+// taken only where C > bias, so C = ±0 has bias < 0 and the term is bias either way).
+template <int kBlock, int kFirstKernel>
 struct OneChannelRows {
   const float* alpha;
-  const float* g;
-  int64_t shift[kLanes][3];
+  const float* tap[9];  // g shifted by each tap's (clamped) offset
+
+  // Row b's taps, looked up at compile time (a kernel past the 84 would not compile).
+  static constexpr std::array<std::array<int, 3>, kLanes> kRowTaps = [] {
+    std::array<std::array<int, 3>, kLanes> taps{};
+    for (int b = 0; b < kLanes; ++b) {
+      taps[b] = minirocket::kTaps[2 * std::min<int64_t>(kLanes * kBlock + b, kHalf - 1) + kFirstKernel];
+    }
+    return taps;
+  }();
+  static constexpr const std::array<int, 3>& taps(int b) { return kRowTaps[b]; }
   __attribute__((always_inline)) void load(int b, int64_t t, F32x8& v) const {
     F32x8 a, ga, gb, gc;
     std::memcpy(&a, alpha + t, sizeof(a));
-    std::memcpy(&ga, g + t + shift[b][0], sizeof(ga));
-    std::memcpy(&gb, g + t + shift[b][1], sizeof(gb));
-    std::memcpy(&gc, g + t + shift[b][2], sizeof(gc));
-    const F32x8 zero = {};
-    v = zero + (((a + ga) + gb) + gc);
+    std::memcpy(&ga, tap[taps(b)[0]] + t, sizeof(ga));
+    std::memcpy(&gb, tap[taps(b)[1]] + t, sizeof(gb));
+    std::memcpy(&gc, tap[taps(b)[2]] + t, sizeof(gc));
+    v = ((a + ga) + gb) + gc;
   }
   float at(int b, int64_t t) const {
-    return 0.0f + minirocket::combine_transform(alpha[t], g[t + shift[b][0]], g[t + shift[b][1]], g[t + shift[b][2]]);
+    return minirocket::combine_transform(alpha[t], tap[taps(b)[0]][t], tap[taps(b)[1]][t], tap[taps(b)[2]][t]);
   }
+#if SOFTDTW_TORCH_X86_INTRINSICS
+  SOFTDTW_TORCH_AVX512_HELPER __m512 load16(int b, int64_t t) const {
+    __m512 v = _mm512_add_ps(_mm512_loadu_ps(alpha + t), _mm512_loadu_ps(tap[taps(b)[0]] + t));
+    v = _mm512_add_ps(v, _mm512_loadu_ps(tap[taps(b)[1]] + t));
+    return _mm512_add_ps(v, _mm512_loadu_ps(tap[taps(b)[2]] + t));
+  }
+#endif
 };
 
-// Rows 0..7 of `rows` (StoredRows or OneChannelRows) at positions [0, n) into `out`
-// position-major: out[t·stride + b] = row b at t, the row's value moved, not changed; 8×8 blocks
-// are transposed in registers (8 loads, 24 shuffles, 8 stores).
+// Rows 0..7 of `rows` (StoredRows or OneChannelRows) at positions [start, n) into `out`
+// position-major: out[t·kStride + b] = row b at t, the row's value moved, not changed; 8×8
+// blocks are transposed in registers (8 loads, 24 shuffles, 8 stores).
 template <typename Rows8>
-SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int64_t n, float* __restrict out,
-                                                         int64_t stride) {
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int64_t start, int64_t n,
+                                                         float* __restrict out) {
   // Written out, not as loops over arrays: GCC kept such arrays on the stack.
-  const auto store = [&](int64_t t, const F32x8& v) { std::memcpy(out + t * stride, &v, sizeof(v)); };
+  const auto store = [&](int64_t t, const F32x8& v) { std::memcpy(out + t * kStride, &v, sizeof(v)); };
   // Rows b, b + 1 interleaved by 2 positions (`low` positions 0, 1, 4, 5; `high` 2, 3, 6, 7).
   const auto low = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13); };
   const auto high = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15); };
@@ -298,7 +324,7 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int6
   // Rows 0-3 and rows 4-7 of one position pair (e, e + 4) into the rows of positions e and e + 4.
   const auto at_e = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11); };
   const auto at_e4 = [](F32x8 a, F32x8 b) { return __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15); };
-  int64_t t = 0;
+  int64_t t = start;
   for (; t + kLanes <= n; t += kLanes) {
     F32x8 r0, r1, r2, r3, r4, r5, r6, r7;
     rows.load(0, t, r0), rows.load(1, t, r1), rows.load(2, t, r2), rows.load(3, t, r3);
@@ -317,9 +343,100 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int6
     store(t + 7, at_e4(q3, q7));
   }
   for (; t < n; ++t) {
-    for (int b = 0; b < kLanes; ++b) out[t * stride + b] = rows.at(b, t);
+    for (int b = 0; b < kLanes; ++b) out[t * kStride + b] = rows.at(b, t);
   }
 }
+
+#if SOFTDTW_TORCH_X86_INTRINSICS
+SOFTDTW_TORCH_AVX512_WARNINGS_OFF
+
+// One stage of transpose_16_positions_avx512: a holds row r, b row r + 2^kBit (r's bit kBit 0),
+// each at the lanes' 16 positions (or what the earlier stages left there). Afterwards bit kBit of the
+// lane holds the row's bit, and a (b) holds the lanes whose position had bit kBit 0 (1): lane L of
+// a is a[L] where L's bit is 0, else b[L - 2^kBit]; lane L of b is a[L + 2^kBit] where L's bit is
+// 0, else b[L]. Two shuffles (one 128-bit-lane vshufps each for bit 1).
+template <int kBit>
+SOFTDTW_TORCH_AVX512_HELPER void exchange_bit(__m512& a, __m512& b) {
+  static_assert(kBit >= 0 && kBit <= 2);
+  __m512 low, high;
+  if constexpr (kBit == 1) {
+    low = _mm512_shuffle_ps(a, b, 0x44);   // a0 a1 b0 b1 in each 128-bit lane
+    high = _mm512_shuffle_ps(a, b, 0xee);  // a2 a3 b2 b3
+  } else {
+    // Index 16 + i is b's lane i.
+    const __m512i low_index =
+        kBit == 0 ? _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30)
+                  : _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+    const __m512i high_index =
+        kBit == 0 ? _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31)
+                  : _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+    low = _mm512_permutex2var_ps(a, low_index, b);
+    high = _mm512_permutex2var_ps(a, high_index, b);
+  }
+  a = low;
+  b = high;
+}
+
+// The low half of v at `at`, the high half 8 positions further (at + 8·kStride).
+SOFTDTW_TORCH_AVX512_HELPER void store_positions(__m512 v, float* at) {
+  _mm256_storeu_ps(at, _mm512_castps512_ps256(v));
+  _mm256_storeu_pd(reinterpret_cast<double*>(at + kLanes * kStride), _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+// transpose_8_rows 16 positions at a time on 512-bit vectors, for Intel CPUs with AVX-512
+// (cpu_prefers_avx512): 8 rows of 16 positions become, after three exchange_bit stages, 8
+// vectors of which vector k holds positions t + k (low half) and t + 8 + k (high half), 8 rows
+// each. 24 shuffles per 128 values, against 24 per 64 with 256-bit vectors (all on one port, which
+// bound the transposition); 8 rows of 16 fit in the 32 registers, where 16×16 blocks did not.
+// Returns the positions done, a multiple of 16; the rest is transpose_8_rows'.
+template <typename Rows8>
+__attribute__((target("avx512f,avx512vl"))) int64_t transpose_16_positions_avx512(const Rows8& rows, int64_t n,
+                                                                                 float* __restrict out) {
+  int64_t t = 0;
+  for (; t + 2 * kLanes <= n; t += 2 * kLanes) {
+    __m512 r0 = rows.load16(0, t), r1 = rows.load16(1, t), r2 = rows.load16(2, t), r3 = rows.load16(3, t);
+    __m512 r4 = rows.load16(4, t), r5 = rows.load16(5, t), r6 = rows.load16(6, t), r7 = rows.load16(7, t);
+    exchange_bit<0>(r0, r1), exchange_bit<0>(r2, r3), exchange_bit<0>(r4, r5), exchange_bit<0>(r6, r7);
+    exchange_bit<1>(r0, r2), exchange_bit<1>(r1, r3), exchange_bit<1>(r4, r6), exchange_bit<1>(r5, r7);
+    exchange_bit<2>(r0, r4), exchange_bit<2>(r1, r5), exchange_bit<2>(r2, r6), exchange_bit<2>(r3, r7);
+    float* at = out + t * kStride;
+    store_positions(r0, at), store_positions(r1, at + kStride), store_positions(r2, at + 2 * kStride);
+    store_positions(r3, at + 3 * kStride), store_positions(r4, at + 4 * kStride);
+    store_positions(r5, at + 5 * kStride), store_positions(r6, at + 6 * kStride);
+    store_positions(r7, at + 7 * kStride);
+  }
+  return t;
+}
+
+SOFTDTW_TORCH_AVX512_WARNINGS_ON
+#endif
+
+// transpose_8_rows, 16 positions at a time where the CPU prefers AVX-512.
+template <typename Rows8>
+void transpose_rows(const Rows8& rows, int64_t n, float* __restrict out) {
+  int64_t done = 0;
+#if SOFTDTW_TORCH_X86_INTRINSICS
+  if (cpu_prefers_avx512()) done = transpose_16_positions_avx512(rows, n, out);
+#endif
+  transpose_8_rows(rows, done, n, out);
+}
+
+// transpose_rows of one channel's row block kBlock of half kFirstKernel (OneChannelRows), picked
+// at run time from kOneChannelTranspositions.
+template <int kBlock, int kFirstKernel>
+void transpose_one_channel(const float* alpha, const float* const (&tap)[9], int64_t n, float* out) {
+  OneChannelRows<kBlock, kFirstKernel> rows{alpha, {}};
+  std::copy(tap, tap + 9, rows.tap);
+  transpose_rows(rows, n, out);
+}
+using OneChannelTransposition = void (*)(const float*, const float* const (&)[9], int64_t, float*);
+template <int kFirstKernel, size_t... kBlock>
+constexpr std::array<OneChannelTransposition, kRowBlocks> one_channel_transpositions(std::index_sequence<kBlock...>) {
+  return {&transpose_one_channel<static_cast<int>(kBlock), kFirstKernel>...};
+}
+constexpr std::array<OneChannelTransposition, kRowBlocks> kOneChannelTranspositions[2] = {
+    one_channel_transpositions<0>(std::make_index_sequence<kRowBlocks>()),
+    one_channel_transpositions<1>(std::make_index_sequence<kRowBlocks>())};
 
 // A dilation's work apart from the case, built once per transform and read by every thread:
 // the channels it uses, and the lane groups of its two halves (the kernels k = 2q + first_kernel,
@@ -417,8 +534,6 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
   bool finite = true;
   // The kernels k with (di + k) even count the whole output, the others the trimmed one (aeon):
   // each half is pooled together (DilationPlan).
-  constexpr int64_t kStride = kHalf + kLanes;  // room for a group's 8-wide load past the last kernel
-  constexpr int64_t kRows = (kHalf + kLanes - 1) / kLanes * kLanes;  // whole blocks of 8 rows
   for (int64_t first_kernel = 0; first_kernel < 2; ++first_kernel) {
     int64_t lo, hi;
     minirocket::ppv_segment(T, d, di, first_kernel, &lo, &hi);
@@ -426,7 +541,7 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
     // Every kernel's output over the segment, row by row (kernel q at kernel_rows + q·len); then,
     // block by block, 8 rows at a time position-major into `outputs` and pooled. Rows past the
     // last kernel are never picked, so they hold whatever they held. With one channel, the rows
-    // are not stored: transpose_8_rows computes them (OneChannelRows), which saves a store and a
+    // are not stored: transpose_rows computes them (OneChannelRows), which saves a store and a
     // load of every output.
     const bool one_channel = q.n_channels == 1;
     w.kernel_rows.resize(static_cast<size_t>(one_channel ? 0 : kRows * std::max<int64_t>(len, 1)));
@@ -446,24 +561,16 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
     const int64_t n_groups = static_cast<int64_t>(groups.size());
     w.states.assign(static_cast<size_t>(n_groups), LaneState{});
     w.outputs.resize(static_cast<size_t>(kPositionBlock * kStride));
-    OneChannelRows one_channel_rows[kRows / kLanes];  // the taps' shifts; rows past the last kernel repeat it
-    for (int64_t q_index = 0; q_index < kRows && one_channel; ++q_index) {
-      const int64_t k = 2 * std::min(q_index, kHalf - 1) + first_kernel;
-      for (int tap = 0; tap < 3; ++tap) {
-        one_channel_rows[q_index / kLanes].shift[q_index % kLanes][tap] = shift(minirocket::kTaps[k][tap]);
-      }
-    }
     for (int64_t start = 0; start < len; start += kPositionBlock) {
       const int64_t n = std::min(kPositionBlock, len - start);
+      const float* tap[9];  // with one channel: its 3x shifted by each tap's offset, at the block
+      for (int x = 0; x < 9 && one_channel; ++x) tap[x] = rows.gpad.data() + pad + lo + start + shift(x);
       for (int64_t q0 = 0; q0 < kHalf; q0 += kLanes) {
         if (one_channel) {
-          OneChannelRows& rows8 = one_channel_rows[q0 / kLanes];
-          rows8.alpha = w.alpha.data() + lo + start;
-          rows8.g = rows.gpad.data() + pad + lo + start;
-          transpose_8_rows(rows8, n, w.outputs.data() + q0, kStride);
+          kOneChannelTranspositions[first_kernel][q0 / kLanes](w.alpha.data() + lo + start, tap, n,
+                                                               w.outputs.data() + q0);
         } else {
-          transpose_8_rows(StoredRows{w.kernel_rows.data() + q0 * len + start, len}, n, w.outputs.data() + q0,
-                           kStride);
+          transpose_rows(StoredRows{w.kernel_rows.data() + q0 * len + start, len}, n, w.outputs.data() + q0);
         }
       }
       for (int64_t g = 0; g < n_groups; ++g) {

@@ -67,7 +67,7 @@ Parameters fit_impl(const at::Tensor& x_in, int64_t n_kernels, int64_t max_dilat
 // Pooling runs on lanes: one lane per (kernel, bias) of a dilation, 8 lanes to a group. The
 // kernels of a dilation whose counted segments are the same (every other kernel: aeon alternates
 // the whole output and the trimmed one) are pooled together from `outputs`, their outputs
-// position-major: outputs[j·stride + q] is kernel q's output at segment position j. Most groups
+// position-major: outputs[j·kStride + q] is kernel q's output at segment position j. Most groups
 // are 8 consecutive kernels with the same bias index, whose lanes read their columns with one
 // load; the kernels left over (42 = 5·8 + 2) go with all their biases into groups whose lanes
 // read kernels first .. first + 7 and pick theirs (one more permute per position: the pooling
@@ -111,8 +111,8 @@ struct LaneState {
 // registers, and GCC then spilled a sum, whose store-to-load chain bound the loop (AVX-512's 32
 // take two: pool_block_pair_avx512).
 template <bool kPicked>
-SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outputs, int64_t stride, int64_t start,
-                                                   int64_t n, const LaneGroup& group, LaneState& state) {
+SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outputs, int64_t start, int64_t n,
+                                                   const LaneGroup& group, LaneState& state) {
   F32x8 b;
   I32x8 pick, since, longest;
   F64x4 sum_low, sum_high;
@@ -128,7 +128,7 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outpu
   I32x8 count = {}, cumulated = {};
   for (int64_t j = 0; j < n; ++j) {
     F32x8 loaded;
-    std::memcpy(&loaded, column + j * stride, sizeof(loaded));
+    std::memcpy(&loaded, column + j * kStride, sizeof(loaded));
     const F32x8 v = kPicked ? __builtin_shuffle(loaded, pick) : loaded;
     const I32x8 above = v > b, below = v < b;  // lanes of -1 (true) or 0
     count -= above;
@@ -171,7 +171,7 @@ SOFTDTW_TORCH_AVX512_HELPER __m512d pair(const void* low, const void* high) {
 // pool_block: benchmarks/README.md.) kPicked: either group picks its columns.
 template <bool kPicked>
 __attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const float* __restrict outputs,
-                                                                         int64_t stride, int64_t start, int64_t n,
+                                                                         int64_t start, int64_t n,
                                                                          const LaneGroup& a, const LaneGroup& b,
                                                                          LaneState& state_a, LaneState& state_b) {
   const __m512 bias = _mm512_castpd_ps(pair(a.bias, b.bias));
@@ -191,7 +191,7 @@ __attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const fl
   const float* column_a = outputs + a.first;
   const float* column_b = outputs + b.first;
   for (int64_t j = 0; j < n; ++j) {
-    __m512 v = _mm512_castpd_ps(pair(column_a + j * stride, column_b + j * stride));
+    __m512 v = _mm512_castpd_ps(pair(column_a + j * kStride, column_b + j * kStride));
     if (kPicked) v = _mm512_permutexvar_ps(pick, v);
     // above: v > bias; not_below: !(v < bias)
     const __mmask16 above = _mm512_cmp_ps_mask(v, bias, _CMP_GT_OQ);
@@ -261,7 +261,9 @@ struct StoredRows {
   }
   float at(int b, int64_t t) const { return rows[b * row_stride + t]; }
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  SOFTDTW_TORCH_AVX512_HELPER __m512 load16(int b, int64_t t) const { return _mm512_loadu_ps(rows + b * row_stride + t); }
+  SOFTDTW_TORCH_AVX512_HELPER __m512 load16(int b, int64_t t) const {
+    return _mm512_loadu_ps(rows + b * row_stride + t);
+  }
 #endif
 };
 
@@ -581,18 +583,18 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
           LaneState& state = w.states[g];
           LaneState& next_state = w.states[g + 1];
           if (group.picked || next.picked) {
-            pool_block_pair_avx512<true>(w.outputs.data(), kStride, start, n, group, next, state, next_state);
+            pool_block_pair_avx512<true>(w.outputs.data(), start, n, group, next, state, next_state);
           } else {
-            pool_block_pair_avx512<false>(w.outputs.data(), kStride, start, n, group, next, state, next_state);
+            pool_block_pair_avx512<false>(w.outputs.data(), start, n, group, next, state, next_state);
           }
           ++g;
           continue;
         }
 #endif
         if (group.picked) {
-          pool_block<true>(w.outputs.data(), kStride, start, n, group, w.states[g]);
+          pool_block<true>(w.outputs.data(), start, n, group, w.states[g]);
         } else {
-          pool_block<false>(w.outputs.data(), kStride, start, n, group, w.states[g]);
+          pool_block<false>(w.outputs.data(), start, n, group, w.states[g]);
         }
       }
     }

@@ -20,6 +20,14 @@ SOFTDTW_TORCH_HOST_DEVICE T positive_infinity() {
   return static_cast<T>(INFINITY);
 }
 
+// `condition ? a : b` as a function, so that the float64 cell math below is written once for one
+// value and for the CPU's interleaved vectors (cpu/interleaved_doubles.h), which overload it for
+// lane masks.
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE T where(bool condition, T a, T b) {
+  return condition ? a : b;
+}
+
 // exp and log1p for the cell math. On the GPU: the CUDA math library. On the CPU: the branch-free
 // Cephes approximations below (measured against libm: expf 1.35 ulp, log1pf 2.1 ulp, exp 1.41 ulp,
 // log1p 1.03 ulp), which the compiler vectorizes across the cells of an anti-diagonal; libm calls
@@ -98,59 +106,64 @@ inline int64_t to_bits(double d) {
   return bits;
 }
 
+// The float64 exp and log1p below are templates over `Doubles`: double, or the CPU's interleaved
+// vectors of doubles (cpu/interleaved_doubles.h), which run the same operations lane by lane.
+
 // exp(x) = 2^n · exp(r) with the Cephes Padé form exp(r) = 1 + 2r·P(r²)/(Q(r²) − r·P(r²)).
 // Arguments below −708 (−inf included) give 0, as for expf.
-inline double exp(double x) {
+template <typename Doubles>
+inline Doubles exp(Doubles x) {
   const double lowest = -708.0;
   const double magic = 6755399441055744.0;  // 1.5·2^52: adding it rounds to an integer in the low bits
-  double xc = x < 708.0 ? x : 708.0;
-  xc = xc > lowest ? xc : lowest;
-  const double shifted = xc * 1.4426950408889634073599 + magic;
-  const double n = shifted - magic;
-  const int64_t n_int = to_bits(shifted) - to_bits(magic);
-  double r = xc - n * 6.93145751953125e-1;
+  Doubles xc = where(x < 708.0, x, Doubles(708.0));
+  xc = where(xc > lowest, xc, Doubles(lowest));
+  const Doubles shifted = xc * 1.4426950408889634073599 + magic;
+  const Doubles n = shifted - magic;
+  const auto n_int = to_bits(shifted) - to_bits(magic);
+  Doubles r = xc - n * 6.93145751953125e-1;
   r = r - n * 1.42860682030941723212e-6;
-  const double rr = r * r;
-  double p = 1.26177193074810590878e-4;
+  const Doubles rr = r * r;
+  Doubles p(1.26177193074810590878e-4);
   p = p * rr + 3.02994407707441961300e-2;
   p = p * rr + 9.99999999999999999910e-1;
   p = p * r;
-  double q = 3.00198505138664455042e-6;
+  Doubles q(3.00198505138664455042e-6);
   q = q * rr + 2.52448340349684104192e-3;
   q = q * rr + 2.27265548208155028766e-1;
   q = q * rr + 2.00000000000000000009e0;
-  const double y = (1.0 + 2.0 * (p / (q - p))) * bits_to_double((n_int + 1023) << 52);
-  return x < lowest ? 0.0 : y;
+  const Doubles y = (1.0 + 2.0 * (p / (q - p))) * bits_to_double((n_int + 1023) << 52);
+  return where(x < lowest, Doubles(0.0), y);
 }
 
 // log1p(u) for u >= 0, as log1pf: frexp of v = 1 + u, the Cephes rational log, then the rounding
 // correction −((v − 1) − u)/v.
-inline double log1p(double u) {
+template <typename Doubles>
+inline Doubles log1p(Doubles u) {
   const double two52 = 4503599627370496.0;
-  const double v = 1.0 + u;
-  const int64_t bits = to_bits(v);
+  const Doubles v = 1.0 + u;
+  const auto bits = to_bits(v);
   // The biased exponent as a double without an int64 → double conversion: 2^52 + e − 2^52.
-  double e = (bits_to_double(to_bits(two52) | ((bits >> 52) & 0x7ff)) - two52) - 1022.0;
-  const double m = bits_to_double((bits & 0x000fffffffffffffLL) | 0x3fe0000000000000LL);  // [0.5, 1)
-  const bool small = m < 0.70710678118654752440;
-  e = small ? e - 1.0 : e;
-  const double x = small ? (m + m) - 1.0 : m - 1.0;
-  const double z = x * x;
-  double p = 1.01875663804580931796e-4;
+  Doubles e = (bits_to_double(((bits >> 52) & 0x7ff) | to_bits(two52)) - two52) - 1022.0;
+  const Doubles m = bits_to_double((bits & 0x000fffffffffffffLL) | 0x3fe0000000000000LL);  // [0.5, 1)
+  const auto small = m < 0.70710678118654752440;
+  e = where(small, e - 1.0, e);
+  const Doubles x = where(small, (m + m) - 1.0, m - 1.0);
+  const Doubles z = x * x;
+  Doubles p(1.01875663804580931796e-4);
   p = p * x + 4.97494994976747001425e-1;
   p = p * x + 4.70579119878881725854e0;
   p = p * x + 1.44989225341610930846e1;
   p = p * x + 1.79368678507819816313e1;
   p = p * x + 7.70838733755885391666e0;
-  double q = x + 1.12873587189167450590e1;
+  Doubles q = x + 1.12873587189167450590e1;
   q = q * x + 4.52279145837532221105e1;
   q = q * x + 8.29875266912776603211e1;
   q = q * x + 7.11544750618563894466e1;
   q = q * x + 2.31251620126765340583e1;
-  double y = x * (z * p / q);
+  Doubles y = x * (z * p / q);
   y = y + e * -2.121944400546905827679e-4;
   y = y - 0.5 * z;
-  const double log_v = (x + y) + e * 0.693359375;
+  const Doubles log_v = (x + y) + e * 0.693359375;
   return log_v - ((v - 1.0) - u) / v;
 }
 
@@ -187,13 +200,13 @@ SOFTDTW_TORCH_HOST_DEVICE double log1p_(double x) {
 }
 
 template <typename T>
-SOFTDTW_TORCH_HOST_DEVICE T min_(T a, T b) { return b < a ? b : a; }
+SOFTDTW_TORCH_HOST_DEVICE T min_(T a, T b) { return where(b < a, b, a); }
 template <typename T>
-SOFTDTW_TORCH_HOST_DEVICE T max_(T a, T b) { return a < b ? b : a; }
+SOFTDTW_TORCH_HOST_DEVICE T max_(T a, T b) { return where(a < b, b, a); }
 
 // A cell is unreachable when every path to it is blocked (band, +inf cost): R = +inf.
 template <typename T>
-SOFTDTW_TORCH_HOST_DEVICE bool is_reachable(T r) {
+SOFTDTW_TORCH_HOST_DEVICE auto is_reachable(T r) {  // bool, or a lane mask
   return r < positive_infinity<T>();
 }
 
@@ -259,7 +272,7 @@ SOFTDTW_TORCH_HOST_DEVICE T softmin3(T a, T b, T c, const Functions& f) {
   const Sorted3<T> v = sort3(a, b, c);
   const T rest = f.term(v.lo - v.mid) + f.term(v.lo - v.hi);
   const T value = v.lo - f.gamma_log1p(rest);
-  return is_reachable(v.lo) ? value : positive_infinity<T>();  // all +inf: unreachable, never inf − inf
+  return where(is_reachable(v.lo), value, positive_infinity<T>());  // all +inf: unreachable, never inf − inf
 }
 
 // Normalized soft-argmin weights of one cell over its three predecessors (form (c) of the
@@ -289,12 +302,13 @@ SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<T> weights_from_terms(T r_diag, T r
     const bool reachable = is_reachable(v.lo);
     return {reachable ? w_diag : T(0), reachable ? w_up : T(0), reachable ? w_left : T(0)};
   } else {
-    const T e_diag = r_diag == v.lo ? T(1) : (r_diag == v.mid ? e_mid : e_hi);
-    const T e_up = r_up == v.lo ? T(1) : (r_up == v.mid ? e_mid : e_hi);
-    const T e_left = r_left == v.lo ? T(1) : (r_left == v.mid ? e_mid : e_hi);
+    const T e_diag = where(r_diag == v.lo, T(1), where(r_diag == v.mid, e_mid, e_hi));
+    const T e_up = where(r_up == v.lo, T(1), where(r_up == v.mid, e_mid, e_hi));
+    const T e_left = where(r_left == v.lo, T(1), where(r_left == v.mid, e_mid, e_hi));
     const T norm = f.reciprocal(e_diag + e_up + e_left);
-    const bool reachable = is_reachable(v.lo);
-    return {reachable ? e_diag * norm : T(0), reachable ? e_up * norm : T(0), reachable ? e_left * norm : T(0)};
+    const auto reachable = is_reachable(v.lo);
+    return {where(reachable, e_diag * norm, T(0)), where(reachable, e_up * norm, T(0)),
+            where(reachable, e_left * norm, T(0))};
   }
 }
 
@@ -323,7 +337,8 @@ SOFTDTW_TORCH_HOST_DEVICE SoftminAndWeights<T> softmin3_and_weights(T r_diag, T 
   const T e_mid = f.term(v.lo - v.mid);
   const T e_hi = f.term(v.lo - v.hi);
   const T value = v.lo - f.gamma_log1p(e_mid + e_hi);
-  return {is_reachable(v.lo) ? value : positive_infinity<T>(), weights_from_terms(r_diag, r_up, r_left, v, e_mid, e_hi, f)};
+  return {where(is_reachable(v.lo), value, positive_infinity<T>()),
+          weights_from_terms(r_diag, r_up, r_left, v, e_mid, e_hi, f)};
 }
 
 // Σ_p w(p)·Ṙ(p): the weighted tangent of the predecessors (0 when the cell is unreachable, its

@@ -28,6 +28,7 @@
 #include "../../common/macros.h"
 #include "../../common/parallel.h"
 #include "../math.h"
+#include "interleaved_doubles.h"
 
 namespace softdtw_torch {
 namespace cpu {
@@ -302,6 +303,13 @@ SOFTDTW_TORCH_CPU_CLONES void forward_cells(const T* __restrict cost, Run<RValue
 template <typename T>
 void forward_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
                       Run<RValue<T>> out, int64_t count, NaturalCellFunctions<T> f) {
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_DOUBLES
+  if constexpr (std::is_same_v<T, double>) {
+    if (f.gamma != 0.0 && interleaved_doubles_apply(count)) {
+      return forward_cells_interleaved(cost, diag, up, left, out, count, f);
+    }
+  }
+#endif
   with_cell_functions(f, [&](auto cell) {
     in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       forward_cells(cost + first, diag + first, up + first, left + first, out + first, cells, cell);
@@ -329,6 +337,13 @@ template <typename T>
 void forward_diagonal_with_weights(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
                                    Run<RValue<T>> out, T* w_diag, T* w_up, T* w_left, int64_t count,
                                    NaturalCellFunctions<T> f) {
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_DOUBLES
+  if constexpr (std::is_same_v<T, double>) {
+    if (f.gamma != 0.0 && interleaved_doubles_apply(count)) {
+      return forward_cells_with_weights_interleaved(cost, diag, up, left, out, w_diag, w_up, w_left, count, f);
+    }
+  }
+#endif
   with_cell_functions(f, [&](auto cell) {
     in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
       forward_cells_with_weights(cost + first, diag + first, up + first, left + first, out + first, w_diag + first,

@@ -169,7 +169,9 @@ std::tuple<double, std::string> compare_count_peak(int threads, int trials) {
 
 // ---------------------------------------------------------------------------------------------
 // SoftDTW's cells: the kernels' own loops over one anti-diagonal of a tile (kTile cells), on 8
-// independent diagonals in turn, float32 R as the double-float the kernels carry, γ = 1.
+// independent diagonals in turn, float32 R as the double-float the kernels carry, γ = 1. The
+// forward goes through the kernels' dispatch (forward_diagonal*), which picks the interleaved
+// loops where the kernels do (cpu/interleaved_vectors.h).
 namespace cpu = softdtw_torch::cpu;
 using softdtw_torch::NaturalCellFunctions;
 using softdtw_torch::RValue;
@@ -209,8 +211,8 @@ std::tuple<double, double, double, double> softdtw_cells_peak(int threads, int t
     for (int64_t r = 0; r < repeats; ++r) {
       for (int64_t k = 0; k < kDiagonals; ++k) {
         const int64_t o = k * kCells;
-        cpu::forward_cells<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o), kCells,
-                                  f);
+        cpu::forward_diagonal<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o),
+                                     kCells, f);
       }
     }
   });
@@ -231,9 +233,9 @@ std::tuple<double, double, double, double> softdtw_cells_peak(int threads, int t
     for (int64_t r = 0; r < repeats; ++r) {
       for (int64_t k = 0; k < kDiagonals; ++k) {
         const int64_t o = k * kCells;
-        cpu::forward_cells_with_weights<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
-                                               d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
-                                               d.w_out[2].data() + o, kCells, f);
+        cpu::forward_diagonal_with_weights<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
+                                                  d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
+                                                  d.w_out[2].data() + o, kCells, f);
       }
     }
   });

@@ -45,41 +45,49 @@ inline int32_t to_bits(float f) {
   std::memcpy(&bits, &f, sizeof bits);
   return bits;
 }
+inline int32_t truncate_to_int(float f) { return static_cast<int32_t>(f); }
+inline float int_to_float(int32_t i) { return static_cast<float>(i); }
+
+// The float32 exp and log1p below, and the float64 ones further down, are templates over their
+// values' type: float (double), or the CPU's interleaved vectors of them
+// (cpu/interleaved_vectors.h), which run the same operations lane by lane.
 
 // exp(x) = 2^n · exp(r), n = round(x / ln 2), |r| <= ln2 / 2. Arguments below −87.3 (−inf
 // included) give 0: the kernels only use exp of non-positive differences, where such terms are
 // negligible next to the exp(0) = 1 of the minimum.
-inline float expf(float x) {
+template <typename Floats>
+inline Floats expf(Floats x) {
   const float lowest = -87.3f;
-  float xc = x < 88.3f ? x : 88.3f;        // NaN → 88.3 (its result is always discarded)
-  xc = xc > lowest ? xc : lowest;
-  const float t = xc * 1.44269504088896341f;
-  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest (1.5·2^23 trick)
-  float r = xc - n * 0.693359375f;
+  Floats xc = where(x < 88.3f, x, Floats(88.3f));  // NaN → 88.3 (its result is always discarded)
+  xc = where(xc > lowest, xc, Floats(lowest));
+  const Floats t = xc * 1.44269504088896341f;
+  const Floats n = (t + 12582912.0f) - 12582912.0f;  // round to nearest (1.5·2^23 trick)
+  Floats r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
+  Floats p(1.9875691500e-4f);
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  const float y = p * bits_to_float((static_cast<int32_t>(n) + 127) << 23);
-  return x < lowest ? 0.0f : y;
+  const Floats y = p * bits_to_float((truncate_to_int(n) + 127) << 23);
+  return where(x < lowest, Floats(0.0f), y);
 }
 
 // log1p(u) for u >= 0: log(v) of v = 1 + u by frexp and the Cephes polynomial, then the
 // correction −((v − 1) − u)/v for the rounding of v, which keeps tiny u accurate.
-inline float log1pf(float u) {
-  const float v = 1.0f + u;
-  const int32_t bits = to_bits(v);
-  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);
-  float m = bits_to_float((bits & 0x007fffff) | 0x3f000000);  // v = m · 2^e, m in [0.5, 1)
-  const bool small = m < 0.707106781186547524f;
-  e = small ? e - 1.0f : e;
-  const float x = small ? (m + m) - 1.0f : m - 1.0f;
-  const float z = x * x;
-  float y = 7.0376836292e-2f;
+template <typename Floats>
+inline Floats log1pf(Floats u) {
+  const Floats v = 1.0f + u;
+  const auto bits = to_bits(v);
+  Floats e = int_to_float(((bits >> 23) & 0xff) - 126);
+  const Floats m = bits_to_float((bits & 0x007fffff) | 0x3f000000);  // v = m · 2^e, m in [0.5, 1)
+  const auto small = m < 0.707106781186547524f;
+  e = where(small, e - 1.0f, e);
+  const Floats x = where(small, (m + m) - 1.0f, m - 1.0f);
+  const Floats z = x * x;
+  Floats y(7.0376836292e-2f);
   y = y * x - 1.1514610310e-1f;
   y = y * x + 1.1676998740e-1f;
   y = y * x - 1.2420140846e-1f;
@@ -91,7 +99,7 @@ inline float log1pf(float u) {
   y = y * x * z;
   y = y + e * -2.12194440e-4f;
   y = y - 0.5f * z;
-  const float log_v = (x + y) + e * 0.693359375f;
+  const Floats log_v = (x + y) + e * 0.693359375f;
   return log_v - ((v - 1.0f) - u) / v;
 }
 
@@ -105,9 +113,6 @@ inline int64_t to_bits(double d) {
   std::memcpy(&bits, &d, sizeof bits);
   return bits;
 }
-
-// The float64 exp and log1p below are templates over `Doubles`: double, or the CPU's interleaved
-// vectors of doubles (cpu/interleaved_doubles.h), which run the same operations lane by lane.
 
 // exp(x) = 2^n · exp(r) with the Cephes Padé form exp(r) = 1 + 2r·P(r²)/(Q(r²) − r·P(r²)).
 // Arguments below −708 (−inf included) give 0, as for expf.
@@ -473,20 +478,25 @@ SOFTDTW_TORCH_HOST_DEVICE T rounded(T r) {
 }
 SOFTDTW_TORCH_HOST_DEVICE float rounded(WideR<float> r) { return r.hi; }
 
-SOFTDTW_TORCH_HOST_DEVICE bool is_reachable(WideR<float> r) { return is_reachable(r.hi); }
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE auto is_reachable(WideR<T> r) {
+  return is_reachable(r.hi);
+}
 
 // a + b = s + e exactly with s = fl(a + b) (Knuth's TwoSum: any magnitudes, no branch; exact as
 // long as the compiler neither reassociates nor contracts, which no build flag of ours allows).
-SOFTDTW_TORCH_HOST_DEVICE WideR<float> two_sum(float a, float b) {
-  const float s = a + b;
-  const float b_part = s - a;
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE WideR<T> two_sum(T a, T b) {
+  const T s = a + b;
+  const T b_part = s - a;
   return {s, (a - (s - b_part)) + (b - b_part)};
 }
 
 // a + b = s + e with s = fl(a + b), exactly when |a| >= |b| (Dekker's Fast2Sum: three operations
 // instead of six).
-SOFTDTW_TORCH_HOST_DEVICE WideR<float> fast_two_sum(float a, float b) {
-  const float s = a + b;
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE WideR<T> fast_two_sum(T a, T b) {
+  const T s = a + b;
   return {s, b - (s - a)};
 }
 
@@ -496,12 +506,14 @@ SOFTDTW_TORCH_HOST_DEVICE WideR<float> fast_two_sum(float a, float b) {
 // sees their differences at float32's relative precision. Unreachable predecessors (hi = +inf,
 // lo = 0) have offset +inf; when all three are, base is +inf and the offsets NaN, which the cell
 // math reads as unreachable.
+template <typename T>
 struct WideOffsets {
-  float base, diag, up, left;
+  T base, diag, up, left;
 };
 
-SOFTDTW_TORCH_HOST_DEVICE WideOffsets offsets_from_min(WideR<float> r_diag, WideR<float> r_up, WideR<float> r_left) {
-  const float base = min_(min_(r_diag.hi, r_up.hi), r_left.hi);
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE WideOffsets<T> offsets_from_min(WideR<T> r_diag, WideR<T> r_up, WideR<T> r_left) {
+  const T base = min_(min_(r_diag.hi, r_up.hi), r_left.hi);
   return {base, (r_diag.hi - base) + r_diag.lo, (r_up.hi - base) + r_up.lo, (r_left.hi - base) + r_left.lo};
 }
 
@@ -509,11 +521,12 @@ SOFTDTW_TORCH_HOST_DEVICE WideOffsets offsets_from_min(WideR<float> r_diag, Wide
 // where that is +inf or NaN (an unreachable cell, a +inf cost). base + cost needs TwoSum (a cost
 // can outweigh R); the small tail then goes in by Fast2Sum, inexact only where the tail outweighs
 // R, i.e. where |R| is of the order of γ and float32 alone is precise enough.
-SOFTDTW_TORCH_HOST_DEVICE WideR<float> wide_cell_sum(float base, float cost, float rest) {
-  const WideR<float> head = two_sum(base, cost);
-  const WideR<float> r = fast_two_sum(head.hi, head.lo + rest);
-  const bool reachable = is_reachable(r.hi);
-  return {reachable ? r.hi : positive_infinity<float>(), reachable ? r.lo : 0.0f};
+template <typename T>
+SOFTDTW_TORCH_HOST_DEVICE WideR<T> wide_cell_sum(T base, T cost, T rest) {
+  const WideR<T> head = two_sum(base, cost);
+  const WideR<T> r = fast_two_sum(head.hi, head.lo + rest);
+  const auto reachable = is_reachable(r.hi);
+  return {where(reachable, r.hi, positive_infinity<T>()), where(reachable, r.lo, T(0))};
 }
 
 // R of a cell: its cost plus the softmin of its predecessors.
@@ -521,17 +534,17 @@ template <typename T, typename Functions>
 SOFTDTW_TORCH_HOST_DEVICE T cell_value(T cost, T r_diag, T r_up, T r_left, const Functions& f) {
   return cost + softmin3(r_diag, r_up, r_left, f);
 }
-template <typename Functions>
-SOFTDTW_TORCH_HOST_DEVICE WideR<float> cell_value(float cost, WideR<float> r_diag, WideR<float> r_up,
-                                                  WideR<float> r_left, const Functions& f) {
-  const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE WideR<T> cell_value(T cost, WideR<T> r_diag, WideR<T> r_up, WideR<T> r_left,
+                                              const Functions& f) {
+  const WideOffsets<T> o = offsets_from_min(r_diag, r_up, r_left);
   return wide_cell_sum(o.base, cost, softmin3(o.diag, o.up, o.left, f));
 }
 
 template <typename Functions>
 SOFTDTW_TORCH_HOST_DEVICE PredecessorWeights<float> predecessor_weights(WideR<float> r_diag, WideR<float> r_up,
                                                                         WideR<float> r_left, const Functions& f) {
-  const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
+  const WideOffsets<float> o = offsets_from_min(r_diag, r_up, r_left);
   return predecessor_weights(o.diag, o.up, o.left, f);
 }
 
@@ -549,12 +562,11 @@ SOFTDTW_TORCH_HOST_DEVICE CellValueAndWeights<T> cell_value_and_weights(T cost, 
   const SoftminAndWeights<T> s = softmin3_and_weights(r_diag, r_up, r_left, f);
   return {cost + s.value, {s.w.diag, s.w.up, s.w.left}};  // member-wise: a struct copy would keep GCC from vectorizing
 }
-template <typename Functions>
-SOFTDTW_TORCH_HOST_DEVICE CellValueAndWeights<float> cell_value_and_weights(float cost, WideR<float> r_diag,
-                                                                            WideR<float> r_up, WideR<float> r_left,
-                                                                            const Functions& f) {
-  const WideOffsets o = offsets_from_min(r_diag, r_up, r_left);
-  const SoftminAndWeights<float> s = softmin3_and_weights(o.diag, o.up, o.left, f);
+template <typename T, typename Functions>
+SOFTDTW_TORCH_HOST_DEVICE CellValueAndWeights<T> cell_value_and_weights(T cost, WideR<T> r_diag, WideR<T> r_up,
+                                                                        WideR<T> r_left, const Functions& f) {
+  const WideOffsets<T> o = offsets_from_min(r_diag, r_up, r_left);
+  const SoftminAndWeights<T> s = softmin3_and_weights(o.diag, o.up, o.left, f);
   return {wide_cell_sum(o.base, cost, s.value), {s.w.diag, s.w.up, s.w.left}};
 }
 

@@ -28,7 +28,7 @@
 #include "../../common/macros.h"
 #include "../../common/parallel.h"
 #include "../math.h"
-#include "interleaved_doubles.h"
+#include "interleaved_vectors.h"
 
 namespace softdtw_torch {
 namespace cpu {
@@ -289,6 +289,24 @@ inline void in_whole_blocks(int64_t count, const Cells& cells) {
   cells(count - kBlock, kBlock);
 }
 
+// The forward's soft cells on Intel CPUs with AVX-512 (interleaved_vectors.h): `blocks(n)` runs the
+// interleaved loop on the run's first n cells, its whole blocks (of 64 float32 or 32 float64
+// cells); returns where the caller's loop takes over: at the blocks' end, or one vector earlier
+// than the run's end if fewer cells are left (cells computed twice get the same bits, as in
+// in_whole_blocks), so that the rest is never shorter than a vector. 0 (the whole run for the
+// caller) for hard DTW, other CPUs and runs shorter than a block. Other compilers and
+// architectures have no interleaved loops: their callers start at 0.
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+template <typename T, typename Blocks>
+inline int64_t interleaved_prefix(const NaturalCellFunctions<T>& f, int64_t count, const Blocks& blocks) {
+  if (f.gamma == T(0) || !interleaved_vectors_apply<T>(count)) return 0;
+  const int64_t whole = count - count % kInterleavedCells<T>;
+  blocks(whole);
+  constexpr int64_t kVector = 64 / sizeof(T);
+  return whole == count ? count : std::min(whole, count - kVector);
+}
+#endif
+
 // One anti-diagonal: out[t] = cost[t] + softmin(diag[t], up[t], left[t]). Compiled for AVX2 and
 // for the baseline ISA, picked at run time; no FMA contraction (-ffp-contract=off) and the same
 // per-lane operations either way, so both give the same bits.
@@ -303,15 +321,16 @@ SOFTDTW_TORCH_CPU_CLONES void forward_cells(const T* __restrict cost, Run<RValue
 template <typename T>
 void forward_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
                       Run<RValue<T>> out, int64_t count, NaturalCellFunctions<T> f) {
-#if SOFTDTW_TORCH_HAS_INTERLEAVED_DOUBLES
-  if constexpr (std::is_same_v<T, double>) {
-    if (f.gamma != 0.0 && interleaved_doubles_apply(count)) {
-      return forward_cells_interleaved(cost, diag, up, left, out, count, f);
-    }
-  }
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+  const int64_t done = interleaved_prefix(f, count, [&](int64_t blocks) {
+    forward_cells_interleaved(cost, diag, up, left, out, blocks, f);
+  });
+#else
+  const int64_t done = 0;
 #endif
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count - done, [&](int64_t first, int64_t cells) {
+      first += done;
       forward_cells(cost + first, diag + first, up + first, left + first, out + first, cells, cell);
     });
   });
@@ -337,15 +356,16 @@ template <typename T>
 void forward_diagonal_with_weights(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run<RValue<T>> left,
                                    Run<RValue<T>> out, T* w_diag, T* w_up, T* w_left, int64_t count,
                                    NaturalCellFunctions<T> f) {
-#if SOFTDTW_TORCH_HAS_INTERLEAVED_DOUBLES
-  if constexpr (std::is_same_v<T, double>) {
-    if (f.gamma != 0.0 && interleaved_doubles_apply(count)) {
-      return forward_cells_with_weights_interleaved(cost, diag, up, left, out, w_diag, w_up, w_left, count, f);
-    }
-  }
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+  const int64_t done = interleaved_prefix(f, count, [&](int64_t blocks) {
+    forward_cells_with_weights_interleaved(cost, diag, up, left, out, w_diag, w_up, w_left, blocks, f);
+  });
+#else
+  const int64_t done = 0;
 #endif
   with_cell_functions(f, [&](auto cell) {
-    in_whole_blocks<T>(count, [&](int64_t first, int64_t cells) {
+    in_whole_blocks<T>(count - done, [&](int64_t first, int64_t cells) {
+      first += done;
       forward_cells_with_weights(cost + first, diag + first, up + first, left + first, out + first, w_diag + first,
                                  w_up + first, w_left + first, cells, cell);
     });

@@ -20,8 +20,8 @@ SOFTDTW_TORCH_HOST_DEVICE T positive_infinity() {
   return static_cast<T>(INFINITY);
 }
 
-// `condition ? a : b` as a function, so that the float64 cell math below is written once for one
-// value and for the CPU's interleaved vectors (cpu/interleaved_doubles.h), which overload it for
+// `condition ? a : b` as a function, so that the soft cell math below is written once for one
+// value and for the CPU's interleaved vectors (cpu/interleaved_vectors.h), which overload it for
 // lane masks.
 template <typename T>
 SOFTDTW_TORCH_HOST_DEVICE T where(bool condition, T a, T b) {

@@ -269,6 +269,44 @@ def test_x_lengths_against_reference(n_channels):
     np.testing.assert_array_equal(bits(got[:1]), bits(rocket.transform(X[:1])))
 
 
+# ---------------------------------------------------------------------------------------------
+# Several kernels a counting pass: on Intel CPUs with AVX-512 the one-channel kernels of a dilation
+# on one shared channel are counted up to 4 a pass (kernels_per_pass in
+# csrc/minirocket/cpu/kernel.cpp: as many as 16 counters hold for nb <= 8 biases a kernel, at most 3
+# on series longer than 1,024 points, 2 above 1,365, 1 above 2,048), elsewhere one kernel a pass.
+# The features must be the same bits either way: checked against the readable reference and aeon,
+# for every number of biases a kernel around those limits and lengths around the vector width and
+# the limits.
+
+
+@pytest.mark.parametrize("T", [9, 16, 31, 150, 1000, 1200, 1500, 2100])
+def test_kernels_counted_together_match_reference(T):
+    X = random_walks(3, 1, T, seed=T)
+    for nb in range(1, 10):  # one dilation (dilation 1) of nb biases a kernel
+        aeon = AeonMiniRocket(n_kernels=84 * nb, max_dilations_per_kernel=1, random_state=nb).fit(X)
+        assert aeon.parameters[3].tolist() == [nb]
+        got = MiniRocket.from_parameters(aeon.parameters).transform(X)
+        np.testing.assert_array_equal(bits(got), bits(reference_transform(X, aeon.parameters, [T] * 3)))
+        np.testing.assert_array_equal(bits(got), bits(aeon.transform(X)))
+
+
+def test_kernels_counted_together_on_one_channel_of_three_with_ragged_lengths():
+    # Every combination on channel 2 of 3 (the shared channel need not be the first), several
+    # dilations with different numbers of biases, and lengths whose unpadded segments are empty.
+    X = random_walks(5, 3, 120, seed=5)
+    fitted = MiniRocket(n_kernels=84 * 10, max_dilations_per_kernel=6, random_state=3).fit(X)
+    ncpc, channels, dilations, per_dilation, biases = fitted.parameters
+    parameters = (np.ones_like(ncpc), np.full(len(ncpc), 2, channels.dtype), dilations, per_dilation, biases)
+    assert len(set(per_dilation.tolist())) > 1
+    rocket = MiniRocket.from_parameters(parameters, n_channels=3, n_timepoints=120)
+    lengths = np.array([120, 97, 64, 33, 20])
+    assert 8 * dilations.max() > lengths.min()
+    got = rocket.transform(X, x_lengths=lengths)
+    np.testing.assert_array_equal(bits(got), bits(reference_transform(X, parameters, lengths)))
+    expected = aeon_mr._static_transform_multi(X.astype(np.float32), parameters, AeonMiniRocket._indices)
+    np.testing.assert_array_equal(bits(got[:1]), bits(expected[:1]))
+
+
 def test_x_lengths_match_aeon_on_truncated_series():
     # aeon is well defined on a series of length T when every dilation d has 8d < T: there the
     # operator with x_lengths must equal aeon's transform of the truncated series.

@@ -300,12 +300,17 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
 }
 
 // count_greater on 512-bit vectors, for Intel CPUs with AVX-512: 16 positions per compare into a
-// mask register, counted by one masked add, up to 16 biases per pass (32 vector registers: the
-// counters, the value and the biases, which GCC reloads from the stack as compare operands when
+// mask register, counted by one masked add, up to 16 counters per pass (32 vector registers: the
+// counters, the values and the biases, which GCC reloads from the stack as compare operands when
 // they do not fit; fewer passes each reload the series and sum the lanes less often, which
-// matters for short series). The last n mod 16 positions go first, as one masked vector that
-// starts the counters (then the loop needs no mask, and GCC keeps the counters in registers,
-// which it does not with a masked step after the loop); lane_sums adds the lanes up.
+// matters for short series). A pass counts K kernels of P biases each: kernel i's values are
+// rows[i][t] (+ gcs[i][t] when kFused), its biases bias[i·stride + j], its features
+// features[i·stride + j] (biases and features share their layout).
+// The kernels of a pass share its fixed cost (set-up, lane sums, the division, the loop's exit),
+// most of a pass on short series (benchmarks/README.md). The last n mod 16 positions go first, as
+// one masked vector that starts the counters (then the loop needs no mask, and GCC keeps the
+// counters in registers, which it does not with a masked step after the loop); lane_sums adds the
+// lanes up.
 // The counts are the same integers, and the features the same floats: for n < 2^24 a count and n
 // are exact in float32, and float32(count / n computed in float64) = count / n computed in
 // float32, because rounding a quotient first to 53 bits and then to 24 gives the correctly
@@ -313,47 +318,74 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
 // innocuous?", 1995; tests/rocket/test_minirocket.py checks the identity). Measured on a 2-core
 // Intel Xeon VM (AVX-512) against the loop above and against the first version of this one
 // (benchmarks/README.md). Used where cpu_prefers_avx512() (common/cpu.h): not on AMD.
-template <int NB, bool kFused>
-__attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const float* __restrict c,
-                                                                       const float* __restrict gc, int64_t n,
-                                                                       const float* bias, float* features) {
-  static_assert(NB >= 1 && NB <= 16, "two lane_sums sum at most 16 vectors");
+template <int K, int P, bool kFused>
+__attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const float* const* rows,
+                                                                       const float* const* gcs, int64_t n,
+                                                                       const float* bias, float* features,
+                                                                       int64_t stride) {
+  constexpr int NB = K * P;
+  static_assert(K >= 1 && P >= 1 && NB <= 16, "two lane_sums sum at most 16 vectors");
+  static_assert(K == 1 || kFused, "several kernels a pass only for fused one-channel outputs");
   const __m512i one = _mm512_set1_epi32(1);
   const int64_t whole = n & ~int64_t(15);
   const __mmask16 last = static_cast<__mmask16>((1u << (n - whole)) - 1u);
-  __m512 v = _mm512_maskz_loadu_ps(last, c + whole);
-  if (kFused) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(last, gc + whole));
+  const float* row[K];
+  const float* gc[K];
   __m512 b[NB];
   __m512i k[NB];
-  for (int j = 0; j < NB; ++j) {
-    b[j] = _mm512_set1_ps(bias[j]);
-    k[j] = _mm512_maskz_mov_epi32(_mm512_mask_cmp_ps_mask(last, v, b[j], _CMP_GT_OQ), one);
+  for (int i = 0; i < K; ++i) {
+    row[i] = rows[i];
+    gc[i] = kFused ? gcs[i] : nullptr;
+    __m512 v = _mm512_maskz_loadu_ps(last, row[i] + whole);
+    if (kFused) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(last, gc[i] + whole));
+    for (int j = 0; j < P; ++j) {
+      b[i * P + j] = _mm512_set1_ps(bias[i * stride + j]);
+      k[i * P + j] = _mm512_maskz_mov_epi32(_mm512_mask_cmp_ps_mask(last, v, b[i * P + j], _CMP_GT_OQ), one);
+    }
   }
   for (int64_t t = 0; t < whole; t += 16) {
-    v = _mm512_loadu_ps(c + t);
-    if (kFused) v = _mm512_add_ps(v, _mm512_loadu_ps(gc + t));
-    for (int j = 0; j < NB; ++j) k[j] = _mm512_mask_add_epi32(k[j], _mm512_cmp_ps_mask(v, b[j], _CMP_GT_OQ), k[j], one);
+    for (int i = 0; i < K; ++i) {
+      __m512 v = _mm512_loadu_ps(row[i] + t);
+      if (kFused) v = _mm512_add_ps(v, _mm512_loadu_ps(gc[i] + t));
+      for (int j = 0; j < P; ++j) {
+        k[i * P + j] = _mm512_mask_add_epi32(k[i * P + j], _mm512_cmp_ps_mask(v, b[i * P + j], _CMP_GT_OQ),
+                                             k[i * P + j], one);
+      }
+    }
   }
   const __m512 count_n = _mm512_set1_ps(static_cast<float>(n));
   const __m256i low = lane_sums(lane_or_zero<NB, 0>(k), lane_or_zero<NB, 1>(k), lane_or_zero<NB, 2>(k),
                                 lane_or_zero<NB, 3>(k), lane_or_zero<NB, 4>(k), lane_or_zero<NB, 5>(k),
                                 lane_or_zero<NB, 6>(k), lane_or_zero<NB, 7>(k));
+  // One kernel's features are stored straight from the vector, several kernels' through `ratios`.
+  alignas(64) float ratios[16];
   if constexpr (NB <= 8) {
-    const __m256 ratios = _mm256_div_ps(_mm256_cvtepi32_ps(low), _mm512_castps512_ps256(count_n));
-    _mm256_mask_storeu_ps(features, static_cast<__mmask8>((1u << NB) - 1u), ratios);
+    const __m256 r = _mm256_div_ps(_mm256_cvtepi32_ps(low), _mm512_castps512_ps256(count_n));
+    if constexpr (K == 1) {
+      _mm256_mask_storeu_ps(features, static_cast<__mmask8>((1u << NB) - 1u), r);
+      return;
+    }
+    _mm256_store_ps(ratios, r);
   } else {
     const __m256i high = lane_sums(lane_or_zero<NB, 8>(k), lane_or_zero<NB, 9>(k), lane_or_zero<NB, 10>(k),
                                    lane_or_zero<NB, 11>(k), lane_or_zero<NB, 12>(k), lane_or_zero<NB, 13>(k),
                                    lane_or_zero<NB, 14>(k), lane_or_zero<NB, 15>(k));
     const __m512i counts = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
-    const __m512 ratios = _mm512_div_ps(_mm512_cvtepi32_ps(counts), count_n);
-    _mm512_mask_storeu_ps(features, static_cast<__mmask16>((1u << NB) - 1u), ratios);
+    const __m512 r = _mm512_div_ps(_mm512_cvtepi32_ps(counts), count_n);
+    if constexpr (K == 1) {
+      _mm512_mask_storeu_ps(features, static_cast<__mmask16>((1u << NB) - 1u), r);
+      return;
+    }
+    _mm512_store_ps(ratios, r);
+  }
+  for (int i = 0; i < K; ++i) {
+    for (int j = 0; j < P; ++j) features[i * stride + j] = ratios[i * P + j];
   }
 }
 
-// Features for nb biases (any number) on AVX-512: as few passes as 16 biases a pass allow, of
-// equal size (18 biases as 9 + 9, not 16 + 2: a pass of few biases spends most of its time
-// loading and adding the series, not comparing).
+// Features for nb biases (any number) of one kernel on AVX-512: as few passes as 16 biases a pass
+// allow, of equal size (18 biases as 9 + 9, not 16 + 2: a pass of few biases spends most of its
+// time loading and adding the series, not comparing).
 template <bool kFused>
 __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc, int64_t n, const float* bias,
                                                 int64_t nb, float* features) {
@@ -362,7 +394,7 @@ __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc,
     const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
     switch (size) {
 #define SOFTDTW_TORCH_COUNT_PASS(NB) \
-  case NB: count_greater_avx512<NB, kFused>(c, gc, n, bias + j, features + j); break;
+  case NB: count_greater_avx512<1, NB, kFused>(&c, &gc, n, bias + j, features + j, 0); break;
       SOFTDTW_TORCH_COUNT_PASS(1) SOFTDTW_TORCH_COUNT_PASS(2) SOFTDTW_TORCH_COUNT_PASS(3)
       SOFTDTW_TORCH_COUNT_PASS(4) SOFTDTW_TORCH_COUNT_PASS(5) SOFTDTW_TORCH_COUNT_PASS(6)
       SOFTDTW_TORCH_COUNT_PASS(7) SOFTDTW_TORCH_COUNT_PASS(8) SOFTDTW_TORCH_COUNT_PASS(9)
@@ -375,6 +407,27 @@ __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc,
     j += size;
   }
 }
+
+// Several one-channel kernels in one pass: up to kMaxKernelsPerPass kernels of up to
+// kMaxBiasesPerKernel biases each, K·P <= 16, through a table of count_greater_avx512<K, P, true>
+// indexed by (K - 1, P - 1).
+constexpr int kMaxKernelsPerPass = 4;
+constexpr int kMaxBiasesPerKernel = 8;
+using CountKernelsFn = void (*)(const float* const*, const float* const*, int64_t, const float*, float*, int64_t);
+
+template <int K, int P>
+constexpr CountKernelsFn count_kernels_entry() {
+  if constexpr (K * P <= 16) return &count_greater_avx512<K, P, true>;
+  return nullptr;
+}
+
+template <int... I>
+constexpr std::array<CountKernelsFn, sizeof...(I)> count_kernels_table(std::integer_sequence<int, I...>) {
+  return {count_kernels_entry<I / kMaxBiasesPerKernel + 1, I % kMaxBiasesPerKernel + 1>()...};
+}
+
+constexpr auto kCountKernels =
+    count_kernels_table(std::make_integer_sequence<int, kMaxKernelsPerPass * kMaxBiasesPerKernel>());
 
 SOFTDTW_TORCH_AVX512_WARNINGS_ON
 #endif
@@ -400,17 +453,66 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
   }
 }
 
+// Features of K one-channel kernels with nb biases each on a segment of n positions: kernel i's
+// values rows[i][t] + gcs[i][t], its biases bias[i·stride + j], its features
+// features[i·stride + j]. In one pass where kernels_per_pass allows it (K > 1), else one kernel
+// after the other.
+void count_kernels(int64_t K, int64_t nb, const float* const* rows, const float* const* gcs, int64_t n,
+                   const float* bias, float* features, int64_t stride) {
+#if SOFTDTW_TORCH_X86_INTRINSICS
+  if (K > 1) return kCountKernels[(K - 1) * kMaxBiasesPerKernel + (nb - 1)](rows, gcs, n, bias, features, stride);
+#endif
+  for (int64_t i = 0; i < K; ++i) {
+    count_all<true>(rows[i], gcs[i], n, bias + i * stride, nb, features + i * stride);
+  }
+}
+
+// One-channel kernels of one dilation are counted up to this many at a time (count_kernels' K):
+// with AVX-512 and at most kMaxBiasesPerKernel biases a kernel, as many as 16 counters hold, and
+// as many as keep the rows of a window of 2K kernels (below) within kWindowFloats, 32 KiB, so
+// that they stay in the L1 cache with the series: grouped on 1460-point series with 8 rows of
+// 5.7 KiB, the ACSF1 set ran 5% slower than one kernel a pass (benchmarks/README.md). A pass's
+// fixed cost matters on short series only.
+constexpr int64_t kWindowFloats = 8192;
+constexpr int64_t kRowSlots = 2 * kMaxKernelsPerPass;
+static_assert((kRowSlots & (kRowSlots - 1)) == 0, "slots are taken modulo a power of two by a mask");
+
+int64_t kernels_per_pass(int64_t nb, int64_t T) {
+#if SOFTDTW_TORCH_X86_INTRINSICS
+  if (nb <= kMaxBiasesPerKernel && cpu_prefers_avx512()) {
+    return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, 16 / nb, kWindowFloats / (2 * T)}));
+  }
+#endif
+  return 1;
+}
+
+// kTapPair[k]: the index of kernel k's first two taps (a, b) among the 28 pairs, in the order the
+// kernels (combinations(range(9), 3)) meet them: non-decreasing in k.
+inline constexpr std::array<int, kKernels> kTapPair = [] {
+  std::array<int, kKernels> pair{};
+  for (int64_t k = 1; k < kKernels; ++k) {
+    const bool same = kTaps[k][0] == kTaps[k - 1][0] && kTaps[k][1] == kTaps[k - 1][1];
+    pair[k] = pair[k - 1] + (same ? 0 : 1);
+  }
+  return pair;
+}();
+
 // One thread's buffers, reused across its work items.
 struct Workspace {
   int64_t prepared_case = -1;  // the case `neg` and `gpad` hold
   int64_t T = 0, pad = 0, padded = 0;
+  int64_t row_stride = 0;  // T rounded up to 16 floats: with_ab's rows start on cache lines
   AlignedVector<float> neg, gpad, alpha, conv, with_a, with_ab;
   std::vector<int64_t> alpha_row;  // channel -> row of `alpha` for the current dilation
-  // One-channel partial sums of the current dilation over the whole series, kept while the
-  // kernels (in the order of combinations(range(9), 3)) share their first taps:
-  // with_a = alpha + G[a] for with_a_key = 9·channel + a, with_ab = with_a + G[b] for
-  // with_ab_key = 9·with_a_key + b (-1: none yet).
-  int64_t with_a_key = -1, with_ab_key = -1;
+  // One-channel partial sums of the current dilation over the whole series: with_a = alpha + G[a]
+  // for with_a_key = 9·channel + a, and with_ab = with_a + G[b] in slots (rows of row_stride
+  // floats), tap pair index p's in slot p mod the dilation's slot count (a power of two, at least
+  // 2 · kernels_per_pass, at most kRowSlots), with_ab_key[slot] = 64·channel + p (-1: none yet).
+  // Kernels go in windows of 2 · kernels_per_pass consecutive ones, whose tap pair indices are as
+  // many consecutive numbers at most: a window's rows never share a slot, and each is computed
+  // once per dilation and channel.
+  int64_t with_a_key = -1;
+  std::array<int64_t, kRowSlots> with_ab_key{};
 };
 
 // Case i of length T (its own length with x_lengths): -x and G = 3x with zero padding, from x
@@ -440,18 +542,19 @@ bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w)
   }
   w.conv.resize(static_cast<size_t>(T));
   w.with_a.resize(static_cast<size_t>(T));
-  w.with_ab.resize(static_cast<size_t>(T));
+  w.row_stride = (T + 15) / 16 * 16;
   w.alpha_row.assign(static_cast<size_t>(C), -1);
   w.prepared_case = i;
   return finite;
 }
 
 // Features of dilation index di for the case prepared in w, written to the case's row `out`.
-void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& used, int64_t di, float* out,
-                        Workspace& w) {
+// used: the channels the dilation's kernels read; shared_channel: the channel of all its kernels
+// when each reads one and the same (univariate series), else -1.
+void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& used, int64_t shared_channel,
+                        int64_t di, float* out, Workspace& w) {
   const int64_t T = w.T, padded = w.padded, pad = w.pad;
   const int64_t d = p.combinations[di * kKernels].dilation;
-  w.with_a_key = w.with_ab_key = -1;
   // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
   w.alpha.resize(used.size() * static_cast<size_t>(T));
   for (size_t r = 0; r < used.size(); ++r) {
@@ -471,45 +574,81 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
   }
   const int64_t nf = p.combinations[di * kKernels].n_features;
   if (nf == 0) return;
+  // Kernel k's biases and features start at base + k·nf (problem.cpp's layout).
+  const int64_t base = p.combinations[di * kKernels].feature_start;
+  const float* biases = p.biases.data() + base;
+  float* features = out + base;
+  const int64_t group = shared_channel >= 0 ? kernels_per_pass(nf, T) : 1;
+  int64_t slots = 2;  // a power of two, at least a window's 2 · group kernels
+  while (slots < 2 * group) slots *= 2;
+  w.with_ab.resize(static_cast<size_t>(slots * w.row_stride));
+  w.with_a_key = -1;
+  w.with_ab_key.fill(-1);
+  auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
+  auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad; };  // G[t] of channel ch
+  // ((alpha + G[a]) + G[b]) of one-channel kernel k on channel ch, over the whole series: shared by
+  // the kernels with the same a, b (and alpha + G[a] by those with the same a).
+  auto with_ab_row = [&](int64_t k, int64_t ch) -> const float* {
+    const int64_t pair = kTapPair[k], slot = pair & (slots - 1), key = 64 * ch + pair;
+    float* row = w.with_ab.data() + slot * w.row_stride;
+    if (w.with_ab_key[slot] != key) {
+      const int ta = kTaps[k][0], tb = kTaps[k][1];
+      if (w.with_a_key != 9 * ch + ta) {
+        add_rows(w.with_a.data(), w.alpha.data() + w.alpha_row[ch] * T, gamma_row(ch) + shift(ta), T);
+        w.with_a_key = 9 * ch + ta;
+      }
+      add_rows(row, w.with_a.data(), gamma_row(ch) + shift(tb), T);
+      w.with_ab_key[slot] = key;
+    }
+    return row;
+  };
+  if (shared_channel >= 0) {
+    // Every kernel on one channel (univariate series): windows of 2 · group kernels, the rows of
+    // a window first, then its kernels of each segment (the parity of di + k) in one pass.
+    const int64_t ch = shared_channel;
+    const float* g = gamma_row(ch);
+    for (int64_t first = 0; first < kKernels; first += 2 * group) {
+      const int64_t last = std::min(kKernels, first + 2 * group);
+      const float* window_rows[kRowSlots];
+      for (int64_t k = first; k < last; ++k) window_rows[k - first] = with_ab_row(k, ch);
+      for (int64_t k0 = first; k0 < first + 2 && k0 < last; ++k0) {
+        int64_t lo, hi;
+        ppv_segment(T, d, di, k0, &lo, &hi);
+        const float* rows[kMaxKernelsPerPass];
+        const float* gcs[kMaxKernelsPerPass];
+        int64_t K = 0;
+        for (int64_t k = k0; k < last; k += 2, ++K) {
+          rows[K] = window_rows[k - first] + lo;
+          gcs[K] = g + lo + shift(kTaps[k][2]);
+          if (hi == lo) std::fill(features + k * nf, features + (k + 1) * nf, 0.0f);  // ppv_value(0, 0) = 0
+        }
+        if (hi > lo) count_kernels(K, nf, rows, gcs, hi - lo, biases + k0 * nf, features + k0 * nf, 2 * nf);
+      }
+    }
+    return;
+  }
   for (int64_t k = 0; k < kKernels; ++k) {
     const Combination& cb = p.combinations[di * kKernels + k];
     int64_t lo, hi;
     ppv_segment(T, d, di, k, &lo, &hi);
-    const int64_t len = hi - lo;
-    float* features = out + cb.feature_start;
-    if (len == 0) {  // an empty segment counts nothing: ppv_value(0, 0) = 0
-      std::fill(features, features + nf, 0.0f);
+    if (hi == lo) {  // an empty segment counts nothing: ppv_value(0, 0) = 0
+      std::fill(features + k * nf, features + (k + 1) * nf, 0.0f);
       continue;
     }
-    const int ta = kTaps[k][0], tb = kTaps[k][1], tc = kTaps[k][2];
-    auto shift = [&](int tap) { return std::clamp<int64_t>((tap - 4) * d, -T, T); };
-    const int64_t sa = shift(ta), sb = shift(tb), sc = shift(tc);
-    const float* bias = p.biases.data() + cb.feature_start;
-    auto gamma_row = [&](int64_t ch) { return w.gpad.data() + ch * padded + pad + lo; };
-    auto alpha_row = [&](int64_t ch) { return w.alpha.data() + w.alpha_row[ch] * T + lo; };
-    if (cb.n_channels == 1) {
-      // One channel (the common case): the output is never stored; ((alpha + ga) + gb) over the
-      // whole series is shared by the next kernels with the same a, b (and alpha + ga by those
-      // with the same a), and each pass over the biases adds gc again.
+    if (cb.n_channels == 1) {  // the output is never stored: each pass over the biases adds G[c]
       const int64_t ch = p.channel_indices[cb.channel_start];
-      const float* g = w.gpad.data() + ch * padded + pad;
-      if (w.with_a_key != 9 * ch + ta) {
-        add_rows(w.with_a.data(), w.alpha.data() + w.alpha_row[ch] * T, g + sa, T);
-        w.with_a_key = 9 * ch + ta;
-      }
-      if (w.with_ab_key != 9 * w.with_a_key + tb) {
-        add_rows(w.with_ab.data(), w.with_a.data(), g + sb, T);
-        w.with_ab_key = 9 * w.with_a_key + tb;
-      }
-      count_all<true>(w.with_ab.data() + lo, g + lo + sc, len, bias, nf, features);
-    } else {
-      for (int64_t j = 0; j < cb.n_channels; ++j) {
-        const int64_t ch = p.channel_indices[cb.channel_start + j];
-        const float* g = gamma_row(ch);
-        combine_channel(w.conv.data(), alpha_row(ch), g + sa, g + sb, g + sc, len, j == 0);
-      }
-      count_all<false>(w.conv.data(), nullptr, len, bias, nf, features);
+      const float* row = with_ab_row(k, ch) + lo;
+      const float* gc = gamma_row(ch) + lo + shift(kTaps[k][2]);
+      count_kernels(1, nf, &row, &gc, hi - lo, biases + k * nf, features + k * nf, 0);
+      continue;
     }
+    for (int64_t j = 0; j < cb.n_channels; ++j) {  // several channels: the summed output, stored
+      const int64_t c = p.channel_indices[cb.channel_start + j];
+      const float* g = gamma_row(c) + lo;
+      combine_channel(w.conv.data(), w.alpha.data() + w.alpha_row[c] * T + lo, g + shift(kTaps[k][0]),
+                      g + shift(kTaps[k][1]), g + shift(kTaps[k][2]), hi - lo, j == 0);
+    }
+    count_all<false>(w.conv.data(), nullptr, hi - lo, biases + k * nf, nf, features + k * nf);
   }
 }
 
@@ -523,15 +662,19 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
   if (p.n_cases == 0 || p.n_features == 0) return out;
   const int64_t n_dilations = static_cast<int64_t>(p.combinations.size()) / kKernels;
   std::vector<std::vector<int64_t>> channels_of_dilation(static_cast<size_t>(n_dilations));
+  std::vector<int64_t> shared_channel(static_cast<size_t>(n_dilations), -1);
   for (int64_t di = 0; di < n_dilations; ++di) {
     std::vector<char> used(static_cast<size_t>(p.n_channels), 0);
+    bool one_channel = true;
     for (int64_t k = 0; k < kKernels; ++k) {
       const Combination& cb = p.combinations[di * kKernels + k];
       for (int64_t j = 0; j < cb.n_channels; ++j) used[p.channel_indices[cb.channel_start + j]] = 1;
+      one_channel = one_channel && cb.n_channels == 1;
     }
     for (int64_t c = 0; c < p.n_channels; ++c) {
       if (used[c]) channels_of_dilation[di].push_back(c);
     }
+    if (one_channel && channels_of_dilation[di].size() == 1) shared_channel[di] = channels_of_dilation[di][0];
   }
   const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
@@ -546,7 +689,7 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
           if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
             not_finite = true;
           }
-          transform_dilation(p, channels_of_dilation[di], di, op + i * p.n_features, w);
+          transform_dilation(p, channels_of_dilation[di], shared_channel[di], di, op + i * p.n_features, w);
         },
         [&] { return not_finite.load(); });
   });

@@ -637,9 +637,8 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
     }
     if (cb.n_channels == 1) {  // the output is never stored: each pass over the biases adds G[c]
       const int64_t ch = p.channel_indices[cb.channel_start];
-      const float* row = with_ab_row(k, ch) + lo;
-      const float* gc = gamma_row(ch) + lo + shift(kTaps[k][2]);
-      count_kernels(1, nf, &row, &gc, hi - lo, biases + k * nf, features + k * nf, 0);
+      count_all<true>(with_ab_row(k, ch) + lo, gamma_row(ch) + lo + shift(kTaps[k][2]), hi - lo, biases + k * nf, nf,
+                      features + k * nf);
       continue;
     }
     for (int64_t j = 0; j < cb.n_channels; ++j) {  // several channels: the summed output, stored

@@ -6,7 +6,7 @@
 #include "multirocket/ops.h"
 #include "rocket/ops.h"
 #include "softdtw/ops.h"
-#include "softdtw/table_memory.h"
+#include "common/table_memory.h"
 
 #ifndef SOFTDTW_TORCH_VERSION
 #error "SOFTDTW_TORCH_VERSION must be defined by the build (setup.py or CMakeLists.txt)"
@@ -145,7 +145,7 @@ std::string version() {
 }
 
 int64_t release_table_memory() {
-  return softdtw::release_table_memory();
+  return table_memory::release();
 }
 
 bool cuda_compiled() {

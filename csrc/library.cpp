@@ -232,15 +232,16 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #include "multirocket/math.h"
 #include "softdtw/constants.h"
 
-#include "softdtw/table_memory.h"
+#include "common/table_memory.h"
 
 namespace {
 PyObject* release_table_memory(PyObject*, PyObject*) {
-  return PyLong_FromLongLong(softdtw_torch::softdtw::release_table_memory());
+  return PyLong_FromLongLong(softdtw_torch::table_memory::release());
 }
 PyMethodDef module_methods[] = {
     {"release_table_memory", release_table_memory, METH_NOARGS,
-     "Frees the block kept from the last freed CPU DP table; returns its size in bytes."},
+     "Frees the block kept from the last freed big CPU table (a SoftDTW DP table or MiniRocket's "
+     "features); returns its size in bytes."},
     {nullptr, nullptr, 0, nullptr}};
 }  // namespace
 

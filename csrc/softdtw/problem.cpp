@@ -2,7 +2,7 @@
 
 #include "../common/checks.h"
 #include "ops.h"
-#include "table_memory.h"
+#include "../common/table_memory.h"
 
 #include <cmath>
 #include <limits>
@@ -171,7 +171,7 @@ ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOpti
   if (!keep_table) {
     out.R = at::empty({0}, options);
   } else {
-    out.R = softdtw::empty_table(table_sizes(p, options.dtype().toScalarType()), options);
+    out.R = table_memory::empty(table_sizes(p, options.dtype().toScalarType()), options);
     if (p.ragged()) {  // padding: R = +inf (hi = +inf, lo = 0)
       out.R.fill_(0);
       (out.R.dim() == 4 ? out.R.select(3, 0) : out.R).fill_(INFINITY);

@@ -1,5 +1,6 @@
 """The CPU keeps one freed DP table's block for the next table of its size
-(csrc/softdtw/table_memory.h; docs/design/softdtw.md §9, "The table's pages").
+(csrc/common/table_memory.h; docs/design/softdtw.md §9, "The table's pages"; MiniRocket's features
+use it too: tests/rocket/test_minirocket.py).
 
 What must hold: a live table never shares memory with another; results are the same bits whether
 the block is new or kept; at most one block is kept, freed by release_table_memory(); tables under

@@ -19,6 +19,7 @@
 #endif
 #include "../../common/cpu.h"
 #include "../../common/parallel.h"
+#include "../../common/table_memory.h"
 #include "../../rocket/random.h"
 #include "../problem.h"
 #include "rows.h"
@@ -657,7 +658,8 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
                          const std::optional<at::Tensor>& x_lengths) {
   const TransformProblem p = prepare_transform(x, num_channels_per_combination, channel_indices, dilations,
                                                num_features_per_dilation, biases, x_lengths, /*to_float32=*/false);
-  at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options().dtype(at::kFloat));
+  // A big features matrix reuses the last freed one's block (common/table_memory.h).
+  at::Tensor out = table_memory::empty({p.n_cases, p.n_features}, p.x.options().dtype(at::kFloat));
   if (p.n_cases == 0 || p.n_features == 0) return out;
   const int64_t n_dilations = static_cast<int64_t>(p.combinations.size()) / kKernels;
   std::vector<std::vector<int64_t>> channels_of_dilation(static_cast<size_t>(n_dilations));

@@ -1,13 +1,14 @@
 #include "table_memory.h"
 
 #include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
-namespace softdtw_torch::softdtw {
+namespace softdtw_torch::table_memory {
 
 namespace {
 
@@ -68,26 +69,35 @@ void keep_block(Block* b) {
   }
 }
 
+// The deleter of a table's DataPtr: its block becomes the kept one.
+void return_block(void* context) {
+  Block* b = static_cast<Block*>(context);
+  report(b, -static_cast<int64_t>(b->bytes));
+  keep_block(b);
+}
+
 }  // namespace
 
-at::Tensor empty_table(at::IntArrayRef sizes, const at::TensorOptions& options) {
+at::Tensor empty(at::IntArrayRef sizes, const at::TensorOptions& options) {
   const int64_t bytes = c10::multiply_integers(sizes) * static_cast<int64_t>(c10::elementSize(
                                                             c10::typeMetaToScalarType(options.dtype())));
-  if (!options.device().is_cpu() || bytes < kKeptTableMinBytes || !keeping_enabled()) {
+  if (!options.device().is_cpu() || bytes < kMinBytes || !keeping_enabled()) {
     return at::empty(sizes, options);
   }
   Block* b = take_block(static_cast<size_t>(bytes));
   report(b, bytes);
-  return at::from_blob(
-      b->data, sizes,
-      [b](void*) {
-        report(b, -static_cast<int64_t>(b->bytes));
-        keep_block(b);
-      },
-      options);
+  // Resizable with the CPU allocator, as at::empty's storage: resize_ reallocates through it and
+  // frees this DataPtr, whose deleter keeps the block.
+  c10::Storage storage(c10::Storage::use_byte_size_t(), bytes,
+                       c10::DataPtr(b->data, b, &return_block, c10::Device(c10::DeviceType::CPU)),
+                       c10::GetCPUAllocator(), /*resizable=*/true);
+  at::Tensor table = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), options.dtype());
+  table.unsafeGetTensorImpl()->set_sizes_contiguous(sizes);
+  return table;
 }
 
-int64_t release_table_memory() {
+int64_t release() {
   Block* b = take_kept_block();
   if (b == nullptr) return 0;
   const auto bytes = static_cast<int64_t>(b->bytes);
@@ -95,4 +105,4 @@ int64_t release_table_memory() {
   return bytes;
 }
 
-}  // namespace softdtw_torch::softdtw
+}  // namespace softdtw_torch::table_memory

@@ -10,7 +10,7 @@ import torch
 
 from conftest import DEVICES
 from rocket_data import bits, load, random_walks
-from softdtw_torch import NotFittedError
+from softdtw_torch import NotFittedError, release_table_memory
 from softdtw_torch.rocket import MiniRocket
 
 import aeon.transformations.collection.convolution_based._minirocket as aeon_mr  # noqa: E402
@@ -513,15 +513,14 @@ def test_fake_kernels_shapes():
 
 
 def test_features_written_over_a_kept_block_are_the_same_bits():
-    import softdtw_torch as st
-
     X = torch.from_numpy(random_walks(120, 1, 90, seed=11))  # 120 cases x 9,996 features: 4.8 MB
     rocket = MiniRocket(random_state=5).fit(X)
-    lengths = torch.tensor([90, 9] * 60)  # every other case: all its unpadded segments empty (zeros)
+    # Every other case 9 points long: its unpadded segments of dilations 2 and up are empty (zeros).
+    lengths = torch.tensor([90, 9] * 60)
     expected_full = rocket.transform(X).clone()
     expected_ragged = rocket.transform(X, x_lengths=lengths).clone()
     assert (expected_ragged[1] == 0).sum() > (expected_full[1] == 0).sum()
-    st.release_table_memory()
+    release_table_memory()
     full = rocket.transform(X)
     block = full.data_ptr()
     del full  # its block is kept ...
@@ -531,24 +530,22 @@ def test_features_written_over_a_kept_block_are_the_same_bits():
     reference = reference_transform(X[:2].numpy(), rocket.parameters, [90, 9])
     np.testing.assert_array_equal(bits(ragged[:2]), bits(reference))
     del ragged
-    assert st.release_table_memory() == expected_full.nbytes
+    assert release_table_memory() == expected_full.nbytes
 
 
 def test_features_from_a_kept_block_behave_as_any_tensor():
-    import softdtw_torch as st
-
     X = torch.from_numpy(random_walks(120, 1, 90, seed=12))
     rocket = MiniRocket(random_state=6).fit(X)
     expected = rocket.transform(X).clone()
-    st.release_table_memory()
+    release_table_memory()
     out = rocket.transform(X)
     assert out.is_contiguous() and out.untyped_storage().resizable()
     out.resize_(240, out.shape[1])  # moved to the CPU allocator's memory; the block is kept
     np.testing.assert_array_equal(bits(out[:120]), bits(expected))
-    assert st.release_table_memory() == expected.nbytes
+    assert release_table_memory() == expected.nbytes
     shared = rocket.transform(X).share_memory_()  # copied into shared memory, the block kept
     assert shared.is_shared() and torch.equal(shared, expected)
-    assert st.release_table_memory() == expected.nbytes
+    assert release_table_memory() == expected.nbytes
 
 
 # ---------------------------------------------------------------------------------------------

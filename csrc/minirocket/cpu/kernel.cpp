@@ -264,6 +264,12 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c,
   for (int j = 0; j < NB; ++j) features[j] = ppv_ratio(static_cast<double>(total[j]), static_cast<double>(n));
 }
 
+// A pass of several one-channel kernels (AVX-512 only) counts up to kMaxKernelsPerPass kernels of
+// up to kMaxBiasesPerKernel biases each. Declared for every CPU: the workspace's row slots are
+// sized by them (kRowSlots).
+constexpr int kMaxKernelsPerPass = 4;
+constexpr int kMaxBiasesPerKernel = 8;
+
 #if SOFTDTW_TORCH_X86_INTRINSICS
 SOFTDTW_TORCH_AVX512_WARNINGS_OFF
 
@@ -409,11 +415,8 @@ __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc,
   }
 }
 
-// Several one-channel kernels in one pass: up to kMaxKernelsPerPass kernels of up to
-// kMaxBiasesPerKernel biases each, K·P <= 16, through a table of count_greater_avx512<K, P, true>
-// indexed by (K - 1, P - 1).
-constexpr int kMaxKernelsPerPass = 4;
-constexpr int kMaxBiasesPerKernel = 8;
+// Several one-channel kernels in one pass, K·P <= 16, through a table of
+// count_greater_avx512<K, P, true> indexed by (K - 1, P - 1).
 using CountKernelsFn = void (*)(const float* const*, const float* const*, int64_t, const float*, float*, int64_t);
 
 template <int K, int P>

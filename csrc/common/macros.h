@@ -23,7 +23,10 @@
 // Every version computes the same bits: the build disables FMA contraction (-ffp-contract=off)
 // and the kernels call std::fma only where aeon's arithmetic fuses, which is exact everywhere
 // (an instruction, or libm's correctly rounded fma on the baseline).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+// SOFTDTW_TORCH_PORTABLE_ONLY, defined by tests/infra/test_build.py alone, turns off these clones
+// and the intrinsics below, so that this machine compiles the code other CPUs and compilers get.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
+    !defined(SOFTDTW_TORCH_PORTABLE_ONLY)
 #define SOFTDTW_TORCH_TARGET_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
 #define SOFTDTW_TORCH_HAS_CPU_CLONES 1
 #else
@@ -39,7 +42,7 @@
 
 // x86-64 intrinsics (<immintrin.h>) for the CPU loops written by hand for one instruction set
 // (Hydra's AVX2, MiniRocket's AVX-512), each chosen at run time by a CPU check beside it.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(SOFTDTW_TORCH_PORTABLE_ONLY)
 #define SOFTDTW_TORCH_X86_INTRINSICS 1
 #else
 #define SOFTDTW_TORCH_X86_INTRINSICS 0

@@ -263,3 +263,17 @@ def test_elf_reader_refuses_other_files(setup_module, tmp_path):
     other.write_bytes(b"#!/bin/sh\n")
     with pytest.raises(ValueError, match="not a 64-bit little-endian ELF file"):
         setup_module.elf_needed_libraries(str(other))
+
+
+# --- the code other CPUs compile: each CPU kernel without its x86 paths (common/macros.h) ---
+@NEEDS_LINUX_GXX
+@pytest.mark.parametrize("source", sorted(path.relative_to(CSRC).as_posix() for path in CSRC.glob("*/cpu/*.cpp")))
+def test_cpu_kernels_compile_without_their_x86_paths(source):
+    # aarch64, clang and MSVC builds get neither GCC's clones nor the intrinsics loops: a name
+    # declared only inside those blocks and used outside them breaks their build, never this one's.
+    from torch.utils.cpp_extension import include_paths
+
+    flags = ["-std=c++20", "-fsyntax-only", "-fopenmp", "-DSOFTDTW_TORCH_PORTABLE_ONLY", f"-I{CSRC}"]
+    flags += [f"-I{path}" for path in include_paths()]
+    result = subprocess.run(["g++", *flags, str(CSRC / source)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]

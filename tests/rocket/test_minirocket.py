@@ -271,23 +271,46 @@ def test_x_lengths_against_reference(n_channels):
 
 # ---------------------------------------------------------------------------------------------
 # Several kernels a counting pass: on Intel CPUs with AVX-512 the one-channel kernels of a dilation
-# on one shared channel are counted up to 4 a pass (kernels_per_pass in
-# csrc/minirocket/cpu/kernel.cpp: as many as 16 counters hold for nb <= 8 biases a kernel, at most 3
-# on series longer than 1,024 points, 2 above 1,365, 1 above 2,048), elsewhere one kernel a pass.
-# The features must be the same bits either way: checked against the readable reference and aeon,
-# for every number of biases a kernel around those limits and lengths around the vector width and
-# the limits.
+# on one shared channel are counted up to 8 a pass, as many as 32 counters hold (kernels_per_pass
+# in csrc/minirocket/cpu/kernel.cpp: 8 for nb <= 4 biases a kernel, 6 for 5, 5 for 6, 4 for 7-8,
+# 3 for 9-10, 2 for 11-16), and as many as keep a window of 2 rows a kernel within 8,192 floats (at
+# most 7 on series longer than 512 points, 4 above 682, 3 above 1,024, 2 above 1,365, 1 above
+# 2,048); a kernel of 17-32 biases is one pass. Beyond 16 counters a pass keeps two counters in
+# each vector lane, as its 16-bit halves. Elsewhere one kernel a pass, 16 counters at most. The
+# features must be the same bits either way: checked against the readable reference and aeon, for
+# every number of biases a kernel around those limits and lengths around the vector width and the
+# limits.
 
 
-@pytest.mark.parametrize("T", [9, 16, 31, 150, 1000, 1200, 1500, 2100])
+@pytest.mark.parametrize("T", [9, 16, 31, 150, 512, 513, 1000, 1200, 1500, 2100])
 def test_kernels_counted_together_match_reference(T):
     X = random_walks(3, 1, T, seed=T)
-    for nb in range(1, 10):  # one dilation (dilation 1) of nb biases a kernel
+    for nb in list(range(1, 19)) + [31, 32, 33, 40]:  # one dilation (dilation 1) of nb biases a kernel
         aeon = AeonMiniRocket(n_kernels=84 * nb, max_dilations_per_kernel=1, random_state=nb).fit(X)
         assert aeon.parameters[3].tolist() == [nb]
         got = MiniRocket.from_parameters(aeon.parameters).transform(X)
         np.testing.assert_array_equal(bits(got), bits(reference_transform(X, aeon.parameters, [T] * 3)))
         np.testing.assert_array_equal(bits(got), bits(aeon.transform(X)))
+
+
+@pytest.mark.parametrize("T", [65535, 65536])
+def test_counters_in_16_bit_halves_up_to_their_limit(T):
+    # Two counters share a lane below 65,536 positions a segment: every position above a bias
+    # fills a half to its limit (a count of T in the whole-series segments). Biases far below and
+    # far above every output give counts n and 0, ratios 1 and 0 exactly, in alternation (low
+    # and high halves); a carry from one half into the other would break the pattern. From
+    # 65,536 positions on, counters are 32-bit again.
+    X = random_walks(2, 1, T, seed=1)
+    fitted = AeonMiniRocket(n_kernels=84 * 20, max_dilations_per_kernel=1, random_state=0).fit(X[:, :, :200])
+    ncpc, channels, dilations, per_dilation, biases = fitted.parameters
+    assert dilations.tolist() == [1] and per_dilation.tolist() == [20]
+    extreme = np.where(np.arange(biases.size) % 2 == 0, -3e38, 3e38).astype(biases.dtype)
+    rocket = MiniRocket.from_parameters((ncpc, channels, dilations, per_dilation, extreme))
+    got = rocket.transform(X)
+    np.testing.assert_array_equal(got, np.tile(np.arange(20) % 2 == 0, 84)[None].repeat(2, 0).astype(np.float32))
+    # Biases inside the outputs' range: the readable reference's counts.
+    rocket = MiniRocket.from_parameters((ncpc, channels, dilations, per_dilation, biases))
+    np.testing.assert_array_equal(bits(rocket.transform(X)), bits(reference_transform(X, fitted.parameters, [T] * 2)))
 
 
 def test_kernels_counted_together_on_one_channel_of_three_with_ragged_lengths():

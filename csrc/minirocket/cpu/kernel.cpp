@@ -264,11 +264,17 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c,
   for (int j = 0; j < NB; ++j) features[j] = ppv_ratio(static_cast<double>(total[j]), static_cast<double>(n));
 }
 
-// A pass of several one-channel kernels (AVX-512 only) counts up to kMaxKernelsPerPass kernels of
-// up to kMaxBiasesPerKernel biases each. Declared for every CPU: the workspace's row slots are
-// sized by them (kRowSlots).
-constexpr int kMaxKernelsPerPass = 4;
-constexpr int kMaxBiasesPerKernel = 8;
+// A pass (AVX-512 only) counts up to kMaxCountersPerPass (kernel, bias) pairs: several one-channel
+// kernels (up to kMaxKernelsPerPass, of up to kMaxBiasesPerKernel biases each) or one kernel's
+// biases. 16 counters fill the 16 vectors a pass may keep (32 registers: the counters, the values
+// and the biases); 32 counters share them as the low and high 16-bit halves of each lane, which
+// holds a segment shorter than kMaxPackedSegment. Declared for every CPU: the workspace's row
+// slots are sized by them (kRowSlots).
+constexpr int kCounterVectors = 16;
+constexpr int kMaxCountersPerPass = 2 * kCounterVectors;
+constexpr int64_t kMaxPackedSegment = int64_t(1) << 16;
+constexpr int kMaxKernelsPerPass = 8;
+constexpr int kMaxBiasesPerKernel = kMaxCountersPerPass / 2;
 
 #if SOFTDTW_TORCH_X86_INTRINSICS
 SOFTDTW_TORCH_AVX512_WARNINGS_OFF
@@ -299,6 +305,11 @@ SOFTDTW_TORCH_AVX512_HELPER __m256i lane_sums(__m512i v0, __m512i v1, __m512i v2
   return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, w));
 }
 
+// counter += increment in the lanes of `mask`, in the counter's register.
+SOFTDTW_TORCH_AVX512_HELPER void masked_add_in_place(__m512i& counter, __mmask16 mask, __m512i increment) {
+  asm("vpaddd %2, %0, %0%{%1%}" : "+v"(counter) : "Yk"(mask), "v"(increment));
+}
+
 // k[j] for j < NB, zero beyond.
 template <int NB, int J>
 SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
@@ -307,17 +318,19 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
 }
 
 // count_greater on 512-bit vectors, for Intel CPUs with AVX-512: 16 positions per compare into a
-// mask register, counted by one masked add, up to 16 counters per pass (32 vector registers: the
-// counters, the values and the biases, which GCC reloads from the stack as compare operands when
-// they do not fit; fewer passes each reload the series and sum the lanes less often, which
-// matters for short series). A pass counts K kernels of P biases each: kernel i's values are
-// rows[i][t] (+ gcs[i][t] when kFused), its biases bias[i·stride + j], its features
-// features[i·stride + j] (biases and features share their layout).
+// mask register, counted by one masked add (GCC reloads the biases from the stack as compare
+// operands when they do not fit in registers). A pass counts K kernels of P biases each: kernel
+// i's values are rows[i][t] (+ gcs[i][t] when kFused), its biases bias[i·stride + j], its
+// features features[i·stride + j] (biases and features share their layout). Up to 16 counters,
+// counter q = i·P + j is vector q (int32 lanes); up to 32 (kPacked, for n < kMaxPackedSegment),
+// it is vector q / 2's low 16-bit half for even q (adds 1), its high half for odd q (adds 2^16):
+// a lane counts at most n / 16 positions and a lane sum at most n, so no half carries into the
+// other.
 // The kernels of a pass share its fixed cost (set-up, lane sums, the division, the loop's exit),
-// most of a pass on short series (benchmarks/README.md). The last n mod 16 positions go first, as
-// one masked vector that starts the counters (then the loop needs no mask, and GCC keeps the
-// counters in registers, which it does not with a masked step after the loop); lane_sums adds the
-// lanes up.
+// most of a pass on short series (benchmarks/README.md), and a kernel's biases share the loads and
+// the addition of its values. The last n mod 16 positions go first, as one masked vector that
+// starts the counters (then the loop needs no mask, and GCC keeps the counters in registers,
+// which it does not with a masked step after the loop); lane_sums adds the lanes up.
 // The counts are the same integers, and the features the same floats: for n < 2^24 a count and n
 // are exact in float32, and float32(count / n computed in float64) = count / n computed in
 // float32, because rounding a quotient first to 53 bits and then to 24 gives the correctly
@@ -331,41 +344,61 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
                                                                        const float* bias, float* features,
                                                                        int64_t stride) {
   constexpr int NB = K * P;
-  static_assert(K >= 1 && P >= 1 && NB <= 16, "two lane_sums sum at most 16 vectors");
+  constexpr bool kPacked = NB > kCounterVectors;
+  constexpr int NV = kPacked ? (NB + 1) / 2 : NB;  // counter vectors
+  static_assert(K >= 1 && P >= 1 && NB <= kMaxCountersPerPass, "16 vectors of two 16-bit halves");
   static_assert(K == 1 || kFused, "several kernels a pass only for fused one-channel outputs");
-  const __m512i one = _mm512_set1_epi32(1);
+  constexpr auto vector_of = [](int q) { return kPacked ? q / 2 : q; };
+  constexpr auto in_high_half = [](int q) { return kPacked && q % 2 == 1; };
+  const __m512i one = _mm512_set1_epi32(1), one_high = _mm512_set1_epi32(1 << 16);
   const int64_t whole = n & ~int64_t(15);
   const __mmask16 last = static_cast<__mmask16>((1u << (n - whole)) - 1u);
   const float* row[K];
   const float* gc[K];
   __m512 b[NB];
-  __m512i k[NB];
+  __m512i k[NV];
+  // Unrolled in full (GCC stops short of 32 compares): the counters must stay in registers.
+#pragma GCC unroll 32
   for (int i = 0; i < K; ++i) {
     row[i] = rows[i];
     gc[i] = kFused ? gcs[i] : nullptr;
     __m512 v = _mm512_maskz_loadu_ps(last, row[i] + whole);
     if (kFused) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(last, gc[i] + whole));
+#pragma GCC unroll 32
     for (int j = 0; j < P; ++j) {
-      b[i * P + j] = _mm512_set1_ps(bias[i * stride + j]);
-      k[i * P + j] = _mm512_maskz_mov_epi32(_mm512_mask_cmp_ps_mask(last, v, b[i * P + j], _CMP_GT_OQ), one);
+      const int q = i * P + j, c = vector_of(q);
+      b[q] = _mm512_set1_ps(bias[i * stride + j]);
+      const __mmask16 greater = _mm512_mask_cmp_ps_mask(last, v, b[q], _CMP_GT_OQ);
+      if (in_high_half(q)) {
+        k[c] = _mm512_mask_add_epi32(k[c], greater, k[c], one_high);
+      } else {
+        k[c] = _mm512_maskz_mov_epi32(greater, one);
+      }
     }
   }
   for (int64_t t = 0; t < whole; t += 16) {
+#pragma GCC unroll 32
     for (int i = 0; i < K; ++i) {
       __m512 v = _mm512_loadu_ps(row[i] + t);
       if (kFused) v = _mm512_add_ps(v, _mm512_loadu_ps(gc[i] + t));
+#pragma GCC unroll 32
       for (int j = 0; j < P; ++j) {
-        k[i * P + j] = _mm512_mask_add_epi32(k[i * P + j], _mm512_cmp_ps_mask(v, b[i * P + j], _CMP_GT_OQ),
-                                             k[i * P + j], one);
+        const int q = i * P + j, c = vector_of(q);
+        const __mmask16 greater = _mm512_cmp_ps_mask(v, b[q], _CMP_GT_OQ);
+        if constexpr (!kPacked) {
+          k[c] = _mm512_mask_add_epi32(k[c], greater, k[c], one);
+        } else {  // GCC copies a counter it updates twice an iteration, twice: asm keeps it in place
+          masked_add_in_place(k[c], greater, in_high_half(q) ? one_high : one);
+        }
       }
     }
   }
   const __m512 count_n = _mm512_set1_ps(static_cast<float>(n));
-  const __m256i low = lane_sums(lane_or_zero<NB, 0>(k), lane_or_zero<NB, 1>(k), lane_or_zero<NB, 2>(k),
-                                lane_or_zero<NB, 3>(k), lane_or_zero<NB, 4>(k), lane_or_zero<NB, 5>(k),
-                                lane_or_zero<NB, 6>(k), lane_or_zero<NB, 7>(k));
+  const __m256i low = lane_sums(lane_or_zero<NV, 0>(k), lane_or_zero<NV, 1>(k), lane_or_zero<NV, 2>(k),
+                                lane_or_zero<NV, 3>(k), lane_or_zero<NV, 4>(k), lane_or_zero<NV, 5>(k),
+                                lane_or_zero<NV, 6>(k), lane_or_zero<NV, 7>(k));
   // One kernel's features are stored straight from the vector, several kernels' through `ratios`.
-  alignas(64) float ratios[16];
+  alignas(64) float ratios[kMaxCountersPerPass];
   if constexpr (NB <= 8) {
     const __m256 r = _mm256_div_ps(_mm256_cvtepi32_ps(low), _mm512_castps512_ps256(count_n));
     if constexpr (K == 1) {
@@ -374,64 +407,73 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
     }
     _mm256_store_ps(ratios, r);
   } else {
-    const __m256i high = lane_sums(lane_or_zero<NB, 8>(k), lane_or_zero<NB, 9>(k), lane_or_zero<NB, 10>(k),
-                                   lane_or_zero<NB, 11>(k), lane_or_zero<NB, 12>(k), lane_or_zero<NB, 13>(k),
-                                   lane_or_zero<NB, 14>(k), lane_or_zero<NB, 15>(k));
-    const __m512i counts = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
-    const __m512 r = _mm512_div_ps(_mm512_cvtepi32_ps(counts), count_n);
-    if constexpr (K == 1) {
-      _mm512_mask_storeu_ps(features, static_cast<__mmask16>((1u << NB) - 1u), r);
-      return;
+    const __m256i high = lane_sums(lane_or_zero<NV, 8>(k), lane_or_zero<NV, 9>(k), lane_or_zero<NV, 10>(k),
+                                   lane_or_zero<NV, 11>(k), lane_or_zero<NV, 12>(k), lane_or_zero<NV, 13>(k),
+                                   lane_or_zero<NV, 14>(k), lane_or_zero<NV, 15>(k));
+    const __m512i sums = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+    if constexpr (!kPacked) {
+      const __m512 r = _mm512_div_ps(_mm512_cvtepi32_ps(sums), count_n);
+      if constexpr (K == 1) {
+        _mm512_mask_storeu_ps(features, static_cast<__mmask16>((1u << NB) - 1u), r);
+        return;
+      }
+      _mm512_store_ps(ratios, r);
+    } else {  // counts of q = 2c and 2c + 1 from lane c's halves, interleaved into q's order
+      const __m512i even = _mm512_and_si512(sums, _mm512_set1_epi32(0xFFFF)), odd = _mm512_srli_epi32(sums, 16);
+      const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      _mm512_store_ps(ratios, _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(even, first, odd)), count_n));
+      _mm512_store_ps(ratios + 16,
+                      _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(even, second, odd)), count_n));
     }
-    _mm512_store_ps(ratios, r);
   }
   for (int i = 0; i < K; ++i) {
     for (int j = 0; j < P; ++j) features[i * stride + j] = ratios[i * P + j];
   }
 }
 
-// Features for nb biases (any number) of one kernel on AVX-512: as few passes as 16 biases a pass
-// allow, of equal size (18 biases as 9 + 9, not 16 + 2: a pass of few biases spends most of its
-// time loading and adding the series, not comparing).
-template <bool kFused>
-__attribute__((noinline)) void count_all_avx512(const float* c, const float* gc, int64_t n, const float* bias,
-                                                int64_t nb, float* features) {
-  const int64_t passes = (nb + 15) / 16;
-  for (int64_t pass = 0, j = 0; pass < passes; ++pass) {
-    const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
-    switch (size) {
-#define SOFTDTW_TORCH_COUNT_PASS(NB) \
-  case NB: count_greater_avx512<1, NB, kFused>(&c, &gc, n, bias + j, features + j, 0); break;
-      SOFTDTW_TORCH_COUNT_PASS(1) SOFTDTW_TORCH_COUNT_PASS(2) SOFTDTW_TORCH_COUNT_PASS(3)
-      SOFTDTW_TORCH_COUNT_PASS(4) SOFTDTW_TORCH_COUNT_PASS(5) SOFTDTW_TORCH_COUNT_PASS(6)
-      SOFTDTW_TORCH_COUNT_PASS(7) SOFTDTW_TORCH_COUNT_PASS(8) SOFTDTW_TORCH_COUNT_PASS(9)
-      SOFTDTW_TORCH_COUNT_PASS(10) SOFTDTW_TORCH_COUNT_PASS(11) SOFTDTW_TORCH_COUNT_PASS(12)
-      SOFTDTW_TORCH_COUNT_PASS(13) SOFTDTW_TORCH_COUNT_PASS(14) SOFTDTW_TORCH_COUNT_PASS(15)
-      SOFTDTW_TORCH_COUNT_PASS(16)
-#undef SOFTDTW_TORCH_COUNT_PASS
-      default: break;
-    }
-    j += size;
-  }
-}
+// A pass: count_greater_avx512<K, P, kFused> (the arguments' layout is there).
+using CountPassFn = void (*)(const float* const*, const float* const*, int64_t, const float*, float*, int64_t);
 
-// Several one-channel kernels in one pass, K·P <= 16, through a table of
-// count_greater_avx512<K, P, true> indexed by (K - 1, P - 1).
-using CountKernelsFn = void (*)(const float* const*, const float* const*, int64_t, const float*, float*, int64_t);
-
-template <int K, int P>
-constexpr CountKernelsFn count_kernels_entry() {
-  if constexpr (K * P <= 16) return &count_greater_avx512<K, P, true>;
+template <int K, int P, bool kFused>
+constexpr CountPassFn count_pass_entry() {
+  if constexpr (K * P <= kMaxCountersPerPass) return &count_greater_avx512<K, P, kFused>;
   return nullptr;
 }
 
+// Entry (K - 1)·kMaxBiasesPerKernel + P - 1: the pass of K kernels of P biases (null beyond 32 counters).
 template <int... I>
-constexpr std::array<CountKernelsFn, sizeof...(I)> count_kernels_table(std::integer_sequence<int, I...>) {
-  return {count_kernels_entry<I / kMaxBiasesPerKernel + 1, I % kMaxBiasesPerKernel + 1>()...};
+constexpr std::array<CountPassFn, sizeof...(I)> count_kernels_table(std::integer_sequence<int, I...>) {
+  return {count_pass_entry<I / kMaxBiasesPerKernel + 1, I % kMaxBiasesPerKernel + 1, true>()...};
 }
 
 constexpr auto kCountKernels =
     count_kernels_table(std::make_integer_sequence<int, kMaxKernelsPerPass * kMaxBiasesPerKernel>());
+
+// Entry P - 1: the pass of one kernel's P biases.
+template <bool kFused, int... I>
+constexpr std::array<CountPassFn, sizeof...(I)> count_biases_table(std::integer_sequence<int, I...>) {
+  return {count_pass_entry<1, I + 1, kFused>()...};
+}
+
+template <bool kFused>
+constexpr auto kCountBiases = count_biases_table<kFused>(std::make_integer_sequence<int, kMaxCountersPerPass>());
+
+// Features for nb biases (any number) of one kernel on AVX-512: as few passes as 32 counters a
+// pass allow (16 from kMaxPackedSegment positions on), of equal size (40 biases as 20 + 20, not
+// 32 + 8: a pass of few biases spends most of its time loading and adding the series, not
+// comparing).
+template <bool kFused>
+__attribute__((noinline)) void count_all_avx512(const float* c, const float* gc, int64_t n, const float* bias,
+                                                int64_t nb, float* features) {
+  const int64_t per_pass = n < kMaxPackedSegment ? kMaxCountersPerPass : kCounterVectors;
+  const int64_t passes = (nb + per_pass - 1) / per_pass;
+  for (int64_t pass = 0, j = 0; pass < passes; ++pass) {
+    const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
+    kCountBiases<kFused>[size - 1](&c, &gc, n, bias + j, features + j, 0);
+    j += size;
+  }
+}
 
 SOFTDTW_TORCH_AVX512_WARNINGS_ON
 #endif
@@ -472,19 +514,20 @@ void count_kernels(int64_t K, int64_t nb, const float* const* rows, const float*
 }
 
 // One-channel kernels of one dilation are counted up to this many at a time (count_kernels' K):
-// with AVX-512 and at most kMaxBiasesPerKernel biases a kernel, as many as 16 counters hold, and
-// as many as keep the rows of a window of 2K kernels (below) within kWindowFloats, 32 KiB, so
-// that they stay in the L1 cache with the series: grouped on 1460-point series with 8 rows of
-// 5.7 KiB, the ACSF1 set ran 5% slower than one kernel a pass (benchmarks/README.md). A pass's
-// fixed cost matters on short series only.
+// with AVX-512, as many as the pass's counters hold (32 for series shorter than
+// kMaxPackedSegment, else 16) and as keep the rows of a window of 2K kernels (below) within
+// kWindowFloats, 32 KiB, so that they stay in the L1 cache with the series: grouped on 1460-point
+// series with 8 rows of 5.7 KiB, the ACSF1 set ran 5% slower than one kernel a pass
+// (benchmarks/README.md). A pass's fixed cost matters on short series only.
 constexpr int64_t kWindowFloats = 8192;
 constexpr int64_t kRowSlots = 2 * kMaxKernelsPerPass;
 static_assert((kRowSlots & (kRowSlots - 1)) == 0, "slots are taken modulo a power of two by a mask");
 
 int64_t kernels_per_pass(int64_t nb, int64_t T) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (nb <= kMaxBiasesPerKernel && cpu_prefers_avx512()) {
-    return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, 16 / nb, kWindowFloats / (2 * T)}));
+  if (cpu_prefers_avx512()) {
+    const int64_t counters = T < kMaxPackedSegment ? kMaxCountersPerPass : kCounterVectors;
+    return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, counters / nb, kWindowFloats / (2 * T)}));
   }
 #endif
   return 1;

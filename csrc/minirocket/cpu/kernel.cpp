@@ -422,9 +422,15 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
       const __m512i even = _mm512_and_si512(sums, _mm512_set1_epi32(0xFFFF)), odd = _mm512_srli_epi32(sums, 16);
       const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
       const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      _mm512_store_ps(ratios, _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(even, first, odd)), count_n));
-      _mm512_store_ps(ratios + 16,
-                      _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(even, second, odd)), count_n));
+      const __m512 r0 = _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(even, first, odd)), count_n);
+      const __m512 r1 = _mm512_div_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(even, second, odd)), count_n);
+      if constexpr (K == 1) {  // not through `ratios`: a copy of it reloads across two stores, which stalls
+        _mm512_storeu_ps(features, r0);
+        _mm512_mask_storeu_ps(features + 16, static_cast<__mmask16>((1u << (NB - 16)) - 1u), r1);
+        return;
+      }
+      _mm512_store_ps(ratios, r0);
+      _mm512_store_ps(ratios + 16, r1);
     }
   }
   for (int i = 0; i < K; ++i) {

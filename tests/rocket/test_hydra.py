@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from conftest import DEVICES
 from rocket_data import bits, load, random_walks
-from softdtw_torch import NotFittedError
+from softdtw_torch import NotFittedError, release_table_memory
 from softdtw_torch.rocket import HydraLayer, HydraTransformer, hydra_parameters_from_aeon
 
 from aeon.transformations.collection.convolution_based import HydraTransformer as AeonHydra  # noqa: E402
@@ -215,6 +215,29 @@ def test_lengths_transform_each_case_alone():
     for i, length in enumerate(lengths.tolist()):
         alone = ops.hydra_transform(x[i:i + 1, :, :length], weights, channels)
         np.testing.assert_array_equal(bits(got[i]), bits(alone[0]))
+
+
+def test_features_written_over_a_kept_block_are_the_same_bits():
+    # A features matrix of 1 MiB or more comes from the block the CPU keeps from the last freed big
+    # table (csrc/common/table_memory.h). The block still holds the previous features when it is
+    # taken: every feature must be written again.
+    x = torch.from_numpy(random_walks(96, 2, 50, seed=10)).float()  # 96 cases x 3,072 features: 1.2 MB
+    weights, channels = ops.hydra_fit(x, 8, 64, 8, 2)
+    lengths = torch.tensor([50, 6] * 48)
+    release_table_memory()
+    full = ops.hydra_transform(x, weights, channels)
+    block, nbytes = full.data_ptr(), full.nbytes
+    assert nbytes >= 2**20
+    del full  # its block is kept ...
+    ragged = ops.hydra_transform(x, weights, channels, lengths)  # ... and taken, holding the full features
+    assert ragged.data_ptr() == block
+    for i, length in enumerate(lengths.tolist()):  # each case alone (a small matrix, from the allocator)
+        alone = ops.hydra_transform(x[i:i + 1, :, :length], weights, channels)
+        np.testing.assert_array_equal(bits(ragged[i]), bits(alone[0]))
+    expected = reference_features(x[:1].double(), weights.double(), channels)  # the full-length case
+    np.testing.assert_allclose(ragged[:1].double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    del ragged
+    assert release_table_memory() == nbytes
 
 
 def test_same_bits_at_any_thread_count_and_input_dtype():

@@ -1,6 +1,7 @@
 """The CPU keeps one freed DP table's block for the next table of its size
-(csrc/common/table_memory.h; docs/design/softdtw.md §9, "The table's pages"; MiniRocket's features
-use it too: tests/rocket/test_minirocket.py).
+(csrc/common/table_memory.h; docs/design/softdtw.md §9, "The table's pages"; MiniRocket's,
+MultiRocket's and Hydra's features use it too: tests/rocket/test_minirocket.py, test_multirocket.py,
+test_hydra.py).
 
 What must hold: a live table never shares memory with another; results are the same bits whether
 the block is new or kept; at most one block is kept, freed by release_table_memory(); tables under

@@ -16,6 +16,7 @@
 #endif
 #include "../../common/cpu.h"
 #include "../../common/parallel.h"
+#include "../../common/table_memory.h"
 #include "../problem.h"
 
 namespace softdtw_torch {
@@ -131,7 +132,8 @@ void transform_kernel(const TransformProblem& p, at::Tensor& out) {
 at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& channels,
                          const std::optional<at::Tensor>& x_lengths) {
   const TransformProblem p = prepare_transform(kTransformOp, x, weights, channels, x_lengths);
-  at::Tensor out = at::empty({p.n_cases, p.n_features()}, p.x.options());
+  // A big features matrix reuses the last freed one's block (common/table_memory.h).
+  at::Tensor out = table_memory::empty({p.n_cases, p.n_features()}, p.x.options());
   if (p.n_cases == 0) return out;
   AT_DISPATCH_FLOATING_TYPES(p.x.scalar_type(), "hydra_transform", [&] { transform_kernel<scalar_t>(p, out); });
   check_features_finite(out);

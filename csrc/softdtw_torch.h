@@ -205,8 +205,8 @@ SOFTDTW_TORCH_API std::string version();
 // Whether the library holds CUDA kernels (it may still run on a machine without a GPU).
 SOFTDTW_TORCH_API bool cuda_compiled();
 // Frees the block the CPU keeps from the last freed big table (a DP table or the features of
-// MiniRocket, MultiRocket or Hydra, 1 MiB or more) for the next table of its size (README, "Memory"); returns its size in bytes, 0
-// when none was kept.
+// MiniRocket, MultiRocket or Hydra, 1 MiB or more) for the next table of its size (README,
+// "Memory"); returns its size in bytes, 0 when none was kept.
 SOFTDTW_TORCH_API int64_t release_table_memory();
 
 namespace detail {

@@ -39,10 +39,9 @@ from . import rocket  # noqa: F401  (ROCKET and MiniRocket: softdtw_torch.rocket
 def release_table_memory() -> int:
     """Frees the memory the CPU kernels keep from the last freed big table (one block, of a SoftDTW
     DP table or MiniRocket, MultiRocket or Hydra features of 1 MiB or more) for the next table of
-    the same size; returns
-    its size in bytes (0 when none was kept). Keeping it spares each call the page faults of a
-    fresh table (README, "Memory"); ``SOFTDTW_TORCH_KEEP_TABLE_MEMORY=0`` in the environment turns
-    keeping off."""
+    the same size; returns its size in bytes (0 when none was kept). Keeping it spares each call
+    the page faults of a fresh table (README, "Memory"); ``SOFTDTW_TORCH_KEEP_TABLE_MEMORY=0`` in
+    the environment turns keeping off."""
     return _ops._C.release_table_memory()
 
 __all__ = [

@@ -1,12 +1,12 @@
 // The memory of big CPU tables: SoftDTW's DP tables R and the features of MiniRocket, MultiRocket
-// and Hydra. A big table's
-// block is kept when the table is freed, for the next table of the same size (docs/design/softdtw.md
-// §9, "The table's pages"): glibc maps a block of 32 MiB or more afresh on every call and unmaps it
-// on free, so without this every call faults its whole table in page by page (12 ms of a 26 ms
-// SoftDTW forward + backward at workload A, 5-12% of a MiniRocket transform of 1,000 cases, 3-5% of
-// a MultiRocket one, on the development VMs). One block at most is kept, so what is held between calls is bounded by one
-// table; release() (softdtw_torch.release_table_memory()) frees it,
-// SOFTDTW_TORCH_KEEP_TABLE_MEMORY=0 turns keeping off.
+// and Hydra. A big table's block is kept when the table is freed, for the next table of the same
+// size (docs/design/softdtw.md §9, "The table's pages"): glibc maps a block of 32 MiB or more
+// afresh on every call and unmaps it on free, so without this every call faults its whole table in
+// page by page (12 ms of a 26 ms SoftDTW forward + backward at workload A, 5-12% of a MiniRocket
+// transform of 1,000 cases, 3-5% of a MultiRocket one, on the development VMs). One block at most
+// is kept, so what is held between calls is bounded by one table; release()
+// (softdtw_torch.release_table_memory()) frees it, SOFTDTW_TORCH_KEEP_TABLE_MEMORY=0 turns keeping
+// off.
 #pragma once
 
 #include <ATen/ATen.h>

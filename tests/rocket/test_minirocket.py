@@ -274,9 +274,9 @@ def test_x_lengths_against_reference(n_channels):
 # on one shared channel are counted up to 8 a pass, as many as 32 counters hold (kernels_per_pass
 # in csrc/minirocket/cpu/kernel.cpp: 8 for nb <= 4 biases a kernel, 6 for 5, 5 for 6, 4 for 7-8,
 # 3 for 9-10, 2 for 11-16), and as many as keep a window of 2 rows a kernel within 8,192 floats (at
-# most 7 on series longer than 512 points, 4 above 682, 3 above 1,024, 2 above 1,365, 1 above
-# 2,048); a kernel of 17-32 biases is one pass. Beyond 16 counters a pass keeps two counters in
-# each vector lane, as its 16-bit halves. Elsewhere one kernel a pass, 16 counters at most. The
+# most 7 on series longer than 512 points, 6 above 585, 5 above 682, 4 above 819, 3 above 1,024, 2
+# above 1,365, 1 above 2,048); a kernel of 17-32 biases is one pass. Beyond 16 counters a pass keeps
+# two counters in each vector lane, as its 16-bit halves. Elsewhere one kernel a pass. The
 # features must be the same bits either way: checked against the readable reference and aeon, for
 # every number of biases a kernel around those limits and lengths around the vector width and the
 # limits.

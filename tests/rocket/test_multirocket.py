@@ -209,10 +209,10 @@ def test_features_written_over_a_kept_block_are_the_same_bits():
     del full  # its block is kept ...
     ragged = rocket.transform(torch.from_numpy(X), x_lengths=lengths)  # ... and taken, holding the full features
     assert ragged.data_ptr() == block
-    for i in (0, 1):
-        full_parameters = rocket._parameters
-        np.testing.assert_array_equal(bits(ragged[i]), bits(reference_features(X[i, :, :lengths[i]], full_parameters[:5],
-                                                                               full_parameters[5:])))
+    parameters = rocket._parameters
+    for i in (0, 1):  # the readable reference
+        expected = reference_features(X[i, :, :lengths[i]], parameters[:5], parameters[5:])
+        np.testing.assert_array_equal(bits(ragged[i]), bits(expected))
     for i, length in enumerate(lengths):  # each case alone (a small matrix, from the allocator)
         alone = rocket.transform(np.ascontiguousarray(X[i:i + 1, :, :length]), x_lengths=[length])
         np.testing.assert_array_equal(bits(alone[0]), bits(ragged[i]))

@@ -240,8 +240,8 @@ PyObject* release_table_memory(PyObject*, PyObject*) {
 }
 PyMethodDef module_methods[] = {
     {"release_table_memory", release_table_memory, METH_NOARGS,
-     "Frees the block kept from the last freed big CPU table (a SoftDTW DP table or MiniRocket's "
-     "features); returns its size in bytes."},
+     "Frees the block kept from the last freed big CPU table (a SoftDTW DP table or the features of "
+     "MiniRocket, MultiRocket or Hydra); returns its size in bytes."},
     {nullptr, nullptr, 0, nullptr}};
 }  // namespace
 

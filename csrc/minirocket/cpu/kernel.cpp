@@ -276,6 +276,11 @@ constexpr int64_t kMaxPackedSegment = int64_t(1) << 16;
 constexpr int kMaxKernelsPerPass = 8;
 constexpr int kMaxBiasesPerKernel = kMaxCountersPerPass / 2;
 
+// The counters a pass may keep on a segment of n positions (or on segments of a series of n points).
+constexpr int64_t counters_per_pass(int64_t n) {
+  return n < kMaxPackedSegment ? kMaxCountersPerPass : kCounterVectors;
+}
+
 #if SOFTDTW_TORCH_X86_INTRINSICS
 SOFTDTW_TORCH_AVX512_WARNINGS_OFF
 
@@ -472,7 +477,7 @@ constexpr auto kCountBiases = count_biases_table<kFused>(std::make_integer_seque
 template <bool kFused>
 __attribute__((noinline)) void count_all_avx512(const float* c, const float* gc, int64_t n, const float* bias,
                                                 int64_t nb, float* features) {
-  const int64_t per_pass = n < kMaxPackedSegment ? kMaxCountersPerPass : kCounterVectors;
+  const int64_t per_pass = counters_per_pass(n);
   const int64_t passes = (nb + per_pass - 1) / per_pass;
   for (int64_t pass = 0, j = 0; pass < passes; ++pass) {
     const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
@@ -532,8 +537,8 @@ static_assert((kRowSlots & (kRowSlots - 1)) == 0, "slots are taken modulo a powe
 int64_t kernels_per_pass(int64_t nb, int64_t T) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
   if (cpu_prefers_avx512()) {
-    const int64_t counters = T < kMaxPackedSegment ? kMaxCountersPerPass : kCounterVectors;
-    return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, counters / nb, kWindowFloats / (2 * T)}));
+    return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, counters_per_pass(T) / nb,
+                                                    kWindowFloats / (2 * T)}));
   }
 #endif
   return 1;

@@ -6,16 +6,22 @@ Ceilings (benchmarks/roofline/ceilings.cpp, compiled on first use into build/roo
   and log1p per cell), on independent diagonals held in L1: no wavefront dependency, no tile
   borders, no costs, no table traffic. Per workload, the loops of the path it takes: the table's
   forward and backward, or the packs' forward with weights and flow (the forward with gradients);
+- SoftDTW in float64 (part softdtw64): the same for the all-pairs matrix's forward and the
+  barycenters' forward with weights and flow, next to a bound: the same forward loops with their
+  divisions replaced by multiplications (not the kernels' values: what no exact division, however
+  cheap, could beat; measured where the interleaved AVX-512 loops run);
 - Rocket: float32 vector multiply-adds per second (the widest vectors the machine has);
 - MiniRocket: `count += (value > bias)` per second, vectorized, values in L1.
 Kernels: SoftDTW fwd+bwd (fused, float32, gamma = 1) on bench_cpu.py's workloads A, B, C (cells:
 the sum over pairs of N x M); Rocket and MiniRocket transforms (10,000 kernels, seed 0) on GunPoint,
 BasicMotions, ACSF1 (test splits) and a synthetic collection (multiply-adds: the sum over kernels
-of length x channels x output positions; compares: features x counted positions).
+of length x channels x output positions; compares: features x counted positions); float64:
+cdist_soft_dtw on ArrowHead train x test, and the barycenters' objective (one evaluation) and whole
+call on GunPoint's class 2 (cells: the pairs' N x M, times the evaluations for the whole call).
 
     python benchmarks/bench_roofline.py [--threads N] [--repeats 5] [--synthetic-cases 1000]
         [--synthetic-length 1000]
-        [--parts softdtw,rocket,minirocket] [--markdown out.md]
+        [--parts softdtw,softdtw64,rocket,minirocket] [--markdown out.md]
 """
 import os
 import sys
@@ -100,6 +106,75 @@ def softdtw_rows(args, ceilings, threads):
     return rows
 
 
+def softdtw64_rows(args, ceilings, threads):
+    """float64, what issue 20's last SoftDTW targets time: the all-pairs matrix (cdist_soft_dtw on
+    ArrowHead train x test, bench_cdist.py's call: packs' forward, no gradients) and the barycenters'
+    objective (one evaluation, GunPoint's class 2 at its mean: packs' forward with weights and flow)
+    and whole call (bench_barycenter.py's, class 2). Each against its loops' float64 ceiling and
+    against the bound of the same loops without the divider (their divisions replaced by
+    multiplications: what no exact division could beat; 0 = not measured, no AVX-512)."""
+    from bench_cdist import arrowhead
+    from softdtw_torch.barycenter import softdtw_barycenter
+    from softdtw_torch.datasets import load_gunpoint
+
+    forward, forward_free, weights, weights_free, flow = ceilings.softdtw_float64_cells_peak(threads)
+    per_cell = {"forward": 1 / forward, "packs": 1 / weights + 1 / flow}
+    bound = {"forward": 1 / forward_free if forward_free else None,
+             "packs": 1 / weights_free + 1 / flow if weights_free else None}
+
+    def mcells(rate):
+        return f"{rate / 1e6:.0f}" if rate else "n/a"
+
+    rows = [f"| ceiling: SoftDTW float64, forward (the all-pairs matrix) | {1 / per_cell['forward'] / 1e6:.0f} M cells/s; "
+            f"without the divider {mcells(forward_free)} | | |",
+            f"| ceiling: SoftDTW float64, packs (fwd with weights + flow: the barycenters) | "
+            f"{1 / per_cell['packs'] / 1e6:.0f} M cells/s (fwd {weights / 1e6:.0f}, flow {flow / 1e6:.0f}); "
+            f"without the divider {mcells(1 / bound['packs'] if bound['packs'] else 0)} (fwd {mcells(weights_free)}) "
+            f"| | |"]
+
+    def row(name, seconds, cells, path):
+        rate = cells / seconds
+        free = f"{100 * rate * bound[path]:.0f}% of the bound without the divider" if bound[path] else "no bound"
+        return (f"| {name} | {seconds * 1e3:.1f} ms, {rate / 1e6:.0f} M cells/s | {100 * rate * per_cell[path]:.0f}% "
+                f"({free}) | float64 cell arithmetic, {path} |")
+
+    train, test = arrowhead()
+    seconds = best_seconds(lambda: softdtw_torch.cdist_soft_dtw(train, test, gamma=1.0), args.repeats)
+    rows.append(row(f"cdist_soft_dtw ArrowHead train x test {train.shape[0]} x {test.shape[0]}, gamma = 1", seconds,
+                    float(train.shape[0] * test.shape[0] * train.shape[1] * test.shape[1]), "forward"))
+
+    X, y = load_gunpoint("train")
+    members = torch.from_numpy(np.ascontiguousarray(X[y == "2"].transpose(0, 2, 1)))  # (26, 150, 1)
+    mean = members.mean(0, keepdim=True).expand_as(members).contiguous()
+    weights_one = torch.ones(members.shape[0], dtype=torch.float64)
+    objective = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad
+    cells = float(members.shape[0] * members.shape[1] ** 2)
+    for gamma in (1.0, 0.1):
+        seconds = best_seconds(lambda: objective(mean, members, weights_one, gamma, None, None, None, None),
+                               args.repeats)
+        rows.append(row(f"barycenter objective, GunPoint class 2 ({members.shape[0]} pairs 150 x 150), "
+                        f"gamma = {gamma}, one evaluation", seconds, cells, "packs"))
+    counted = []
+    original = objective
+
+    def counting(*a):
+        counted.append(None)
+        return original(*a)
+
+    init = members.mean(0).numpy()
+    whole = lambda: softdtw_barycenter(members.numpy(), gamma=0.1, init=init, max_iter=50, tol=1e-3)  # noqa: E731
+    whole()
+    torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad = counting
+    try:
+        whole()
+    finally:
+        torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad = original
+    seconds = best_seconds(whole, args.repeats)
+    rows.append(row(f"barycenter whole call, GunPoint class 2, gamma = 0.1 ({len(counted)} evaluations)", seconds,
+                    cells * len(counted), "packs"))
+    return rows
+
+
 # ----------------------------------------------------------------------------------------------
 # Rocket and MiniRocket
 
@@ -162,15 +237,15 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--synthetic-cases", type=int, default=1000)
     parser.add_argument("--synthetic-length", type=int, default=1000)
-    parser.add_argument("--parts", default="softdtw,rocket,minirocket")
+    parser.add_argument("--parts", default="softdtw,softdtw64,rocket,minirocket")
     parser.add_argument("--markdown")
     args = parser.parse_args()
     threads = int(os.environ["OMP_NUM_THREADS"])
     torch.set_num_threads(threads)
     parts = args.parts.split(",")
-    unknown = set(parts) - {"softdtw", "rocket", "minirocket"}
+    unknown = set(parts) - {"softdtw", "softdtw64", "rocket", "minirocket"}
     if unknown:
-        parser.error(f"--parts: unknown {sorted(unknown)}; expected a subset of softdtw,rocket,minirocket")
+        parser.error(f"--parts: unknown {sorted(unknown)}; expected a subset of softdtw,softdtw64,rocket,minirocket")
 
     ceilings = load_ceilings()
     lines = [f"CPU: {cpu_model()}; threads: {threads}; torch {torch.__version__}; "
@@ -179,7 +254,8 @@ def main():
              "| kernel | time, throughput | fraction of its ceiling | ceiling |",
              "|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    for part, rows_of in (("softdtw", softdtw_rows), ("rocket", rocket_rows), ("minirocket", minirocket_rows)):
+    for part, rows_of in (("softdtw", softdtw_rows), ("softdtw64", softdtw64_rows), ("rocket", rocket_rows),
+                          ("minirocket", minirocket_rows)):
         if part in parts:
             for row in rows_of(args, ceilings, threads):
                 lines.append(row)

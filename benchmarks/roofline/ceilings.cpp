@@ -7,7 +7,11 @@
 //                       wavefront's dependency, the tiles' borders, the costs or the table's
 //                       traffic: forward_cells and backward_cells (the table's path), and
 //                       forward_cells_with_weights and flow_cells (the packs' forward with
-//                       gradients, whose backward takes the weights its forward kept).
+//                       gradients, whose backward takes the weights its forward kept);
+//   softdtw_float64_cells_peak  the same in float64 for the all-pairs matrix and the barycenters'
+//                       objective (forward; forward with weights and flow), and the same forward
+//                       loops with their divisions replaced by multiplications: a bound on what
+//                       any exact division could gain, not a ceiling of the kernels' bits.
 // Each figure is the best of `trials`; a trial runs all threads together for a fixed amount of
 // work, timed from the first start to the last finish.
 #include <immintrin.h>
@@ -179,24 +183,36 @@ using softdtw_torch::Run;
 constexpr int64_t kCells = cpu::kTile;
 constexpr int64_t kDiagonals = 8;
 
+template <typename T>
 struct Diagonals {
   // R-like inputs (diag, up, left, self) and plain inputs (cost, E and weights of successors).
-  cpu::RunVector<RValue<float>> r[4], out;
-  std::vector<float> plain[7], e_out, w_out[3];
+  cpu::RunVector<RValue<T>> r[4], out;
+  std::vector<T> plain[7], e_out, w_out[3];
   Diagonals() {
     const int64_t n = kCells * kDiagonals;
     for (int i = 0; i < 4; ++i) {
       r[i].resize(n);
       for (int64_t t = 0; t < n; ++t) {
-        softdtw_torch::store(r[i].at(0), t, softdtw_torch::exact_r(50.0f + static_cast<float>((t * 7 + i * 3) % 13)));
+        softdtw_torch::store(r[i].at(0), t, softdtw_torch::exact_r(T(50) + static_cast<T>((t * 7 + i * 3) % 13)));
       }
     }
     out.resize(n);
-    for (auto& p : plain) p.assign(n, 0.25f);
+    for (auto& p : plain) p.assign(n, T(0.25));
     e_out.resize(n);
     for (auto& w : w_out) w.resize(n);
   }
 };
+
+// `cells(d, o)` on the 8 diagonals of each thread's data in turn, `repeats` times: cells per second.
+template <typename T, typename Cells>
+double cells_rate(int threads, int trials, int64_t repeats, std::vector<Diagonals<T>>& data, const Cells& cells) {
+  return best_rate(threads, trials, double(repeats) * kDiagonals * kCells, [&](int t) {
+    Diagonals<T>& d = data[t];
+    for (int64_t r = 0; r < repeats; ++r) {
+      for (int64_t k = 0; k < kDiagonals; ++k) cells(d, k * kCells);
+    }
+  });
+}
 
 // Cells per second: (forward, backward) of the table's path, (forward with weights, flow) of the
 // packs' path.
@@ -204,53 +220,123 @@ std::tuple<double, double, double, double> softdtw_cells_peak(int threads, int t
   check_threads("softdtw_cells_peak", threads, trials);
   const int64_t repeats = 20'000;
   const auto f = NaturalCellFunctions<float>::for_gamma(1.0);
-  std::vector<Diagonals> data(threads);
-  const double work = double(repeats) * kDiagonals * kCells;
-  const double forward = best_rate(threads, trials, work, [&](int t) {
-    Diagonals& d = data[t];
-    for (int64_t r = 0; r < repeats; ++r) {
-      for (int64_t k = 0; k < kDiagonals; ++k) {
-        const int64_t o = k * kCells;
-        cpu::forward_diagonal<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o),
-                                     kCells, f);
-      }
-    }
+  std::vector<Diagonals<float>> data(threads);
+  const double forward = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
+    cpu::forward_diagonal<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o),
+                                 kCells, f);
   });
-  const double backward = best_rate(threads, trials, work, [&](int t) {
-    Diagonals& d = data[t];
-    for (int64_t r = 0; r < repeats; ++r) {
-      for (int64_t k = 0; k < kDiagonals; ++k) {
-        const int64_t o = k * kCells;
-        cpu::backward_cells<float>(d.r[3].at(o), d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.plain[1].data() + o,
-                                   d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
-                                   d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o,
-                                   d.w_out[0].data() + o, d.w_out[1].data() + o, d.w_out[2].data() + o, kCells, f);
-      }
-    }
+  const double backward = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
+    cpu::backward_cells<float>(d.r[3].at(o), d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.plain[1].data() + o,
+                               d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
+                               d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o, d.w_out[0].data() + o,
+                               d.w_out[1].data() + o, d.w_out[2].data() + o, kCells, f);
   });
-  const double forward_with_weights = best_rate(threads, trials, work, [&](int t) {
-    Diagonals& d = data[t];
-    for (int64_t r = 0; r < repeats; ++r) {
-      for (int64_t k = 0; k < kDiagonals; ++k) {
-        const int64_t o = k * kCells;
-        cpu::forward_diagonal_with_weights<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
-                                                  d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
-                                                  d.w_out[2].data() + o, kCells, f);
-      }
-    }
+  const double forward_with_weights = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
+    cpu::forward_diagonal_with_weights<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
+                                              d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
+                                              d.w_out[2].data() + o, kCells, f);
   });
-  const double flow = best_rate(threads, trials, work, [&](int t) {
-    Diagonals& d = data[t];
-    for (int64_t r = 0; r < repeats; ++r) {
-      for (int64_t k = 0; k < kDiagonals; ++k) {
-        const int64_t o = k * kCells;
-        cpu::flow_cells<float>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o,
-                               d.plain[4].data() + o, d.plain[5].data() + o, d.plain[6].data() + o,
-                               d.e_out.data() + o, kCells);
-      }
-    }
+  const double flow = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
+    cpu::flow_cells<float>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
+                           d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o, kCells);
   });
   return {forward, backward, forward_with_weights, flow};
+}
+
+// ---------------------------------------------------------------------------------------------
+// float64 cells without the divider: a bound, not a ceiling of the kernels' bits. The float64 cell
+// math divides four times a cell in the forward (exp's Padé quotient twice, log1p's two) and once
+// more for the weights' normalisation, each a correctly rounded division that the bits depend on.
+// DivisionFree runs the same interleaved operations with every one of those divisions replaced by
+// a multiplication (wrong values, same instruction count otherwise): the time any exact division,
+// however cheap, would leave. Where the divider binds, this runs much faster than the real loop;
+// where the vector ports do, about as fast.
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+struct DivisionFree : cpu::Interleaved<double> {
+  DivisionFree() = default;
+  DivisionFree(const cpu::Interleaved<double>& x) : cpu::Interleaved<double>(x) {}
+  DivisionFree(double x) : cpu::Interleaved<double>(x) {}
+};
+inline DivisionFree operator/(const DivisionFree& a, const cpu::Interleaved<double>& b) { return a * b; }
+inline DivisionFree operator/(const cpu::Interleaved<double>& a, const DivisionFree& b) { return a * b; }
+inline DivisionFree operator/(const DivisionFree& a, const DivisionFree& b) { return a * b; }
+
+// NaturalCellFunctions<double>'s functions on DivisionFree vectors. γ comes as an argument, as in the
+// kernels (a constant 1 would let the compiler drop the multiplications by γ and 1/γ).
+struct DivisionFreeFunctions {
+  DivisionFree gamma, inv_gamma;
+  static constexpr bool kHardMin = false;
+  DivisionFree term(const DivisionFree& delta) const {
+    return softdtw_torch::cpu_math::exp(DivisionFree(delta * inv_gamma));
+  }
+  DivisionFree gamma_log1p(const DivisionFree& s) const { return gamma * softdtw_torch::cpu_math::log1p(s); }
+  DivisionFree reciprocal(const DivisionFree& s) const { return DivisionFree(1.0) / s; }
+};
+
+DivisionFree load_division_free(const double* p) { return cpu::load_interleaved(p); }
+
+// forward_cells_interleaved and forward_cells_with_weights_interleaved (cpu/interleaved_vectors.h)
+// on DivisionFree vectors.
+__attribute__((target("arch=x86-64-v4"), flatten)) void division_free_forward(Diagonals<double>& d, int64_t o,
+                                                                              NaturalCellFunctions<double> g) {
+  const DivisionFreeFunctions f{g.gamma, g.inv_gamma};
+  for (int64_t t = o; t < o + kCells; t += cpu::kInterleavedCells<double>) {
+    const DivisionFree value =
+        softdtw_torch::cell_value(load_division_free(d.plain[0].data() + t), load_division_free(d.r[0].at(t)),
+                                  load_division_free(d.r[1].at(t)), load_division_free(d.r[2].at(t)), f);
+    cpu::store_interleaved(d.out.at(t), value);
+  }
+}
+__attribute__((target("arch=x86-64-v4"), flatten)) void division_free_forward_with_weights(
+    Diagonals<double>& d, int64_t o, NaturalCellFunctions<double> g) {
+  const DivisionFreeFunctions f{g.gamma, g.inv_gamma};
+  for (int64_t t = o; t < o + kCells; t += cpu::kInterleavedCells<double>) {
+    const softdtw_torch::CellValueAndWeights<DivisionFree> s = softdtw_torch::cell_value_and_weights(
+        load_division_free(d.plain[0].data() + t), load_division_free(d.r[0].at(t)),
+        load_division_free(d.r[1].at(t)), load_division_free(d.r[2].at(t)), f);
+    cpu::store_interleaved(d.out.at(t), s.value);
+    cpu::store_interleaved(d.w_out[0].data() + t, s.w.diag);
+    cpu::store_interleaved(d.w_out[1].data() + t, s.w.up);
+    cpu::store_interleaved(d.w_out[2].data() + t, s.w.left);
+  }
+}
+#endif
+
+// float64 cells per second, the loops of the all-pairs matrix (cdist_soft_dtw: packs' forward without
+// gradients) and of the barycenters' objective (packs' forward with weights, flow): (forward,
+// forward without the divider, forward with weights, forward with weights without the divider,
+// flow). The bounds without the divider need the interleaved loops (Intel CPUs with AVX-512):
+// 0 elsewhere.
+std::tuple<double, double, double, double, double> softdtw_float64_cells_peak(int threads, int trials) {
+  check_threads("softdtw_float64_cells_peak", threads, trials);
+  const int64_t repeats = 20'000;
+  const auto f = NaturalCellFunctions<double>::for_gamma(1.0);
+  std::vector<Diagonals<double>> data(threads);
+  const double forward = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
+    cpu::forward_diagonal<double>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o),
+                                  kCells, f);
+  });
+  const double forward_with_weights = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
+    cpu::forward_diagonal_with_weights<double>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
+                                               d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
+                                               d.w_out[2].data() + o, kCells, f);
+  });
+  const double flow = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
+    cpu::flow_cells<double>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o,
+                            d.plain[4].data() + o, d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o,
+                            kCells);
+  });
+  double forward_free = 0.0, forward_with_weights_free = 0.0;
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+  if (cpu::interleaved_vectors_apply<double>(kCells)) {
+    forward_free = cells_rate(threads, trials, repeats, data,
+                              [&](Diagonals<double>& d, int64_t o) { division_free_forward(d, o, f); });
+    forward_with_weights_free = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
+      division_free_forward_with_weights(d, o, f);
+    });
+  }
+#endif
+  return {forward, forward_free, forward_with_weights, forward_with_weights_free, flow};
 }
 
 }  // namespace
@@ -262,5 +348,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("threads"), py::arg("trials") = 5);
   m.def("softdtw_cells_peak", &softdtw_cells_peak,
         "SoftDTW cells per second (float32): forward and backward, forward with weights and flow",
+        py::arg("threads"), py::arg("trials") = 5);
+  m.def("softdtw_float64_cells_peak", &softdtw_float64_cells_peak,
+        "SoftDTW cells per second (float64): forward, forward without the divider (a bound), forward with weights, "
+        "the same without the divider, flow",
         py::arg("threads"), py::arg("trials") = 5);
 }

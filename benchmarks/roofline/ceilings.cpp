@@ -214,6 +214,28 @@ double cells_rate(int threads, int trials, int64_t repeats, std::vector<Diagonal
   });
 }
 
+// Cells per second of the forward loops and the flow, float32 or float64: the kernels' own calls.
+struct ForwardAndFlowRates {
+  double forward, forward_with_weights, flow;
+};
+template <typename T>
+ForwardAndFlowRates forward_and_flow_rates(int threads, int trials, int64_t repeats, std::vector<Diagonals<T>>& data,
+                                           NaturalCellFunctions<T> f) {
+  const double forward = cells_rate(threads, trials, repeats, data, [&](Diagonals<T>& d, int64_t o) {
+    cpu::forward_diagonal<T>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o), kCells, f);
+  });
+  const double forward_with_weights = cells_rate(threads, trials, repeats, data, [&](Diagonals<T>& d, int64_t o) {
+    cpu::forward_diagonal_with_weights<T>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
+                                          d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
+                                          d.w_out[2].data() + o, kCells, f);
+  });
+  const double flow = cells_rate(threads, trials, repeats, data, [&](Diagonals<T>& d, int64_t o) {
+    cpu::flow_cells<T>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
+                       d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o, kCells);
+  });
+  return {forward, forward_with_weights, flow};
+}
+
 // Cells per second: (forward, backward) of the table's path, (forward with weights, flow) of the
 // packs' path.
 std::tuple<double, double, double, double> softdtw_cells_peak(int threads, int trials) {
@@ -221,26 +243,14 @@ std::tuple<double, double, double, double> softdtw_cells_peak(int threads, int t
   const int64_t repeats = 20'000;
   const auto f = NaturalCellFunctions<float>::for_gamma(1.0);
   std::vector<Diagonals<float>> data(threads);
-  const double forward = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
-    cpu::forward_diagonal<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o),
-                                 kCells, f);
-  });
+  const ForwardAndFlowRates rates = forward_and_flow_rates(threads, trials, repeats, data, f);
   const double backward = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
     cpu::backward_cells<float>(d.r[3].at(o), d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.plain[1].data() + o,
                                d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
                                d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o, d.w_out[0].data() + o,
                                d.w_out[1].data() + o, d.w_out[2].data() + o, kCells, f);
   });
-  const double forward_with_weights = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
-    cpu::forward_diagonal_with_weights<float>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
-                                              d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
-                                              d.w_out[2].data() + o, kCells, f);
-  });
-  const double flow = cells_rate(threads, trials, repeats, data, [&](Diagonals<float>& d, int64_t o) {
-    cpu::flow_cells<float>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o, d.plain[4].data() + o,
-                           d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o, kCells);
-  });
-  return {forward, backward, forward_with_weights, flow};
+  return {rates.forward, backward, rates.forward_with_weights, rates.flow};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,20 +322,7 @@ std::tuple<double, double, double, double, double> softdtw_float64_cells_peak(in
   const int64_t repeats = 20'000;
   const auto f = NaturalCellFunctions<double>::for_gamma(1.0);
   std::vector<Diagonals<double>> data(threads);
-  const double forward = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
-    cpu::forward_diagonal<double>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o), d.out.at(o),
-                                  kCells, f);
-  });
-  const double forward_with_weights = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
-    cpu::forward_diagonal_with_weights<double>(d.plain[0].data() + o, d.r[0].at(o), d.r[1].at(o), d.r[2].at(o),
-                                               d.out.at(o), d.w_out[0].data() + o, d.w_out[1].data() + o,
-                                               d.w_out[2].data() + o, kCells, f);
-  });
-  const double flow = cells_rate(threads, trials, repeats, data, [&](Diagonals<double>& d, int64_t o) {
-    cpu::flow_cells<double>(d.plain[1].data() + o, d.plain[2].data() + o, d.plain[3].data() + o,
-                            d.plain[4].data() + o, d.plain[5].data() + o, d.plain[6].data() + o, d.e_out.data() + o,
-                            kCells);
-  });
+  const ForwardAndFlowRates rates = forward_and_flow_rates(threads, trials, repeats, data, f);
   double forward_free = 0.0, forward_with_weights_free = 0.0;
 #if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
   if (cpu::interleaved_vectors_apply<double>(kCells)) {
@@ -336,7 +333,7 @@ std::tuple<double, double, double, double, double> softdtw_float64_cells_peak(in
     });
   }
 #endif
-  return {forward, forward_free, forward_with_weights, forward_with_weights_free, flow};
+  return {rates.forward, forward_free, rates.forward_with_weights, forward_with_weights_free, rates.flow};
 }
 
 }  // namespace

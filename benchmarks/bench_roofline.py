@@ -113,6 +113,7 @@ def softdtw64_rows(args, ceilings, threads):
     and whole call (bench_barycenter.py's, class 2). Each against its loops' float64 ceiling and
     against the bound of the same loops without the divider (their divisions replaced by
     multiplications: what no exact division could beat; 0 = not measured, no AVX-512)."""
+    from bench_barycenter import CountingObjective
     from bench_cdist import arrowhead
     from softdtw_torch.barycenter import softdtw_barycenter
     from softdtw_torch.datasets import load_gunpoint
@@ -154,24 +155,13 @@ def softdtw64_rows(args, ceilings, threads):
                                args.repeats)
         rows.append(row(f"barycenter objective, GunPoint class 2 ({members.shape[0]} pairs 150 x 150), "
                         f"gamma = {gamma}, one evaluation", seconds, cells, "packs"))
-    counted = []
-    original = objective
-
-    def counting(*a):
-        counted.append(None)
-        return original(*a)
-
     init = members.mean(0).numpy()
     whole = lambda: softdtw_barycenter(members.numpy(), gamma=0.1, init=init, max_iter=50, tol=1e-3)  # noqa: E731
-    whole()
-    torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad = counting
-    try:
+    with CountingObjective() as count:
         whole()
-    finally:
-        torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad = original
     seconds = best_seconds(whole, args.repeats)
-    rows.append(row(f"barycenter whole call, GunPoint class 2, gamma = 0.1 ({len(counted)} evaluations)", seconds,
-                    cells * len(counted), "packs"))
+    rows.append(row(f"barycenter whole call, GunPoint class 2, gamma = 0.1 ({count.calls} evaluations)", seconds,
+                    cells * count.calls, "packs"))
     return rows
 
 

@@ -10,6 +10,8 @@
 #   PYTHON               interpreter used to create the environment (default: python3)
 #   FORCE_CUDA=1, TORCH_CUDA_ARCH_LIST, MAX_JOBS  passed to the build (see setup.py)
 #   SOFTDTW_TORCH_BUILD=0  skip the in-place build (scripts/wheel_check.sh builds its own)
+#   SOFTDTW_TORCH_CCACHE=0 compile without the compiler cache (see "Compiler cache" below)
+#   CCACHE_DIR           where the compiler cache lives (default: ~/.cache/softdtw-torch/ccache)
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -48,6 +50,32 @@ if [ "$(cat "$deps_stamp" 2>/dev/null)" != "$deps_key" ]; then
   fi
   python -m pip install --quiet "torch>=2.4" -r "$repo_root/requirements-dev.txt"
   echo "$deps_key" > "$deps_stamp"
+fi
+
+# Compiler cache: ccache (requirements-dev.txt installs it into the environment) keeps every object
+# compiled by g++ and nvcc, so a rebuild of unchanged sources (a fresh clone, CI, the wheel check,
+# the CMake build, the emulator and harness builds of the tests) reads objects instead of compiling.
+# Paths under the checkout are hashed relative to it (CCACHE_BASEDIR, which scripts/wheel_check.sh
+# moves to its copy of the tree) and the working directory not at all (CCACHE_NOHASHDIR), so another
+# clone of the same sources hits the same objects. Without ccache, or with SOFTDTW_TORCH_CCACHE=0,
+# everything compiles as before: nothing here is needed for a build to work.
+# torch's extension builder (setup.py, the tests' cpp_extension.load) puts ccache in front of g++ and
+# nvcc by itself when ccache is on PATH (releases since early 2026; TORCH_NO_COMPILER_WRAPPER turns
+# that off); PYTORCH_NVCC does it for nvcc on older torch, whose g++ compiles then go uncached.
+# CMake takes it from CMAKE_<LANG>_COMPILER_LAUNCHER, the tests' own compiles (harness, portable
+# syntax checks) from SOFTDTW_TORCH_COMPILER_LAUNCHER (tests/cuda_emu/harness_cases.py).
+if [ "${SOFTDTW_TORCH_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/softdtw-torch/ccache}"
+  export CCACHE_BASEDIR="$repo_root" CCACHE_NOHASHDIR=1
+  export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
+  export SOFTDTW_TORCH_COMPILER_LAUNCHER=ccache
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  nvcc_path="${CUDA_HOME:-${CUDA_PATH:-}}"  # where torch looks for nvcc: CUDA_HOME, PATH, /usr/local/cuda
+  nvcc_path="${nvcc_path:+$nvcc_path/bin/nvcc}"
+  [ -x "$nvcc_path" ] || nvcc_path="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+  if [ -z "${PYTORCH_NVCC:-}" ] && [ -x "$nvcc_path" ]; then export PYTORCH_NVCC="ccache $nvcc_path"; fi
+else
+  export TORCH_NO_COMPILER_WRAPPER=1 SOFTDTW_TORCH_COMPILER_LAUNCHER=
 fi
 
 if [ "${SOFTDTW_TORCH_BUILD:-1}" != 0 ]; then

@@ -23,6 +23,10 @@ def pytest_unconfigure(config):
     shutil.rmtree(_INDUCTOR_CACHE, ignore_errors=True)
 
 
+# The test budget: unmarked cases over the time limit fail (tests/budget.py).
+pytest_plugins = ["budget"]
+
+
 def pytest_collection_modifyitems(config, items):
     # GPU tests are visibly skipped, never silently dropped, on machines without CUDA.
     skip_cuda = pytest.mark.skip(reason="needs a CUDA device")

@@ -41,6 +41,16 @@ class HarnessError(AssertionError):
     """A harness run that failed: an exit code, a sanitizer's or the emulator's report."""
 
 
+def compiler_launcher():
+    """The compiler cache to put in front of a compile of the repository's own sources: what
+    scripts/env.sh exports in SOFTDTW_TORCH_COMPILER_LAUNCHER (ccache when it is installed), else
+    ccache when it is on PATH; nothing when that variable is set but empty (caching turned off)."""
+    launcher = os.environ.get("SOFTDTW_TORCH_COMPILER_LAUNCHER")
+    if launcher is None:
+        launcher = "ccache" if shutil.which("ccache") else ""
+    return shlex.split(launcher)
+
+
 def compiler():
     command = shlex.split(os.environ.get("CXX", "g++"))
     if not command or shutil.which(command[0]) is None:
@@ -48,14 +58,23 @@ def compiler():
     return command
 
 
+def compile_and_link(compile_command, link_command, exe, csrc, what, timeout):
+    """Compiles harness.cpp into exe + ".o" with compile_command (through the compiler cache when
+    `csrc` is the repository's own: a mutant's copy would only fill it), then links exe with
+    link_command: two steps, as a compiler cache keeps objects, not programs."""
+    launcher = compiler_launcher() if os.path.samefile(csrc, CSRC) else []
+    obj = f"{exe}.o"
+    for command in ([*launcher, *compile_command, "-c", os.path.join(HERE, "harness.cpp"), "-o", obj],
+                    [*link_command, obj, "-o", str(exe)]):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            raise HarnessError(f"building {what} failed:\n{result.stderr[-4000:]}")
+
+
 def build(flavour, exe, csrc=CSRC):
     """Compiles harness.cpp (with the device code under `csrc`) as `flavour` into `exe`."""
-    result = subprocess.run(
-        [*compiler(), "-std=c++20", "-pthread", *FLAVOURS[flavour], f"-I{csrc}",
-         f"-I{HERE}", os.path.join(HERE, "harness.cpp"), "-o", str(exe)],
-        capture_output=True, text=True, timeout=900)
-    if result.returncode != 0:
-        raise HarnessError(f"building the {flavour} harness failed:\n{result.stderr[-4000:]}")
+    flags = [*compiler(), "-std=c++20", "-pthread", *FLAVOURS[flavour]]
+    compile_and_link([*flags, f"-I{csrc}", f"-I{HERE}"], flags, exe, csrc, f"the {flavour} harness", 900)
 
 
 def nvcc():
@@ -76,12 +95,8 @@ def build_with_nvcc(exe, architectures=("7.5",), csrc=CSRC):
         number = arch.replace("+PTX", "").replace(".", "")
         code = f"[sm_{number},compute_{number}]" if arch.endswith("+PTX") else f"sm_{number}"
         targets += ["-gencode", f"arch=compute_{number},code={code}"]
-    result = subprocess.run(
-        [compiler, "-x", "cu", "-std=c++20", "-O3", *targets, f"-I{csrc}",
-         os.path.join(HERE, "harness.cpp"), "-o", str(exe)],
-        capture_output=True, text=True, timeout=1800)
-    if result.returncode != 0:
-        raise HarnessError(f"building the harness with nvcc failed:\n{result.stderr[-4000:]}")
+    compile_and_link([compiler, "-x", "cu", "-std=c++20", "-O3", *targets, f"-I{csrc}"], [compiler, *targets],
+                     exe, csrc, "the harness with nvcc", 1800)
 
 
 def run(exe, case, work_dir, timeout=900):

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# slow: the emulator's self-tests, built with the sanitizers (4-9 s a test)
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 
 

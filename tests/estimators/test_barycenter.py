@@ -152,6 +152,7 @@ def test_default_init_is_tslearns_resampled_euclidean_mean():
 # ------------------------------------------------------------------------------------------------
 # GunPoint against tslearn
 # ------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # tslearn's barycenter on GunPoint: about 10 s
 @pytest.mark.parametrize("gamma", [1.0, 0.1])
 def test_gunpoint_objective_not_above_tslearn(gamma):
     barycenters = pytest.importorskip("tslearn.barycenters")

@@ -76,6 +76,7 @@ CLASSIFIERS = {"Hydra": (HydraClassifier, aeon_classifiers.HydraClassifier),
                "MultiRocketHydra": (MultiRocketHydraClassifier, aeon_classifiers.MultiRocketHydraClassifier)}
 
 
+@pytest.mark.slow  # aeon's MultiRocket (numba) and ours with aeon's defaults: 10-50 s a case, first compile included
 @pytest.mark.parametrize("name", ["GunPoint", "BasicMotions", "ArrowHead", "ItalyPowerDemand"])
 @pytest.mark.parametrize("family", list(CLASSIFIERS))
 def test_classifier_matches_aeon(family, name):

@@ -217,6 +217,7 @@ def aeon_rocket():
     return conv.Rocket
 
 
+@pytest.mark.slow  # aeon's Rocket features on real data: up to 7 s
 @pytest.mark.parametrize("name", ["GunPoint", "ItalyPowerDemand"])
 def test_pipeline_on_aeon_rocket_features(name, aeon_rocket):
     X_train, y_train = _load(name, "TRAIN")

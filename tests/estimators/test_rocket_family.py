@@ -176,6 +176,7 @@ def test_class_weight_empty_dict_is_no_weighting_as_sklearns():
     _assert_same_fit(RidgeClassifierCV(alphas=ALPHAS).fit(X, y), ref, X)
 
 
+@pytest.mark.slow  # aeon's MultiRocket on real data: up to 16 s on a first numba compile
 @pytest.mark.parametrize("class_weight", ["balanced", "dict"])
 @pytest.mark.parametrize("name", ["GunPoint", "BasicMotions"])
 def test_class_weight_on_real_features(name, class_weight):

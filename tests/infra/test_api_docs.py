@@ -15,6 +15,9 @@ import softdtw_torch
 import softdtw_torch.datasets
 import softdtw_torch.rocket
 
+# slow: a Sphinx build of the API reference (10-50 s)
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("sphinx", reason="sphinx is not installed (requirements-dev.txt installs it)")

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 
+# slow: the CMake build of the library, its C++ tests and examples (minutes from scratch)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 # AOTInductor packaging as examples/export_aoti.py calls it (the exported program alone): torch >= 2.6.
 TORCH_VERSION = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2])

@@ -11,6 +11,7 @@ from softdtw_torch import _reference as ref
 import _ddp_worker
 
 
+@pytest.mark.slow  # two gloo ranks spawned: 9-10 s
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="torch built without gloo")
 def test_ddp_gradients_match_single_process(tmp_path):
     torch.manual_seed(0)

@@ -185,6 +185,7 @@ def test_softdtw_losses_dynamic_batch(make_loss, tmp_path):
     assert_export_matches_eager(make_loss(), runs[0], runs, tmp_path, dynamic_shapes=({0: batch}, {0: batch}))
 
 
+@pytest.mark.slow  # 5-7 s: fresh interpreters
 def test_saved_program_needs_the_operators_in_a_fresh_interpreter(tmp_path):
     """torch.export.load resolves softdtw_torch's operators by name: it fails before
     `import softdtw_torch`, and gives eager's output after it."""
@@ -218,6 +219,7 @@ def load_export_aoti_example():
     return module
 
 
+@pytest.mark.slow  # AOTInductor compiles C++: 20-25 s
 @needs_aoti
 def test_aoti_packages_from_python(tmp_path):
     """examples/export_aoti.py's packages, loaded with aoti_load_package in a fresh interpreter:

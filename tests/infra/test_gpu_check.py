@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "gpu_check.sh"
 
@@ -22,6 +24,7 @@ def test_the_script_parses():
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # 6-7 s
 def test_the_sanitizer_workload_runs_on_the_cpu():
     workload = sanitizer_workload()
     assert "sanitizer workload done" in workload and workload.count('device="cuda"') >= 5

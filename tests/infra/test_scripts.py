@@ -40,6 +40,7 @@ def test_second_run_installs_and_builds_nothing():
     assert f"python={sys.prefix}/bin/python" in out  # and the environment is active for the calling script
 
 
+@pytest.mark.slow  # four interpreters import torch: 10-12 s
 def test_a_changed_build_option_is_a_rebuild(tmp_path):
     """The decision alone: env.sh's build key differs when an option differs (the rebuild itself is not run)."""
     script = (REPO / "scripts" / "env.sh").read_text()
@@ -56,3 +57,42 @@ def test_a_changed_build_option_is_a_rebuild(tmp_path):
     assert key(**base) == BUILD_STAMP.read_text().strip()  # what the last build recorded: the key of this build
     assert key(**dict(base, FORCE_CUDA="0" if base["FORCE_CUDA"] == "1" else "1")) != key(**base)
     assert key(**dict(base, TORCH_CUDA_ARCH_LIST="8.0")) != key(**base)
+
+
+def compiler_cache_settings():
+    """The compiler cache variables env.sh exports, read by sourcing it (no install, no build)."""
+    env = dict(os.environ, SOFTDTW_TORCH_VENV=sys.prefix, SOFTDTW_TORCH_BUILD="0")
+    env.setdefault("SOFTDTW_TORCH_TORCH", DEPS_STAMP.read_text().split()[0])
+    names = ("CCACHE_DIR", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "SOFTDTW_TORCH_COMPILER_LAUNCHER",
+             "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER")
+    printed = "; ".join(f'echo "{name}=${{{name}-unset}}"' for name in names)
+    done = subprocess.run(["bash", "-c", f"source scripts/env.sh >/dev/null && {printed}"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(line.split("=", 1) for line in done.stdout.splitlines())
+
+
+def test_compiler_cache_is_shared_by_another_copy_of_the_tree(tmp_path):
+    """With env.sh's settings, a source compiled in one copy of the tree is a cache hit in another copy
+    at another path (a fresh clone, CI's clone, the wheel check's copy): paths are hashed relative to
+    the copy, the working directory not at all, debug information included (-g, as setup.py's flags
+    have it). Compiled into a cache of this test's own."""
+    settings = compiler_cache_settings()
+    if settings["SOFTDTW_TORCH_COMPILER_LAUNCHER"] != "ccache":
+        pytest.skip("ccache is not installed in this environment (requirements-dev.txt installs it)")
+    assert settings["CCACHE_BASEDIR"] == str(REPO) and settings["CCACHE_NOHASHDIR"] == "1"
+    assert settings["CCACHE_DIR"] != "unset" and settings["CMAKE_CXX_COMPILER_LAUNCHER"] == "ccache"
+    assert settings["CMAKE_CUDA_COMPILER_LAUNCHER"] == "ccache"
+    env = dict(os.environ, CCACHE_DIR=str(tmp_path / "cache"), CCACHE_NOHASHDIR="1")
+    for copy in ("clone-a", "deeper/clone-b"):
+        root = tmp_path / copy
+        (root / "csrc" / "common").mkdir(parents=True)
+        (root / "csrc" / "common" / "half.h").write_text("inline double half(double x) { return x / 2; }\n")
+        (root / "csrc" / "kernel.cpp").write_text('#include "common/half.h"\ndouble quarter(double x) { return half(half(x)); }\n')
+        done = subprocess.run(["ccache", "g++", "-g", "-O2", f"-I{root / 'csrc'}", "-c", str(root / "csrc" / "kernel.cpp"),
+                               "-o", str(root / "kernel.o")], cwd=root, env=dict(env, CCACHE_BASEDIR=str(root)),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    stats = subprocess.run(["ccache", "--print-stats"], env=env, capture_output=True, text=True, check=True).stdout
+    counts = dict(line.split("\t") for line in stats.splitlines() if "\t" in line)
+    assert (int(counts["direct_cache_hit"]), int(counts["cache_miss"])) == (1, 1), stats

@@ -354,6 +354,7 @@ def avx2_numba_available():
     return features.get("avx2", False) and features.get("fma", False)
 
 
+@pytest.mark.slow  # numba compiles aeon's generator for AVX2 in a subprocess: 9-25 s
 @pytest.mark.skipif(sys.platform != "linux", reason="emulates a numba target CPU on x86-64 Linux")
 def test_weights_under_avx2_numba(tmp_path):
     """The documented difference: aeon compiled for an AVX2 target (NUMBA_CPU_NAME=haswell, which an
@@ -439,6 +440,7 @@ def test_torchscript_script_save_load():
         torch.jit.script(generate_kernels)(10, 1, 3, -2)
 
 
+@pytest.mark.slow  # torch.compile (Inductor) from an empty cache: about 9 s
 def test_compile_fullgraph_static_matches_eager():
     def fn(x):
         k = torch.ops.softdtw_torch.rocket_generate_kernels(200, 3, 300, 17)

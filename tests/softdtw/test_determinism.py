@@ -39,6 +39,7 @@ def test_repeated_runs_and_thread_counts_give_identical_bits(batch):
         torch.set_num_threads(threads)
 
 
+@pytest.mark.slow  # a fresh process, aeon's numba first compile: 4-21 s
 def test_same_bits_in_a_process_with_one_thread(tmp_path):
     # A fresh process pinned to one thread from the start (no intra-op pool at all).
     x, y = ref.random_pairs(2, 200, 150, 2, dtype=torch.float32, seed=3)

@@ -26,7 +26,8 @@ mkdir -p "$work/src"
 step "building the wheel (FORCE_CUDA=${FORCE_CUDA:-0}, TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-default}, MAX_JOBS=${MAX_JOBS:-2})"
 # The copy's paths are hashed relative to it, as the checkout's are (env.sh): its unchanged sources
 # hit the compiler cache of an earlier wheel build from any copy.
-(cd "$work/src" && CCACHE_BASEDIR="$work/src" MAX_JOBS="${MAX_JOBS:-2}" python -m pip wheel --quiet --no-build-isolation --no-deps --wheel-dir "$work/dist" .) \
+(cd "$work/src" && CCACHE_BASEDIR="$work/src" MAX_JOBS="${MAX_JOBS:-2}" \
+  python -m pip wheel --quiet --no-build-isolation --no-deps --wheel-dir "$work/dist" .) \
   || fail "pip wheel failed"
 wheels=("$work"/dist/softdtw_torch-*.whl)
 [ ${#wheels[@]} = 1 ] && [ -f "${wheels[0]}" ] || fail "expected one softdtw_torch wheel in $work/dist, got: $(ls "$work/dist")"

@@ -280,6 +280,6 @@ def test_cpu_kernels_compile_without_their_x86_paths(source, tmp_path):
 
     flags = ["-std=c++20", "-O0", "-fopenmp", "-DSOFTDTW_TORCH_PORTABLE_ONLY", f"-I{CSRC}"]
     flags += [f"-I{path}" for path in include_paths()]
-    result = subprocess.run([*compiler_launcher(), "g++", *flags, "-c", str(CSRC / source), "-o", str(tmp_path / "kernel.o")],
-                            capture_output=True, text=True)
+    result = subprocess.run([*compiler_launcher(), "g++", *flags, "-c", str(CSRC / source),
+                             "-o", str(tmp_path / "kernel.o")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]

@@ -88,10 +88,11 @@ def test_compiler_cache_is_shared_by_another_copy_of_the_tree(tmp_path):
         root = tmp_path / copy
         (root / "csrc" / "common").mkdir(parents=True)
         (root / "csrc" / "common" / "half.h").write_text("inline double half(double x) { return x / 2; }\n")
-        (root / "csrc" / "kernel.cpp").write_text('#include "common/half.h"\ndouble quarter(double x) { return half(half(x)); }\n')
-        done = subprocess.run(["ccache", "g++", "-g", "-O2", f"-I{root / 'csrc'}", "-c", str(root / "csrc" / "kernel.cpp"),
-                               "-o", str(root / "kernel.o")], cwd=root, env=dict(env, CCACHE_BASEDIR=str(root)),
-                              capture_output=True, text=True, timeout=120)
+        (root / "csrc" / "kernel.cpp").write_text(
+            '#include "common/half.h"\ndouble quarter(double x) { return half(half(x)); }\n')
+        done = subprocess.run(["ccache", "g++", "-g", "-O2", f"-I{root / 'csrc'}", "-c",
+                               str(root / "csrc" / "kernel.cpp"), "-o", str(root / "kernel.o")], cwd=root,
+                              env=dict(env, CCACHE_BASEDIR=str(root)), capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
     stats = subprocess.run(["ccache", "--print-stats"], env=env, capture_output=True, text=True, check=True).stdout
     counts = dict(line.split("\t") for line in stats.splitlines() if "\t" in line)

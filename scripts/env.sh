@@ -62,8 +62,8 @@ fi
 # torch's extension builder (setup.py, the tests' cpp_extension.load) puts ccache in front of g++ and
 # nvcc by itself when ccache is on PATH (releases since early 2026; TORCH_NO_COMPILER_WRAPPER turns
 # that off); PYTORCH_NVCC does it for nvcc on older torch, whose g++ compiles then go uncached.
-# CMake takes it from CMAKE_<LANG>_COMPILER_LAUNCHER, the tests' own compiles (harness, portable
-# syntax checks) from SOFTDTW_TORCH_COMPILER_LAUNCHER (tests/cuda_emu/harness_cases.py).
+# CMake takes it from CMAKE_<LANG>_COMPILER_LAUNCHER, the tests' own compiles (harness, kernels
+# without their x86 paths) from SOFTDTW_TORCH_COMPILER_LAUNCHER (tests/cuda_emu/harness_cases.py).
 if [ "${SOFTDTW_TORCH_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
   export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/softdtw-torch/ccache}"
   export CCACHE_BASEDIR="$repo_root" CCACHE_NOHASHDIR=1

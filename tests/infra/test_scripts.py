@@ -20,12 +20,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def source_env(extra_env):
+def source_env(extra_env, then='echo "python=$(command -v python)"'):
     """Sources env.sh in this test's environment (its venv, torch choice and build options), as the README
-    commands do, and returns what it printed."""
+    commands do, runs `then` in that shell, and returns what they printed."""
     env = dict(os.environ, SOFTDTW_TORCH_VENV=sys.prefix, **extra_env)
     env.setdefault("SOFTDTW_TORCH_TORCH", DEPS_STAMP.read_text().split()[0])  # the choice this venv was made with
-    done = subprocess.run(["bash", "-c", 'source scripts/env.sh && echo "python=$(command -v python)"'], cwd=REPO,
+    done = subprocess.run(["bash", "-c", f"source scripts/env.sh && {then}"], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout + done.stderr
@@ -61,15 +61,10 @@ def test_a_changed_build_option_is_a_rebuild(tmp_path):
 
 def compiler_cache_settings():
     """The compiler cache variables env.sh exports, read by sourcing it (no install, no build)."""
-    env = dict(os.environ, SOFTDTW_TORCH_VENV=sys.prefix, SOFTDTW_TORCH_BUILD="0")
-    env.setdefault("SOFTDTW_TORCH_TORCH", DEPS_STAMP.read_text().split()[0])
     names = ("CCACHE_DIR", "CCACHE_BASEDIR", "CCACHE_NOHASHDIR", "SOFTDTW_TORCH_COMPILER_LAUNCHER",
              "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER")
-    printed = "; ".join(f'echo "{name}=${{{name}-unset}}"' for name in names)
-    done = subprocess.run(["bash", "-c", f"source scripts/env.sh >/dev/null && {printed}"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return dict(line.split("=", 1) for line in done.stdout.splitlines())
+    out = source_env({"SOFTDTW_TORCH_BUILD": "0"}, then="; ".join(f'echo "{n}=${{{n}-unset}}"' for n in names))
+    return dict(line.split("=", 1) for line in out.splitlines() if line.split("=", 1)[0] in names)
 
 
 def test_compiler_cache_is_shared_by_another_copy_of_the_tree(tmp_path):

@@ -18,6 +18,7 @@
 //   <family>/composite.cpp   the device-agnostic kernels (..., CompositeImplicitAutograd and
 //                            CompositeExplicitAutograd)
 //   softdtw_torch/_fake/<family>.py   the fake (meta) kernels, in Python
+//   autocast.cpp (beside this file)   torch.autocast for every public op that reads floats
 // A family may add files named for their subject (softdtw/constants.h, softdtw/cpu/tiles.h,
 // rocket/random.h, minirocket/cpu/rows.h; the CUDA engines softdtw/cuda/tiles,
 // rocket/cuda/convolve, minirocket/cuda/transform, multirocket/cuda/transform, hydra/cuda/transform); what several

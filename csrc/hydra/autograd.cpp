@@ -22,9 +22,16 @@ using torch::autograd::variable_list;
 // channel). Plain ATen ops, deterministic on every device (a matrix product with the groups'
 // channel counts, no scatter).
 at::Tensor grad_of_x(const at::Tensor& grad_rows, const at::Tensor& x, const at::Tensor& channels) {
-  const int64_t n = x.size(0), C = x.size(1), T = x.size(2);
-  const int64_t D = grad_rows.size(1), R = grad_rows.size(2), G = grad_rows.size(3);
-  const at::Tensor by_representation = grad_rows.transpose(1, 2).reshape({n, R, D * G, T});  // (n, R, D·G, T)
+  // The batch n and the length T stay symbolic when torch.compile or torch.export traces the
+  // backward (one graph for every batch and length); the channels and the parameters' sizes are
+  // the layer's own.
+  const c10::SymInt n = x.sym_size(0), T = x.sym_size(2);
+  const int64_t C = x.sym_size(1).guard_int(__FILE__, __LINE__);
+  const int64_t D = grad_rows.sym_size(1).guard_int(__FILE__, __LINE__);
+  const int64_t R = grad_rows.sym_size(2).guard_int(__FILE__, __LINE__);
+  const int64_t G = grad_rows.sym_size(3).guard_int(__FILE__, __LINE__);
+  const at::Tensor by_representation =
+      grad_rows.transpose(1, 2).reshape_symint({n, R, D * G, T});  // (n, R, D·G, T)
   std::vector<at::Tensor> per_representation;
   for (int64_t r = 0; r < R; ++r) {
     const at::Tensor rows = by_representation.select(1, r);  // (n, D·G, T)
@@ -39,10 +46,10 @@ at::Tensor grad_of_x(const at::Tensor& grad_rows, const at::Tensor& x, const at:
   }
   at::Tensor grad_x = per_representation[0];
   if (R == 2) {  // s'(t) = x(t + 1) - x(t) for t < T - 1
-    const at::Tensor g = per_representation[1].narrow(2, 0, T - 1);
+    const at::Tensor g = per_representation[1].narrow_symint(2, 0, T - 1);
     grad_x = grad_x.clone();
-    grad_x.narrow(2, 1, T - 1).add_(g);
-    grad_x.narrow(2, 0, T - 1).sub_(g);
+    grad_x.narrow_symint(2, 1, T - 1).add_(g);
+    grad_x.narrow_symint(2, 0, T - 1).sub_(g);
   }
   return grad_x;
 }

@@ -73,12 +73,15 @@ class RocketNormaliseFunction : public torch::autograd::Function<RocketNormalise
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &z = saved[1], &lengths = saved[2];
-    const int64_t T = x.size(2);
+    // Sizes stay symbolic when torch.compile or torch.export traces the backward: one graph for
+    // every batch and length.
+    const c10::SymInt T = x.sym_size(2);
     at::Tensor valid = at::ones_like(x, x.options().dtype(at::kBool));
-    at::Tensor count = at::full({x.size(0), 1, 1}, static_cast<double>(T), x.options());
+    at::Tensor count = at::full_symint({x.sym_size(0), 1, 1}, c10::Scalar(T), x.options());
     if (lengths.defined()) {
       const at::Tensor l = lengths.to(x.device(), at::kLong);
-      valid = (at::arange(T, x.options().dtype(at::kLong)).view({1, 1, T}) < l.view({-1, 1, 1})).expand_as(x);
+      valid = (at::arange(c10::Scalar(T), x.options().dtype(at::kLong)).view({1, 1, -1}) < l.view({-1, 1, 1}))
+                  .expand_as(x);
       count = l.to(x.scalar_type()).view({-1, 1, 1});
     }
     const at::Tensor g = grad_outputs[0].masked_fill(valid.logical_not(), 0);

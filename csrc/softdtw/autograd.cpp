@@ -204,7 +204,7 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, c
     if (has_tangent(D)) {
       values_tangent =
           std::get<1>(ops::from_cost_jvp(d, tangent_of(D), gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
-      const at::Tensor ones = at::ones({d.size(0)}, d.options());
+      const at::Tensor ones = at::ones_symint({d.sym_size(0)}, d.options());
       const at::Tensor hessian_dt = std::get<2>(ops::from_cost_hvp(
           ones, std::nullopt, d, dt, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false));
       along_tangent = sum_products(hessian_dt, tangent_of(D)).to(along.scalar_type());
@@ -475,11 +475,11 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const
       values_tangent = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(x)), as_optional(tangent_of(y)), gamma,
                                                   bandwidth, itakura_max_slope, x_lengths, y_lengths));
       if (u.defined() || v.defined()) {
-        const at::Tensor ones = at::ones({a.size(0)}, a.options());
+        const at::Tensor ones = at::ones_symint({a.sym_size(0)}, a.options());
         auto [unused, ux, uy, hessian_x, hessian_y] =
             ops::fused_hvp(ones, std::nullopt, a, b, as_optional(primal_of(u)), as_optional(primal_of(v)), gamma,
                            bandwidth, itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false);
-        at::Tensor part = at::zeros({a.size(0)}, along.options());
+        at::Tensor part = at::zeros_symint({a.sym_size(0)}, along.options());
         if (has_tangent(x)) part = part + sum_products(hessian_x, tangent_of(x)).to(along.scalar_type());
         if (has_tangent(y)) part = part + sum_products(hessian_y, tangent_of(y)).to(along.scalar_type());
         along_tangent = part;

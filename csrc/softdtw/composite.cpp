@@ -67,9 +67,6 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
                     std::string(cost), "\"");
 }
 
-// One size read as a number. Under torch.export and torch.compile sizes are symbols, and
-// Tensor::size() reads them all, fixing every one (a dynamic batch refused): this fixes only `dim`.
-int64_t fixed_size(const at::Tensor& t, int64_t dim) { return t.sym_size(dim).guard_int(__FILE__, __LINE__); }
 
 // Whether autograd will differentiate a function of these inputs (then the forward keeps its table).
 bool gradient_needed(const at::Tensor& a, const at::Tensor& b = at::Tensor()) {
@@ -109,7 +106,11 @@ bool runs_fused(const char* op, const at::Tensor& x, std::optional<bool> fused, 
   TORCH_CHECK_VALUE(!(checkpoint && (!is_sqeuclidean(cost) || fused == false)), op,
                     ": checkpoint=True needs the fused mode (cost=\"sqeuclidean\", fused=None or True), got cost=\"",
                     std::string(cost), "\" and fused=", fused.has_value() ? (*fused ? "True" : "False") : "None");
-  return is_sqeuclidean(cost) && (checkpoint || fused.value_or(fixed_size(x, 2) <= kMaxFusedFeatures));
+  if (!is_sqeuclidean(cost)) return false;
+  if (checkpoint || fused.has_value()) return checkpoint || *fused;
+  // Under torch.compile and torch.export the feature count is a symbol: guarded by the rule's
+  // comparison, not fixed, so one graph serves every d on the same side of it.
+  return x.sym_size(2).sym_le(kMaxFusedFeatures).guard_bool(__FILE__, __LINE__);
 }
 
 // value(x, y), or with normalize the divergence value(x, y) − ½ value(x, x) − ½ value(y, y) (design
@@ -168,13 +169,15 @@ at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma
 // DILATE's time penalty for each pair's own lengths: Ω_ij = ((i + 1)/n − (j + 1)/m)², (B, N, M).
 at::Tensor dilate_time_penalty(const at::Tensor& D, const OptTensor& n_lengths, const OptTensor& m_lengths) {
   const auto options = D.options().dtype(compute_dtype(D.scalar_type()));
-  const int64_t n = fixed_size(D, 1), m = fixed_size(D, 2);
-  const c10::SymInt batch = D.sym_size(0);  // symbolic under torch.export: a dynamic batch stays dynamic
-  auto lengths = [&](const OptTensor& given, int64_t full) {
-    return given.has_value() ? given->to(options) : at::full_symint({batch}, static_cast<double>(full), options);
+  // Sizes stay symbolic under torch.compile and torch.export: one graph for every batch and length.
+  const c10::SymInt batch = D.sym_size(0), n = D.sym_size(1), m = D.sym_size(2);
+  auto lengths = [&](const OptTensor& given, const c10::SymInt& full) {
+    return given.has_value() ? given->to(options) : at::full_symint({batch}, c10::Scalar(full), options);
   };
-  const at::Tensor rows = at::arange(1, n + 1, options).view({1, n, 1}) / lengths(n_lengths, n).view({-1, 1, 1});
-  const at::Tensor cols = at::arange(1, m + 1, options).view({1, 1, m}) / lengths(m_lengths, m).view({-1, 1, 1});
+  const at::Tensor rows = at::arange(1, c10::Scalar(n + 1), options).view({1, -1, 1}) /
+                          lengths(n_lengths, n).view({-1, 1, 1});
+  const at::Tensor cols = at::arange(1, c10::Scalar(m + 1), options).view({1, 1, -1}) /
+                          lengths(m_lengths, m).view({-1, 1, 1});
   return (rows - cols).pow(2);
 }
 

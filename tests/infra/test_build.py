@@ -100,6 +100,20 @@ def test_kernels_registered_for_exactly_the_promised_keys(op):
     assert has_fake(op) == fake
 
 
+# torch.autocast (csrc/autocast.cpp): every public op reading floating-point tensors computes in
+# float32 under autocast, on the CPU and CUDA (registered whether or not CUDA kernels were built).
+AUTOCAST = {"soft_dtw", "soft_dtw_fused", "soft_dtw_from_cost", "pairwise_cost", "soft_dtw_alignment",
+            "soft_dtw_alignment_from_cost", "soft_dtw_sharp", "soft_dtw_sharp_from_cost", "dilate", "_dtw_path",
+            "rocket_normalise", "rocket_convolve", "rocket_transform", "minirocket_fit", "minirocket_transform",
+            "multirocket_fit", "multirocket_transform", "hydra_fit", "hydra_transform"}
+
+
+@pytest.mark.parametrize("op", sorted(REGISTRATIONS))
+def test_autocast_kernels_for_the_public_float_ops(op):
+    for key in ("AutocastCPU", "AutocastCUDA"):
+        assert has_kernel(op, key) == (op in AUTOCAST), (op, key)
+
+
 @pytest.mark.parametrize("op", sorted(REGISTRATIONS))
 def test_softdtw_ops_have_batching_rules(op):
     # torch.vmap runs every SoftDTW op once on the whole vmapped batch (softdtw_torch/_vmap.py);

@@ -134,11 +134,12 @@ def test_forecaster_with_softdtw_losses(tmp_path):
     assert_export_matches_eager(model, (history, target), [(history, target)], tmp_path)
 
 
-def test_rocket_layer_dynamic_batch(tmp_path):
+def test_rocket_layer_dynamic_batch_and_length(tmp_path):
     model = RocketLayer(2, 40, n_kernels=30, learnable=True, seed=3, ppv_temperature=0.5)
     g = torch.Generator().manual_seed(2)
-    runs = [(torch.randn(b, 2, 40, generator=g),) for b in (3, 1, 7)]
-    program = assert_export_matches_eager(model, runs[0], runs, tmp_path, dynamic_shapes=({0: Dim("batch")},))
+    runs = [(torch.randn(b, 2, t, generator=g),) for b, t in ((3, 40), (1, 52), (7, 33))]
+    program = assert_export_matches_eager(model, runs[0], runs, tmp_path,
+                                          dynamic_shapes=({0: Dim("batch"), 2: Dim("length")},))
     assert "softdtw_torch.rocket_transform" in str(program.graph)
 
 
@@ -176,13 +177,15 @@ def test_multirocket_transform_dynamic_batch_and_torchscript(tmp_path):
     lambda: st.SharpSoftDTW(gamma=GAMMA, reduction="none"),
     lambda: st.DILATELoss(gamma=GAMMA, reduction="none"),
 ], ids=["fused", "divergence_band", "unfused", "sharp", "dilate"])
-def test_softdtw_losses_dynamic_batch(make_loss, tmp_path):
-    """The SoftDTW losses export with a dynamic batch: their C++ checks compare symbolic sizes, so the
-    batch stays a symbol, and the program gives eager's outputs and gradients at other batch sizes."""
+def test_softdtw_losses_dynamic_batch_and_lengths(make_loss, tmp_path):
+    """The SoftDTW losses export with a dynamic batch and lengths: their C++ code keeps sizes
+    symbolic, so the program gives eager's outputs and gradients at other batches and lengths."""
     g = torch.Generator().manual_seed(5)
-    runs = [(torch.randn(b, 8, 2, generator=g), torch.randn(b, 6, 2, generator=g)) for b in (3, 1, 6)]
-    batch = Dim("batch")
-    assert_export_matches_eager(make_loss(), runs[0], runs, tmp_path, dynamic_shapes=({0: batch}, {0: batch}))
+    runs = [(torch.randn(b, n, 2, generator=g), torch.randn(b, m, 2, generator=g))
+            for b, n, m in ((3, 8, 6), (1, 11, 5), (6, 7, 9))]
+    batch, n, m = Dim("batch"), Dim("n"), Dim("m")
+    assert_export_matches_eager(make_loss(), runs[0], runs, tmp_path,
+                                dynamic_shapes=({0: batch, 1: n}, {0: batch, 1: m}))
 
 
 @pytest.mark.slow  # 5-7 s: fresh interpreters

@@ -1515,7 +1515,11 @@ bool cpu_forward_with_grad_pays(const at::Tensor& x, const at::Tensor& y) {
   if (x.scalar_type() != y.scalar_type() || (x.scalar_type() != at::kFloat && x.scalar_type() != at::kDouble)) {
     return false;
   }
-  return std::max(x.size(1), y.size(1)) <= kMaxPackedLength && x.size(0) >= at::get_num_threads();
+  // Symbolic sizes (torch.compile, torch.export) are guarded by the comparisons, not fixed: one
+  // compiled graph serves every length and batch on the same side of the thresholds.
+  const c10::SymBool short_pairs = x.sym_size(1).sym_le(kMaxPackedLength).sym_and(y.sym_size(1).sym_le(kMaxPackedLength));
+  const c10::SymBool enough_pairs = x.sym_size(0).sym_ge(at::get_num_threads());
+  return short_pairs.sym_and(enough_pairs).guard_bool(__FILE__, __LINE__);
 }
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {

@@ -1,6 +1,6 @@
 """Soft-DTW barycenters versus the Euclidean mean: real class averages and the block-wave example.
 
-Two panels of plots, written to one PNG:
+Two panels of plots, written to one PNG (the class panels drawn with ``softdtw_torch.plot.plot_barycenter``):
 
 1. Class barycenters of a real data set (GunPoint, shipped with the package, or ArrowHead from the
    datasets aeon bundles in its package; ``--data-dir`` reads another folder): all classes are
@@ -30,6 +30,7 @@ import torch  # noqa: E402
 
 from softdtw_torch.barycenter import softdtw_barycenter  # noqa: E402
 from softdtw_torch.datasets import aeon_datasets_dir, load_gunpoint, load_ts  # noqa: E402
+from softdtw_torch.plot import plot_barycenter  # noqa: E402
 
 
 def load_classes(dataset: str, data_dir: Optional[Path]) -> Tuple[List[str], List[np.ndarray]]:
@@ -98,7 +99,7 @@ def main() -> None:
     Xt = torch.from_numpy(X).to(args.device)
     start = time.perf_counter()
     centers, history = softdtw_barycenter(Xt, gamma=args.gamma, weights=torch.from_numpy(weights),
-                                          max_iter=args.max_iter, tol=args.tol)
+                                          max_iter=args.max_iter, tol=args.tol, return_history=True)
     seconds = time.perf_counter() - start
     centers = centers.cpu().numpy()
     print(f"{args.dataset}: {len(labels)} class barycenters (gamma={args.gamma}) in {seconds:.2f} s on {args.device}")
@@ -113,7 +114,7 @@ def main() -> None:
     for gamma in args.gammas:
         start = time.perf_counter()
         z, h = softdtw_barycenter(torch.from_numpy(waves).to(args.device), gamma=gamma,
-                                  max_iter=args.max_iter, tol=args.tol)
+                                  max_iter=args.max_iter, tol=args.tol, return_history=True)
         block_bary[gamma] = z.cpu().numpy()
         print(f"block waves, gamma={gamma}: objective {h[0]:.3f} -> {h[-1]:.3f} in {len(h) - 1} iterations, "
               f"{time.perf_counter() - start:.2f} s")
@@ -122,11 +123,10 @@ def main() -> None:
     n_top = len(labels)
     fig, axes = plt.subplots(2, max(n_top, 2), figsize=(5 * max(n_top, 2), 7.5), squeeze=False)
     for k, (label, g) in enumerate(zip(labels, groups)):
-        ax = axes[0, k]
-        for s in g:
-            ax.plot(s[:, 0], color="0.75", lw=0.6)
+        ax = plot_barycenter(g, centers[k], ax=axes[0, k], label=f"soft-DTW barycenter, γ={args.gamma}",
+                             member_kwargs={"color": "0.75", "lw": 0.6, "alpha": 1.0, "label": "_nolegend_"},
+                             barycenter_kwargs={"lw": 2.2})
         ax.plot(g.mean(axis=0)[:, 0], "--", color="tab:blue", lw=1.8, label="Euclidean mean")
-        ax.plot(centers[k, :, 0], color="tab:red", lw=2.2, label=f"soft-DTW barycenter, γ={args.gamma}")
         ax.set_title(f"{args.dataset}, class {label} ({len(g)} series)")
         ax.legend(loc="best", fontsize=8)
     for k in range(n_top, axes.shape[1]):

@@ -3,11 +3,13 @@ expected alignment.
 
 Two GunPoint series (shipped with the package) of different classes are aligned with
 ``softdtw_torch.dtw_path`` (tslearn's function and tie rule); the same path is checked against
-tslearn's ``dtw_path`` when tslearn is installed. One PNG with three panels:
+tslearn's ``dtw_path`` when tslearn is installed. One PNG with three panels, drawn
+with ``softdtw_torch.plot``:
 
-1. the two series, offset vertically, with a line between every matched pair of points;
+1. the two series, offset vertically, with a line between every matched pair of points
+   (``plot_warping``);
 2. the pairwise cost matrix with the optimal path on it, and the Sakoe–Chiba-banded path
-   (``--bandwidth``) beside it;
+   (``--bandwidth``) beside it, the series along its sides (``plot_alignment``);
 3. soft-DTW's expected alignment E at ``--gamma`` (``soft_dtw_alignment``), whose mass
    concentrates on the hard path as gamma decreases; ``gamma=0.0`` gives the path itself.
 
@@ -27,6 +29,7 @@ import torch  # noqa: E402
 
 import softdtw_torch as st  # noqa: E402
 from softdtw_torch.datasets import load_gunpoint  # noqa: E402
+from softdtw_torch.plot import plot_alignment, plot_warping  # noqa: E402
 
 
 def main(argv=None) -> Path:
@@ -53,34 +56,25 @@ def main(argv=None) -> Path:
 
     x, y = torch.from_numpy(a).unsqueeze(-1), torch.from_numpy(b).unsqueeze(-1)
     cost = st.pairwise_cost(x.unsqueeze(0), y.unsqueeze(0))[0].numpy()
-    _, E = st.soft_dtw_alignment(x, y, gamma=args.gamma)
+    E, _ = st.soft_dtw_alignment(x, y, gamma=args.gamma)
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
-    offset = 1.2 * (np.ptp(a) + np.ptp(b)) / 2
-    ax = axes[0]
-    for i, j in path[::3]:  # every third match, for legibility
-        ax.plot([i, j], [a[i] + offset, b[j]], color="0.75", lw=0.6)
-    ax.plot(a + offset, label=f"series {args.pair[0]} (class {labels[args.pair[0]]})")
-    ax.plot(b, label=f"series {args.pair[1]} (class {labels[args.pair[1]]})")
+    names = [f"series {i} (class {labels[i]})" for i in args.pair]
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5.6))
+    # every third match, for legibility
+    ax = plot_warping(a, b, path[::3], ax=axes[0], labels=names, match_kwargs={"colors": "0.75"})
     ax.set_title(f"DTW matches (distance {distance:.2f})")
     ax.legend(loc="upper right", fontsize=8)
-    ax.set_xlabel("time")
 
-    ax = axes[1]
-    ax.imshow(cost, origin="lower", cmap="viridis", aspect="auto")
-    ax.plot([j for _, j in path], [i for i, _ in path], color="white", lw=1.5, label="no band")
+    short = [f"series {i}" for i in args.pair]
+    ax = plot_alignment(a, b, cost, path, ax=axes[1], labels=short, title="cost matrix and optimal paths",
+                        path_kwargs={"label": "no band"})
     ax.plot([j for _, j in band_path], [i for i, _ in band_path], color="red", lw=1.0, ls="--",
             label=f"band {args.bandwidth}")
-    ax.set_title("cost matrix and optimal paths")
-    ax.set_xlabel(f"series {args.pair[1]}")
-    ax.set_ylabel(f"series {args.pair[0]}")
     ax.legend(loc="upper left", fontsize=8)
 
-    ax = axes[2]
-    ax.imshow(E.numpy(), origin="lower", cmap="magma", aspect="auto")
-    ax.plot([j for _, j in path], [i for i, _ in path], color="cyan", lw=0.6, alpha=0.7)
-    ax.set_title(f"soft-DTW expected alignment, gamma={args.gamma:g}, and the hard path")
-    ax.set_xlabel(f"series {args.pair[1]}")
+    plot_alignment(a, b, E, path, ax=axes[2], labels=short, cmap="magma",
+                   title=f"soft-DTW expected alignment, gamma={args.gamma:g},\nand the hard path",
+                   path_kwargs={"color": "cyan", "lw": 0.6, "alpha": 0.7})
     fig.tight_layout()
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "dtw_path_gunpoint.png"

@@ -4,7 +4,8 @@ Clusters the train split of a UCR/UEA data set with ``SoftDTWKMeans`` (k = numbe
 scores the clustering against the true classes with the adjusted Rand index (ARI: 1 is a perfect
 match, 0 is chance), on the train split and on the test split through ``predict``, next to
 Euclidean k-means (scikit-learn's ``KMeans`` on the flattened series, when installed). Then plots
-each cluster's members, coloured by their true class, under the cluster's soft-DTW barycenter.
+each cluster's members, coloured by their true class, under the cluster's soft-DTW barycenter
+(``softdtw_torch.plot.plot_clusters``).
 
 The default, BasicMotions (UEA: 4 activities recorded by a wrist-worn smartwatch, 6 channels:
 accelerometer and gyroscope x/y/z, 100 time steps), is a set where time shifts matter: soft-DTW
@@ -33,6 +34,7 @@ import torch  # noqa: E402
 
 from softdtw_torch.barycenter import SoftDTWKMeans  # noqa: E402
 from softdtw_torch.datasets import aeon_datasets_dir, load_gunpoint, load_ts  # noqa: E402
+from softdtw_torch.plot import plot_clusters  # noqa: E402
 
 NAMED = {"basicmotions": "BasicMotions", "italypowerdemand": "ItalyPowerDemand", "arrowhead": "ArrowHead"}
 
@@ -133,18 +135,14 @@ def main() -> None:
     colors = {c: plt.cm.tab10(i % 10) for i, c in enumerate(classes)}
     fig, axes = plt.subplots(len(channels), k, figsize=(3.6 * k, 2.8 * len(channels)), squeeze=False,
                              sharex=True)
-    for j in range(k):
-        members = np.flatnonzero(labels == j)
-        for r, ch in enumerate(channels):
-            ax = axes[r, j]
-            for i in members:
-                ax.plot(X[i, :, ch], color=colors[y[i]], lw=0.7, alpha=0.6)
-            ax.plot(centers[j, :, ch], color="black", lw=2.2)
-            if r == 0:
-                counts = ", ".join(f"{c}: {(y[members] == c).sum()}" for c in classes if (y[members] == c).any())
-                ax.set_title(f"cluster {j} ({len(members)} series)\n{counts}", fontsize=9)
-            if j == 0:
-                ax.set_ylabel(f"channel {ch}")
+    for r, ch in enumerate(channels):  # one row of clusters per channel, members coloured by their true class
+        plot_clusters(X, labels, centers, axes=axes[r], channel=ch, colors=[colors[c] for c in y],
+                      member_kwargs={"lw": 0.7, "alpha": 0.6}, center_kwargs={"lw": 2.2})
+        axes[r, 0].set_ylabel(f"channel {ch}")
+        for j in range(k):
+            members = np.flatnonzero(labels == j)
+            counts = ", ".join(f"{c}: {(y[members] == c).sum()}" for c in classes if (y[members] == c).any())
+            axes[r, j].set_title(f"cluster {j} ({len(members)} series)\n{counts}" if r == 0 else "", fontsize=9)
     handles = [plt.Line2D([], [], color=colors[c], label=f"class {c}") for c in classes]
     handles.append(plt.Line2D([], [], color="black", lw=2.2, label="soft-DTW barycenter"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8)

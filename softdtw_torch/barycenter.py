@@ -45,7 +45,6 @@ Solvers:
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -55,6 +54,7 @@ from torch import Tensor
 from ._input import _check_bandwidth, _check_int, _check_scalar, _prepare_series, _resample, _to_tensor
 from ._lbfgs import _Coroutine, _lbfgs, _Request
 from ._ops import _C
+from ._progress import Progress
 from .functional import soft_dtw
 
 __all__ = ["softdtw_barycenter", "SoftDTWKMeans"]
@@ -151,36 +151,12 @@ class _Objective:
 # ----------------------------------------------------------------------------------------------
 # Drivers
 # ----------------------------------------------------------------------------------------------
-class _Progress:
-    """tqdm bar when tqdm is installed, otherwise one line per iteration on stderr."""
-
-    def __init__(self, enabled: bool, total: int, name: str):
-        self.enabled = enabled
-        self.name = name
-        self.total = total
-        self.bar = None
-        if enabled:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, desc=name, leave=False)
-
-    def update(self, iteration: int, objective: Union[float, List[float]], active: int) -> None:
-        if not self.enabled:
-            return
+def _iteration_done(progress: Progress, objective: Union[float, List[float]], active: int) -> None:
+    """One more iteration on ``progress``, with the objective (the sum over the K problems) and how
+    many problems still run."""
+    if progress.enabled:  # skips the formatting when nothing is reported
         text = f"{objective:.6g}" if isinstance(objective, float) else f"sum {sum(objective):.6g}"
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix_str(f"objective {text}, {active} running")
-        else:
-            print(f"{self.name}: iteration {iteration}/{self.total}, objective {text}, {active} running",
-                  file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        progress.update(1, f"objective {text}, {active} running")
 
 
 def _report(objectives: List[float], single: bool) -> Union[float, List[float]]:
@@ -188,7 +164,7 @@ def _report(objectives: List[float], single: bool) -> Union[float, List[float]]:
 
 
 def _solve_lbfgs(objective: _Objective, z0: Tensor, max_iter: int, tol: float, lr: float,
-                 callback: Optional[Callable[[int, Any], Any]], progress: _Progress, single: bool
+                 callback: Optional[Callable[[int, Any], Any]], progress: Progress, single: bool
                  ) -> Tuple[Tensor, List[List[float]]]:
     K, L, d = z0.shape
     device, dtype = z0.device, z0.dtype
@@ -234,7 +210,7 @@ def _solve_lbfgs(objective: _Objective, z0: Tensor, max_iter: int, tol: float, l
             x_final[k] = x_k
             current[k] = f_k
             history[k].append(f_k)
-        progress.update(iteration, _report(current, single), len(requests))
+        _iteration_done(progress, _report(current, single), len(requests))
         stop = callback is not None and bool(callback(iteration, _report(current, single)))
         if stop:
             break
@@ -246,7 +222,7 @@ def _solve_lbfgs(objective: _Objective, z0: Tensor, max_iter: int, tol: float, l
 
 def _solve_adam(objective: _Objective, z0: Tensor, max_iter: int, tol: float, lr: float,
                 grad_clip: Optional[float], patience: int,
-                callback: Optional[Callable[[int, Any], Any]], progress: _Progress, single: bool
+                callback: Optional[Callable[[int, Any], Any]], progress: Progress, single: bool
                 ) -> Tuple[Tensor, List[List[float]]]:
     """Adam, vectorised over the K problems, each with its own clipping, early stopping and best iterate."""
     K = z0.shape[0]
@@ -279,7 +255,7 @@ def _solve_adam(objective: _Objective, z0: Tensor, max_iter: int, tol: float, lr
         best_z[problems] = torch.where(better.view(-1, 1, 1), z[problems], best_z[problems])
         wait[problems] = torch.where(significant, torch.zeros_like(wait[problems]), wait[problems] + 1)
         if step > 0:
-            progress.update(step, _report(current, single), int(problems.numel()))
+            _iteration_done(progress, _report(current, single), int(problems.numel()))
             if callback is not None and bool(callback(step, _report(current, single))):
                 break
         if step == max_iter:
@@ -306,15 +282,12 @@ def _solve_adam(objective: _Objective, z0: Tensor, max_iter: int, tol: float, lr
 
 
 def _solve(objective: _Objective, z0: Tensor, method: str, max_iter: int, tol: float, lr: float,
-           callback: Optional[Callable[[int, Any], Any]], progress: bool, single: bool, name: str,
+           callback: Optional[Callable[[int, Any], Any]], verbose: bool, single: bool, name: str,
            grad_clip: Optional[float] = None, patience: int = 10) -> Tuple[Tensor, List[List[float]]]:
-    bar = _Progress(progress, max_iter, name)
-    try:
+    with Progress(verbose, name, max_iter, unit="iterations") as bar:
         if method == "lbfgs":
             return _solve_lbfgs(objective, z0, max_iter, tol, lr, callback, bar, single)
         return _solve_adam(objective, z0, max_iter, tol, lr, grad_clip, patience, callback, bar, single)
-    finally:
-        bar.close()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -324,9 +297,10 @@ def softdtw_barycenter(
     X: ArrayLike,
     gamma: float = 1.0,
     weights: Optional[ArrayLike] = None,
-    init: Optional[ArrayLike] = None,
-    max_iter: Optional[int] = None,
     tol: Optional[float] = None,
+    max_iter: Optional[int] = None,
+    init: Optional[ArrayLike] = None,
+    *,
     method: str = "lbfgs",
     x_lengths: Optional[ArrayLike] = None,
     length: Optional[int] = None,
@@ -337,7 +311,9 @@ def softdtw_barycenter(
     bandwidth: Optional[int] = None,
     grad_clip: Optional[float] = 1.0,
     patience: int = 10,
-) -> Tuple[Union[Tensor, np.ndarray], Union[List[float], List[List[float]]]]:
+    verbose: bool = False,
+    return_history: bool = False,
+) -> Union[Tensor, np.ndarray, Tuple[Union[Tensor, np.ndarray], Union[List[float], List[List[float]]]]]:
     """Soft-DTW barycenter of one group of series, or of K groups at once.
 
     Minimises ``Σ_i w_i · sdtw_γ(z, x_i)`` over z (length, d) (Cuturi & Blondel 2017), or
@@ -388,15 +364,24 @@ def softdtw_barycenter(
         callback: ``callback(iteration, objective)`` after every iteration (1-based), with the
             objective as a float for one group or a list of K floats (a stopped problem reports its
             final value). Returning ``True`` stops all problems.
-        progress: show a tqdm bar when tqdm is installed; without tqdm, print one line per
-            iteration on stderr.
+        progress: the former name of ``verbose``, still accepted (either one turns the report on).
         bandwidth: Sakoe–Chiba radius (``None``: no band), as in ``soft_dtw``.
         grad_clip: ``"adam"`` only: each problem's gradient is rescaled to an L2 norm of at most
             ``grad_clip · Σ_i w_i`` (the bound follows the weights, so it means the same for sums and
             means). ``None`` disables clipping.
         patience: ``"adam"`` only: steps without significant improvement before a problem stops.
+        return_history: also return the objective's history (see Returns).
+        verbose: report the iterations (of ``max_iter``), the objective (summed over the K
+            problems) and how many problems still run: a tqdm bar when tqdm is installed, else a
+            few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). A problem
+            that converges early leaves the count below ``max_iter``. The result is the same, bit
+            for bit.
+
+    The first six arguments are tslearn's, in its order (``X, gamma, weights, tol, max_iter,
+    init``); the others are keyword-only.
 
     Returns:
+        ``barycenter``, as tslearn's ``softdtw_barycenter``; with ``return_history=True``,
         ``(barycenter, history)``. ``barycenter`` is (length, d) for one group or (K, length, d) for
         K groups, in X's dtype, on X's device; a torch tensor if X is a tensor (or a list of
         tensors), a numpy array otherwise (numpy in, numpy out). It does not require grad (the
@@ -447,11 +432,13 @@ def softdtw_barycenter(
         bandwidth=bandwidth,
         normalize=normalize,
     )
-    z, history = _solve(objective, z0, method, max_iter, tol, lr, callback, progress, data.single, name,
+    z, history = _solve(objective, z0, method, max_iter, tol, lr, callback, verbose or progress, data.single, name,
                         grad_clip=grad_clip, patience=patience)
     if data.single:
         z = z[0]
     out: Union[Tensor, np.ndarray] = z if data.kind == "torch" else z.cpu().numpy()
+    if not return_history:
+        return out
     return out, (history[0] if data.single else history)
 
 

@@ -7,7 +7,6 @@ clusters of different sizes need no padding), and each assignment one batched ``
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -17,6 +16,7 @@ from torch import Tensor
 
 from ._base import Estimator, check_random_state, read_series, series_tags
 from ._input import _check_bandwidth, _check_int, _check_scalar, _resample, _to_tensor
+from ._progress import log
 from .barycenter import _DEFAULTS, _METHODS, ArrayLike, _Objective, _solve
 from .functional import cdist_soft_dtw, soft_dtw
 
@@ -70,7 +70,11 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
             (tslearn: max_iter_barycenter=100, tol 1e-3, L-BFGS).
         metric_normalize: use the soft-DTW divergence for assignment, inertia and barycenters.
         bandwidth: Sakoe–Chiba radius, ``None`` for no band.
-        verbose: print the inertia after each iteration.
+        verbose: print the inertia after each Lloyd iteration (``fit``), one line on stderr each
+            (``SoftDTWKMeans.fit: iteration 3, inertia -1.2e+04``), whether tqdm is installed or
+            not: as scikit-learn's ``KMeans``, since the number of iterations is not known
+            beforehand (a bar could not show a total). The package's progress convention
+            otherwise (CONTRIBUTING.md "Progress"); the results are the same.
 
     Attributes (after ``fit``): ``cluster_centers_`` (k, T, d) with T the longest training series,
     ``labels_`` (n,), ``inertia_`` (float), ``n_iter_`` (number of center updates performed),
@@ -250,8 +254,8 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         while True:
             self._reseed_empty(centers, labels, best, x, lengths, x_self)
             inertia = float(best.double().sum())
-            if self.verbose:
-                print(f"SoftDTWKMeans: iteration {n_iter}, inertia {inertia:.6g}", file=sys.stderr)
+            if self.verbose:  # a line per iteration, as scikit-learn's KMeans: their number is not known ahead
+                log("SoftDTWKMeans.fit", f"iteration {n_iter}, inertia {inertia:.6g}")
             same = prev_labels is not None and bool(torch.equal(labels, prev_labels))
             small = prev_inertia is not None and (
                 abs(prev_inertia - inertia) <= self.tol * max(abs(prev_inertia), abs(inertia), 1.0))

@@ -55,6 +55,7 @@ from torch import Tensor
 from . import _ops  # noqa: F401  (registers the operators)
 from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays, _to_numpy,
                      _to_tensor)
+from ._progress import Progress
 
 
 def _pair_call_on_arrays(fn: Callable[..., Any], op: str, x: Any, y: Any, x_lengths: Any, y_lengths: Any,
@@ -71,6 +72,23 @@ def _cost_call_on_arrays(fn: Callable[..., Any], op: str, D: Any, *args: Any) ->
     cost, _ = _to_tensor(D, op, "D")
     with torch.no_grad():
         return _to_numpy(fn(cost, *args))
+
+
+def _autocast_to_float32(t: Tensor) -> Tensor:
+    """What the ops' autocast kernel (csrc/autocast.cpp) does to their inputs, for the arithmetic
+    done here before calling them (a tensor gamma's scaling): under torch.autocast, a
+    float16/bfloat16 tensor on the autocast device computes as float32."""
+    if not torch.jit.is_scripting():
+        if t.dtype in (torch.float16, torch.bfloat16) and _autocast_enabled(t.device.type):
+            return t.float()
+    return t
+
+
+def _autocast_enabled(device_type: str) -> bool:
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except TypeError:  # torch < 2.4 took no device type
+        return torch.is_autocast_cpu_enabled() if device_type == "cpu" else torch.is_autocast_enabled()
 
 
 def _checked_gamma(op: str, gamma: Tensor, like: Tensor) -> Tensor:
@@ -176,6 +194,7 @@ def soft_dtw(
             "(a batch), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
         )
     if isinstance(gamma, Tensor):
+        x, y = _autocast_to_float32(x), _autocast_to_float32(y)
         scale = _checked_gamma("soft_dtw", gamma, x)
         if cost == "sqeuclidean":  # ||x/√γ − y/√γ||² = ||x − y||²/γ: the fused kernel still applies
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
@@ -271,6 +290,7 @@ def soft_dtw_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
+        D = _autocast_to_float32(D)
         scale = _checked_gamma("soft_dtw_from_cost", gamma, D)
         values = _scaled_from_cost(D, scale, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     else:
@@ -304,7 +324,11 @@ def soft_dtw_alignment(
     cost: str = "sqeuclidean",
     itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor]:
-    """Values (B,) and expected alignment matrices E (B, N, M) of ``x`` (B, N, d) and ``y`` (B, M, d).
+    """Expected alignment matrices E (B, N, M) and values (B,) of ``x`` (B, N, d) and ``y`` (B, M, d).
+
+    Returns ``(E, values)``, tslearn's order (its ``soft_dtw_alignment`` returns ``(A, sim)``); the
+    operator ``torch.ops.softdtw_torch.soft_dtw_alignment`` and the C++ API return ``(values, E)``,
+    the order of torch's ``(values, indices)``-style ops.
 
     E[b, i, j] = Σ_A p_γ(A)·A_ij is the probability that the soft alignment matches x_i with y_j;
     it equals ∂value/∂D, lies in [0, 1], has E[0, 0] = E[N−1, M−1] = 1, and tends to the hard
@@ -330,13 +354,13 @@ def soft_dtw_alignment(
     if isinstance(gamma, Tensor):
         _checked_gamma("soft_dtw_alignment", gamma, x)  # errors name the function called
         D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
-        values, E = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope)
+        E, values = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope)
     else:
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost,
                                                                itakura_max_slope)
     if unbatched:
-        return values.squeeze(0), E.squeeze(0)
-    return values, E
+        return E.squeeze(0), values.squeeze(0)
+    return E, values
 
 
 def soft_dtw_alignment_from_cost(
@@ -347,8 +371,9 @@ def soft_dtw_alignment_from_cost(
     y_lengths: Optional[Tensor] = None,
     itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor]:
-    """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)), both outputs
-    differentiable w.r.t. ``D`` (and a tensor ``gamma``). A numpy ``D`` gives numpy."""
+    """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)): returns
+    ``(E, values)`` (tslearn's order, as ``soft_dtw_alignment``), both differentiable w.r.t. ``D``
+    (and a tensor ``gamma``). A numpy ``D`` gives numpy."""
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
             "soft_dtw_alignment_from_cost", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
@@ -359,6 +384,7 @@ def soft_dtw_alignment_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
+        D = _autocast_to_float32(D)
         scale = _checked_gamma("soft_dtw_alignment_from_cost", gamma, D).to(D.dtype)
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(
             D / scale.reshape(-1, 1, 1), 1.0, bandwidth, x_lengths, y_lengths, itakura_max_slope
@@ -368,8 +394,8 @@ def soft_dtw_alignment_from_cost(
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths,
                                                                          itakura_max_slope)
     if unbatched:
-        return values.squeeze(0), E.squeeze(0)
-    return values, E
+        return E.squeeze(0), values.squeeze(0)
+    return E, values
 
 
 def soft_dtw_sharp(
@@ -409,6 +435,7 @@ def soft_dtw_sharp(
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
         # sharp_γ(D) = γ·sharp_1(D/γ) (E depends on D/γ only); for the squared Euclidean cost on x/√γ, y/√γ.
+        x, y = _autocast_to_float32(x), _autocast_to_float32(y)
         scale = _checked_gamma("soft_dtw_sharp", gamma, x)
         if cost == "sqeuclidean":
             root = scale.sqrt().to(x.dtype).reshape(-1, 1, 1)
@@ -446,6 +473,7 @@ def soft_dtw_sharp_from_cost(
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
+        D = _autocast_to_float32(D)
         scale = _checked_gamma("soft_dtw_sharp_from_cost", gamma, D)
         values = _scaled_from_cost(D, scale, bandwidth, itakura_max_slope, x_lengths, y_lengths, sharp=True)
     else:
@@ -497,6 +525,7 @@ def dilate(
         target = target.unsqueeze(0)
     if isinstance(gamma, Tensor):
         # shape_γ = γ·shape_1 and temporal_γ = temporal_1 on D/γ, i.e. on prediction/√γ, target/√γ.
+        prediction, target = _autocast_to_float32(prediction), _autocast_to_float32(target)
         scale = _checked_gamma("dilate", gamma, prediction)
         root = scale.sqrt().to(prediction.dtype).reshape(-1, 1, 1)
         _, shape, temporal = torch.ops.softdtw_torch.dilate(
@@ -536,8 +565,10 @@ def _pairs_in_chunks(
     cost: str,
     chunk_size: int,
     itakura_max_slope: Optional[float],
+    progress: Any = None,
 ) -> Tensor:
-    """soft_dtw(a[ia[k]], b[ib[k]]) for every k, ``chunk_size`` pairs per batched call."""
+    """soft_dtw(a[ia[k]], b[ib[k]]) for every k, ``chunk_size`` pairs per batched call; each call's
+    pairs counted on ``progress`` (a ``Progress``, or None)."""
     parts = [a.new_empty((0,))]
     for start in range(0, ia.numel(), chunk_size):
         i = ia[start : start + chunk_size]
@@ -545,6 +576,9 @@ def _pairs_in_chunks(
         li = a_lengths[i.to(a_lengths.device)] if a_lengths is not None else None
         lj = b_lengths[j.to(b_lengths.device)] if b_lengths is not None else None
         parts.append(soft_dtw(a[i], b[j], gamma, bandwidth, False, fused, li, lj, cost, False, itakura_max_slope))
+        if not torch.jit.is_scripting():  # progress is eager only: TorchScript compiles none of this
+            if progress is not None:
+                progress.update(int(i.numel()))
     return torch.cat(parts)
 
 
@@ -560,6 +594,7 @@ def cdist_soft_dtw(
     y_lengths: Optional[Tensor] = None,
     chunk_size: int = 1024,
     itakura_max_slope: Optional[float] = None,
+    verbose: bool = False,
 ) -> Tensor:
     """All-pairs soft-DTW matrix (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d).
 
@@ -577,6 +612,10 @@ def cdist_soft_dtw(
 
     numpy arrays and lists are read as tslearn's ``cdist_soft_dtw`` reads its datasets: (A, N, d),
     (A, N) for univariate series, a list of series of any lengths, or NaN-padded; the result is numpy.
+
+    ``verbose=True`` reports progress after each chunk of pairs (self terms included): a tqdm bar
+    when tqdm is installed, else a few lines on stderr (the package's convention, CONTRIBUTING.md
+    "Progress"); the result is the same, bit for bit. TorchScript ignores it.
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -585,10 +624,46 @@ def cdist_soft_dtw(
             a, b, la, lb = _datasets_from_arrays("cdist_soft_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
                 return _to_numpy(cdist_soft_dtw(a, b, gamma, normalize, bandwidth, cost, fused, la, lb, chunk_size,
-                                                itakura_max_slope))
+                                                itakura_max_slope, verbose))
     _check_datasets("cdist_soft_dtw", X, Y)
     if chunk_size < 1:
         raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
+    if not torch.jit.is_scripting():
+        if verbose:  # a Progress is a Python object: eager only
+            total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], normalize)
+            with Progress(verbose, "cdist_soft_dtw", total, unit="pairs") as progress:
+                return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths,
+                                       chunk_size, itakura_max_slope, progress)
+    return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths, chunk_size,
+                           itakura_max_slope, None)
+
+
+def _cdist_pair_count(n_x: int, n_y: Optional[int], normalize: bool) -> int:
+    """How many soft-DTW pairs ``_cdist_soft_dtw`` computes (its progress total): the unordered
+    pairs for ``n_y=None`` (the diagonal too, except for the divergence), the ``n_x·n_y`` pairs
+    otherwise, and the divergence's self terms."""
+    if n_y is None:
+        return n_x * (n_x - 1) // 2 + n_x if normalize else n_x * (n_x + 1) // 2
+    return n_x * n_y + (n_x + n_y if normalize else 0)
+
+
+def _cdist_soft_dtw(
+    X: Tensor,
+    Y: Optional[Tensor],
+    gamma: Union[float, Tensor],
+    normalize: bool,
+    bandwidth: Optional[int],
+    cost: str,
+    fused: Optional[bool],
+    x_lengths: Optional[Tensor],
+    y_lengths: Optional[Tensor],
+    chunk_size: int,
+    itakura_max_slope: Optional[float],
+    progress: Any,
+) -> Tensor:
+    """``cdist_soft_dtw`` on checked tensors, counting its pairs on ``progress`` (a ``Progress`` or
+    None): its own function so that ``cdist_dtw`` and the k-NN search report the same work under
+    their own names."""
     symmetric = Y is None
     if Y is None:
         Y = X
@@ -602,17 +677,18 @@ def cdist_soft_dtw(
         cols = torch.arange(n_y, device=X.device).repeat(n_x)
 
     slope = itakura_max_slope
-    values = _pairs_in_chunks(X, Y, rows, cols, x_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size, slope)
+    values = _pairs_in_chunks(X, Y, rows, cols, x_lengths, y_lengths, gamma, bandwidth, fused, cost, chunk_size, slope,
+                              progress)
     if normalize:
         idx_x = torch.arange(n_x, device=X.device)
         self_x = _pairs_in_chunks(X, X, idx_x, idx_x, x_lengths, x_lengths, gamma, bandwidth, fused, cost, chunk_size,
-                                  slope)
+                                  slope, progress)
         if symmetric:
             self_y = self_x
         else:
             idx_y = torch.arange(n_y, device=X.device)
             self_y = _pairs_in_chunks(Y, Y, idx_y, idx_y, y_lengths, y_lengths, gamma, bandwidth, fused, cost,
-                                      chunk_size, slope)
+                                      chunk_size, slope, progress)
         values = values - 0.5 * self_x[rows] - 0.5 * self_y[cols]
     out = values.new_zeros((n_x, n_y))
     out = out.index_put((rows, cols), values)

@@ -39,7 +39,8 @@ from torch import Tensor
 from ._input import (_check_int, _check_itakura_slope, _checked_argument_types, _datasets_from_arrays, _is_array_input,
                      _pair_from_arrays, _prepare_series, _to_numpy)
 from ._lower_bounds import itakura_column_bounds, lb_envelope, lb_keogh
-from .functional import _check_datasets, cdist_soft_dtw, soft_dtw
+from ._progress import Progress
+from .functional import _cdist_pair_count, _cdist_soft_dtw, _check_datasets, cdist_soft_dtw, soft_dtw
 
 __all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh", "sakoe_chiba_mask",
            "itakura_mask"]
@@ -135,6 +136,7 @@ def cdist_dtw(
     y_lengths: Optional[Tensor] = None,
     chunk_size: int = 1024,
     itakura_max_slope: Optional[float] = None,
+    verbose: bool = False,
 ) -> Tensor:
     """All-pairs DTW distances (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d),
     tslearn's ``cdist_dtw``; ``Y=None`` compares ``X`` with itself (each unordered pair once, the
@@ -142,7 +144,9 @@ def cdist_dtw(
     memory stays bounded; differentiable. numpy / lists as tslearn's datasets ((A, N), (A, N, d),
     lists of series of any lengths, NaN-padded); the result is then numpy. ``bandwidth`` and
     ``itakura_max_slope`` as for :func:`dtw` (tslearn's ``sakoe_chiba_radius`` and
-    ``itakura_max_slope``), each pair on its own lengths.
+    ``itakura_max_slope``), each pair on its own lengths. ``verbose=True`` reports progress per
+    chunk of pairs, as :func:`softdtw_torch.functional.cdist_soft_dtw` does (the package's
+    convention, CONTRIBUTING.md "Progress"); the result is the same, bit for bit.
     """
     if not torch.jit.is_scripting():
         _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -150,8 +154,16 @@ def cdist_dtw(
         if _is_array_input(X, Y):
             a, b, la, lb = _datasets_from_arrays("cdist_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
-                return _to_numpy(cdist_dtw(a, b, bandwidth, la, lb, chunk_size, itakura_max_slope))
+                return _to_numpy(cdist_dtw(a, b, bandwidth, la, lb, chunk_size, itakura_max_slope, verbose))
     _check_datasets("cdist_dtw", X, Y)  # before cdist_soft_dtw's own check: errors name cdist_dtw
+    if chunk_size < 1:
+        raise ValueError("cdist_dtw: chunk_size must be >= 1, got " + str(chunk_size))
+    if not torch.jit.is_scripting():
+        if verbose:  # cdist_soft_dtw's work, reported under this function's name (eager only)
+            total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], False)
+            with Progress(verbose, "cdist_dtw", total, unit="pairs") as progress:
+                return _root(_cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths,
+                                             chunk_size, itakura_max_slope, progress))
     squared = cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths, chunk_size,
                              itakura_max_slope)
     return _root(squared)

@@ -66,7 +66,8 @@ from torch import Tensor
 from ._base import Estimator, read_series, series_tags
 from ._input import _check_int, _check_itakura_slope
 from ._lower_bounds import lower_bound_matrix, rounding_slack
-from .functional import cdist_soft_dtw, soft_dtw
+from ._progress import Progress
+from .functional import _cdist_pair_count, _cdist_soft_dtw, soft_dtw
 
 __all__ = ["KNeighborsTimeSeriesClassifier", "KNeighborsTimeSeriesRegressor", "SearchStats"]
 
@@ -320,16 +321,25 @@ class _KNeighborsTimeSeries(Estimator):
         # the distance matrix are (block, n_fit) tensors.
         block = max(1, _MAX_BLOCK_ENTRIES // n_fit)
         whole = block >= Q
+        pruned = metric.kind == "dtw" and self.pruning
+        # Progress (``verbose``): the pruned search counts the queries it has settled, the other
+        # series metrics the (soft-)DTW pairs computed, the Euclidean ones the queries of each block.
+        if metric.kind in _SERIES_METRICS and not pruned:
+            total, unit = _cdist_pair_count(Q, None if self_query and whole else n_fit, False), "pairs"
+        else:
+            total, unit = Q, "queries"
         dists, inds = [], []
         n_computed = n_rounds = 0
-        with torch.no_grad():
+        with torch.no_grad(), Progress(self.verbose, who, total, unit) as progress:
             for q0 in range(0, Q, block):
                 xb, lb = xq[q0: q0 + block], lq[q0: q0 + block]
                 offset = q0 if self_query else None
-                if metric.kind == "dtw" and self.pruning:
-                    dist, ind, computed, rounds = self._pruned_dtw(xb, lb, xc, lc, k, metric, offset)
+                if pruned:
+                    dist, ind, computed, rounds = self._pruned_dtw(xb, lb, xc, lc, k, metric, offset, progress)
                 else:
-                    values = self._all_distances(xb, lb, xc, lc, metric, self_query and whole, who)
+                    values = self._all_distances(xb, lb, xc, lc, metric, self_query and whole, who, progress)
+                    if unit == "queries":  # the Euclidean metrics: one torch.cdist call per block
+                        progress.update(xb.shape[0])
                     if self_query:
                         rows = torch.arange(xb.shape[0], device=values.device)
                         values[rows, rows + q0] = math.inf
@@ -360,17 +370,18 @@ class _KNeighborsTimeSeries(Estimator):
         return torch.cat(parts)
 
     def _all_distances(self, xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, metric: _Metric, symmetric: bool,
-                       who: str) -> Tensor:
+                       who: str, progress: Progress) -> Tensor:
         """(Q, C) distances as tslearn's kneighbors computes them: sqrt of the squared DTW, raw
         soft-DTW values, or scipy's cdist of the flattened series. ``symmetric``: xq is xc (all of
         it), and each unordered pair is computed once (DTW and soft-DTW are symmetric, bit for bit:
-        tests/estimators/test_neighbors.py compares the two ways)."""
+        tests/estimators/test_neighbors.py compares the two ways). ``progress`` counts the (soft-)DTW
+        pairs."""
         if metric.kind in _SERIES_METRICS:
             ragged = self._ragged(lq, xq.shape[1], lc, xc.shape[1])
-            values = cdist_soft_dtw(xq, None if symmetric else xc, gamma=metric.gamma, bandwidth=metric.radius,
-                                    fused=True, x_lengths=lq if ragged else None,
-                                    y_lengths=None if symmetric or not ragged else lc,
-                                    chunk_size=int(self.chunk_size), itakura_max_slope=metric.slope)
+            # cdist_soft_dtw's work (its checks are _check_params'), counted on this search's progress.
+            values = _cdist_soft_dtw(xq, None if symmetric else xc, metric.gamma, False, metric.radius, "sqeuclidean",
+                                     True, lq if ragged else None, None if symmetric or not ragged else lc,
+                                     int(self.chunk_size), metric.slope, progress)
             return values.sqrt() if metric.kind == "dtw" else values
         if self._ragged(lq, xq.shape[1], lc, xc.shape[1]) or xq.shape[1] != xc.shape[1]:
             raise ValueError(f"{who}: metric={metric.kind!r} compares series of one length, {xc.shape[1]} (as in fit); "
@@ -382,11 +393,12 @@ class _KNeighborsTimeSeries(Estimator):
         return values.square() if metric.kind == "sqeuclidean" else values
 
     def _pruned_dtw(self, xq: Tensor, lq: Tensor, xc: Tensor, lc: Tensor, k: int, metric: _Metric,
-                    offset: Optional[int]) -> Tuple[Tensor, Tensor, int, int]:
+                    offset: Optional[int], progress: Progress) -> Tuple[Tensor, Tensor, int, int]:
         """The exact k nearest under DTW with lower-bound pruning (module docstring): the distances
         (square roots, as tslearn) and indices, ordered by (distance, index), the number of DTWs
         computed and of rounds. ``offset``: the queries are the training series offset, offset + 1,
-        ... (kneighbors(X=None)), each excluded from its own candidates."""
+        ... (kneighbors(X=None)), each excluded from its own candidates. ``progress`` counts the
+        queries as they stop searching."""
         Q, C = xq.shape[0], xc.shape[0]
         dev = xq.device
         ragged = self._ragged(lq, xq.shape[1], lc, xc.shape[1])
@@ -439,6 +451,7 @@ class _KNeighborsTimeSeries(Estimator):
             # has candidates left.
             keep = take.all(dim=1) & (pos[active] < n_eligible)
             active = active[keep]
+            progress.update(n_active - active.numel())
             width = min(2 * width, _MAX_ROUND_WIDTH)
         return best_d, best_i, computed, rounds
 
@@ -529,7 +542,13 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
             +inf (tslearn raises). See ``_resolve_metric``.
         n_jobs: accepted for tslearn compatibility, unused: the operators run on torch's intra-op
             threads (``torch.set_num_threads``), or on the GPU.
-        verbose: accepted for tslearn compatibility, unused.
+        verbose: tslearn's parameter (an int, default 0), here the package's progress convention
+            (CONTRIBUTING.md "Progress"): when true, ``kneighbors``, ``predict``, ``predict_proba``
+            and ``score`` report their search, a tqdm bar when tqdm is installed, else a few lines
+            on stderr, named by the method (``KNeighborsTimeSeriesClassifier.predict``). The
+            pruned DTW search counts the queries as they are settled, the unpruned (soft-)DTW
+            search the pairs computed (per ``chunk_size`` pairs), the Euclidean metrics the
+            queries. The results are the same, bit for bit.
         pruning: for metric="dtw", skip the candidates whose DTW lower bound exceeds the current
             k-th best (exact: the same neighbours, distances and predictions as without; module
             docstring). No effect for the other metrics, which compute every pair.

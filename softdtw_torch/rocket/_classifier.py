@@ -55,6 +55,7 @@ from torch import Tensor
 
 from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, series_tags
 from .._input import _check_int
+from .._progress import Progress
 from ._input import as_series_tensor, check_finite
 from ._linalg import FixedOrderOps, fixed_order_ops
 
@@ -617,8 +618,8 @@ class _RocketPipeline(Estimator):
     A subclass gives the transformer (a ``_*Transform`` mixin, first among its bases:
     ``_make_transformer``, the attribute it is stored under, its integer parameters) and the task
     (``_PipelineClassifier`` here, ``_PipelineRegressor`` in ``_regressor``: ``_read_target``,
-    ``_make_ridge``); its ``__init__`` stores ``alphas``, ``device``, ``random_state`` and the
-    transformer's parameters.
+    ``_make_ridge``); its ``__init__`` stores ``alphas``, ``device``, ``random_state``, ``verbose``
+    and the transformer's parameters.
     """
 
     _fitted_attribute = "ridge_"
@@ -670,12 +671,18 @@ class _RocketPipeline(Estimator):
             # The type only (no seed is drawn here: the transformer draws it, by aeon's rule).
             _int_seed(self.random_state, name, check_range=False)
         transformer = self._make_transformer(str(x.device))
-        with _named_errors(name):
-            transformer.fit(x)
-            features = transformer.transform(x)
-        scaler = self._make_scaler(transformer)
-        scaled = scaler.fit_transform(features)
-        ridge = self._make_ridge().fit(scaled, target)
+        # Progress by stage: the transformer reports nothing of its own (one bar per call).
+        with Progress(self.verbose, f"{name}.fit", 4, unit="stages") as progress:
+            with _named_errors(name):
+                transformer.fit(x)
+                progress.update(1, "transformer fitted")
+                features = transformer.transform(x)
+                progress.update(1, "features computed")
+            scaler = self._make_scaler(transformer)
+            scaled = scaler.fit_transform(features)
+            progress.update(1, "features scaled")
+            ridge = self._make_ridge().fit(scaled, target)
+            progress.update(1, "ridge fitted")
         setattr(self, self._transformer_attribute, transformer)
         self.scaler_, self.ridge_ = scaler, ridge
         self.n_channels_ = self.n_features_in_ = x.shape[1]
@@ -692,9 +699,13 @@ class _RocketPipeline(Estimator):
             raise ValueError(f"{name}: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}")
         if x.shape[2] != self.n_timepoints_:  # each transformer's rule (x_lengths is not passed on)
             raise ValueError(f"{name}: expected X with {self.n_timepoints_} time points (as in fit), got {x.shape[2]}")
-        with _named_errors(name):
-            features = getattr(self, self._transformer_attribute).transform(x)
-        return self.scaler_.transform(features)
+        with Progress(self.verbose, f"{name}.{method}", 2, unit="stages") as progress:
+            with _named_errors(name):
+                features = getattr(self, self._transformer_attribute).transform(x)
+            progress.update(1, "features computed")
+            scaled = self.scaler_.transform(features)
+            progress.update(1, "features scaled")
+        return scaled
 
 
 class _PipelineClassifier(ClassifierMixin, _RocketPipeline):
@@ -875,6 +886,12 @@ _PIPELINE_NOTES = """
     ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
     ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
     tensor input. A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+
+    ``verbose`` (default False; not one of aeon's parameters): report the stages of ``fit``
+    (transformer fitted, features computed, scaled, ridge fitted) and of ``predict``,
+    ``decision_function`` and ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm
+    is installed, else a few lines on stderr (the package's convention, CONTRIBUTING.md
+    "Progress"). The results are the same, bit for bit.
 """
 
 
@@ -909,7 +926,7 @@ class RocketClassifier(_RocketTransform, _PipelineClassifier):
 
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
                  device: Device = None, accumulate: str = "float32_fma",
-                 alphas: Sequence[float] = DEFAULT_ALPHAS, class_weight: Any = None):
+                 alphas: Sequence[float] = DEFAULT_ALPHAS, class_weight: Any = None, verbose: bool = False):
         self.n_kernels = n_kernels
         self.normalise = normalise
         self.random_state = random_state
@@ -917,6 +934,7 @@ class RocketClassifier(_RocketTransform, _PipelineClassifier):
         self.accumulate = accumulate
         self.alphas = alphas
         self.class_weight = class_weight
+        self.verbose = verbose
 
 
 class MiniRocketClassifier(_MiniRocketTransform, _PipelineClassifier):
@@ -944,13 +962,15 @@ class MiniRocketClassifier(_MiniRocketTransform, _PipelineClassifier):
     """ + _PIPELINE_NOTES.format(transformer="minirocket_")
 
     def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, class_weight: Any = None,
-                 random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS,
+                 verbose: bool = False):
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.class_weight = class_weight
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose
 
 
 class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
@@ -981,7 +1001,7 @@ class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
 
     def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, n_features_per_kernel: int = 4,
                  class_weight: Any = None, random_state: Any = None, device: Device = None,
-                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.n_features_per_kernel = n_features_per_kernel
@@ -989,6 +1009,7 @@ class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose
 
 
 _HYDRA_NOTES = """
@@ -1018,13 +1039,14 @@ class HydraClassifier(_HydraTransform, _PipelineClassifier):
     """ + _HYDRA_NOTES + _PIPELINE_NOTES.format(transformer="hydra_")
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, class_weight: Any = None, random_state: Any = None,
-                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.n_groups = n_groups
         self.class_weight = class_weight
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose
 
 
 class MultiRocketHydraClassifier(_MultiRocketHydraTransform, _PipelineClassifier):
@@ -1046,10 +1068,11 @@ class MultiRocketHydraClassifier(_MultiRocketHydraTransform, _PipelineClassifier
     """ + _HYDRA_NOTES + _PIPELINE_NOTES.format(transformer="features_")
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, class_weight: Any = None, random_state: Any = None,
-                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.n_groups = n_groups
         self.class_weight = class_weight
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose

@@ -46,6 +46,7 @@ from torch import Tensor, nn
 from .. import _ops  # noqa: F401  (loads the operators)
 from .._base import Estimator, draw_seed, series_tags
 from .._input import _check_int
+from .._progress import Progress
 from ._input import as_series_tensor, check_finite
 
 __all__ = ["HydraTransformer", "HydraLayer", "hydra_parameters_from_aeon"]
@@ -83,6 +84,10 @@ class HydraTransformer(TransformerMixin, Estimator):
     random_state : None, int or numpy.random.RandomState
     device : None, str or torch.device
         Where ``transform`` computes. ``None``: on the input tensor's device (CPU for numpy input).
+    verbose : bool, default ``False``
+        Report the progress of ``fit`` and ``transform``, one operator call each over all the
+        cases, as :class:`~softdtw_torch.rocket.MiniRocket` does. Not one of aeon's parameters;
+        the results are the same, bit for bit.
 
     Notes
     -----
@@ -100,12 +105,13 @@ class HydraTransformer(TransformerMixin, Estimator):
     _fitted_attribute = "weights_"
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, max_num_channels: int = 8, random_state: Any = None,
-                 device: Optional[Union[str, torch.device]] = None) -> None:
+                 device: Optional[Union[str, torch.device]] = None, verbose: bool = False) -> None:
         self.n_kernels = n_kernels
         self.n_groups = n_groups
         self.max_num_channels = max_num_channels
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = series_tags(super().__sklearn_tags__())
@@ -122,8 +128,10 @@ class HydraTransformer(TransformerMixin, Estimator):
         max_num_channels = _check_int(self.max_num_channels, who, "max_num_channels", 1)
         x = as_series_tensor(X, who, integer_dtype=torch.float32, finite=True)  # only its shape is read
         self.seed_ = draw_seed(self.random_state, "HydraTransformer")
-        weights, channels = torch.ops.softdtw_torch.hydra_fit(x.cpu(), n_kernels, n_groups, max_num_channels,
-                                                              self.seed_)
+        with Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+            weights, channels = torch.ops.softdtw_torch.hydra_fit(x.cpu(), n_kernels, n_groups, max_num_channels,
+                                                                  self.seed_)
+            progress.update(x.shape[0])
         self._set_parameters(weights, channels, int(x.shape[1]), int(x.shape[2]))
         return self
 
@@ -175,8 +183,9 @@ class HydraTransformer(TransformerMixin, Estimator):
         else:
             check_finite(x, who)
         weights, channels = self._parameters_on(device)
-        with torch.no_grad():
+        with torch.no_grad(), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             features = torch.ops.softdtw_torch.hydra_transform(x, weights, channels, lengths)
+            progress.update(x.shape[0])
         return features if tensor_in else features.cpu().numpy()
 
 

@@ -33,6 +33,7 @@ from sklearn.base import TransformerMixin
 from .. import _ops  # noqa: F401  (loads the operators)
 from .._base import Estimator, draw_seed, series_tags
 from .._ops import _C
+from .._progress import Progress
 from ._input import as_series_tensor
 
 __all__ = ["MiniRocket"]
@@ -105,6 +106,12 @@ class MiniRocket(_KernelParametersTransformer):
         (``randint(2**31 - 1)``) at each ``fit``. ``None``: a fresh seed from numpy's global RNG.
     device : None, str or torch.device
         Where ``transform`` computes. ``None``: on the input tensor's device (CPU for numpy input).
+    verbose : bool, default ``False``
+        Report the progress of ``fit`` and ``transform``: a tqdm bar when tqdm is installed, else a
+        few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). Each is one
+        operator call over all the cases, so the report says when it started and ended, not how
+        far it is (splitting the cases into chunks is not proven to keep the features' bits). Not
+        one of aeon's parameters; the results are the same, bit for bit.
 
     Notes
     -----
@@ -131,11 +138,13 @@ class MiniRocket(_KernelParametersTransformer):
         max_dilations_per_kernel: int = 32,
         random_state: Any = None,
         device: Optional[Union[str, torch.device]] = None,
+        verbose: bool = False,
     ) -> None:
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     @property
     def parameters(self) -> Tuple[np.ndarray, ...]:
@@ -149,9 +158,11 @@ class MiniRocket(_KernelParametersTransformer):
         x = as_series_tensor(X, "MiniRocket.fit", integer_dtype=torch.float32)
         self.seed_ = draw_seed(self.random_state, "MiniRocket")
         self.n_kernels_ = max(int(self.n_kernels), _C.MINIROCKET_KERNELS)
-        params = torch.ops.softdtw_torch.minirocket_fit(
-            x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
-        )
+        with Progress(self.verbose, "MiniRocket.fit", x.shape[0], unit="cases") as progress:
+            params = torch.ops.softdtw_torch.minirocket_fit(
+                x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
+            )
+            progress.update(x.shape[0])
         self._set_parameters(tuple(p.numpy() for p in params), int(x.shape[1]), int(x.shape[2]))
         return self
 
@@ -180,5 +191,7 @@ class MiniRocket(_KernelParametersTransformer):
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
         """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
         x, lengths = self._transform_input(X, x_lengths, "MiniRocket.transform")
-        features = torch.ops.softdtw_torch.minirocket_transform(x, *self._parameters_on(x.device), lengths)
+        with Progress(self.verbose, "MiniRocket.transform", x.shape[0], unit="cases") as progress:
+            features = torch.ops.softdtw_torch.minirocket_transform(x, *self._parameters_on(x.device), lengths)
+            progress.update(x.shape[0])
         return features if isinstance(X, torch.Tensor) else features.cpu().numpy()

@@ -40,6 +40,7 @@ from .. import _ops  # noqa: F401  (loads the operators)
 from .._base import draw_seed
 from .._input import _check_int
 from .._ops import _C
+from .._progress import Progress
 from ._input import as_series_tensor
 from ._minirocket import _PARAMETER_DTYPES, _KernelParametersTransformer
 
@@ -74,6 +75,10 @@ class MultiRocket(_KernelParametersTransformer):
         (``randint(2**31 - 1)``) at each ``fit``. ``None``: a fresh seed from numpy's global RNG.
     device : None, str or torch.device
         Where ``transform`` computes. ``None``: on the input tensor's device (CPU for numpy input).
+    verbose : bool, default ``False``
+        Report the progress of ``fit`` and ``transform``, one operator call each over all the
+        cases, as :class:`MiniRocket` does. Not one of aeon's parameters; the results are the
+        same, bit for bit.
 
     Notes
     -----
@@ -98,6 +103,7 @@ class MultiRocket(_KernelParametersTransformer):
         normalise: bool = False,
         random_state: Any = None,
         device: Optional[Union[str, torch.device]] = None,
+        verbose: bool = False,
     ) -> None:
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
@@ -105,6 +111,7 @@ class MultiRocket(_KernelParametersTransformer):
         self.normalise = normalise
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     def _aeon_form(self, parameters: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, ...]:
         return parameters[2:] if self.n_channels_ == 1 else parameters
@@ -141,7 +148,9 @@ class MultiRocket(_KernelParametersTransformer):
             x = torch.from_numpy(_normalised(x, who, np.float32))
         self.seed_ = draw_seed(self.random_state, "MultiRocket")
         self.n_kernels_ = n_kernels
-        params = torch.ops.softdtw_torch.multirocket_fit(x.cpu(), n_kernels, max_dilations, self.seed_)
+        with Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+            params = torch.ops.softdtw_torch.multirocket_fit(x.cpu(), n_kernels, max_dilations, self.seed_)
+            progress.update(x.shape[0])
         self._set_parameters(tuple(p.numpy() for p in params), int(x.shape[1]), int(x.shape[2]))
         return self
 
@@ -190,5 +199,7 @@ class MultiRocket(_KernelParametersTransformer):
             X = normalised.to(X.device) if tensor_in else normalised
         x, lengths = self._transform_input(X, x_lengths, who)
         p = self._parameters_on(x.device)
-        features = torch.ops.softdtw_torch.multirocket_transform(x, *p[:5], *p[7:], lengths)
+        with Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+            features = torch.ops.softdtw_torch.multirocket_transform(x, *p[:5], *p[7:], lengths)
+            progress.update(x.shape[0])
         return features if tensor_in else features.cpu().numpy()

@@ -174,6 +174,11 @@ _PIPELINE_NOTES = """
     float64 ridge: aeon's regressors return float32 (sklearn's ``RidgeCV`` casts its coefficients
     to the float32 features' dtype), so ours agree with theirs to float32 rounding, with the same
     ``alpha_``. A scikit-learn regressor (``RegressorMixin``: ``score`` is R²).
+
+    ``verbose`` (default False; not one of aeon's parameters): report the stages of ``fit``
+    (transformer fitted, features computed, scaled, ridge fitted) and of ``predict`` (features
+    computed, scaled): a tqdm bar when tqdm is installed, else a few lines on stderr (the
+    package's convention, CONTRIBUTING.md "Progress"). The results are the same, bit for bit.
 """
 
 _NOT_SUPPORTED = """
@@ -201,13 +206,14 @@ class RocketRegressor(_RocketTransform, _PipelineRegressor):
 
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
                  device: Device = None, accumulate: str = "float32_fma",
-                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.normalise = normalise
         self.random_state = random_state
         self.device = device
         self.accumulate = accumulate
         self.alphas = alphas
+        self.verbose = verbose
 
 
 class MiniRocketRegressor(_MiniRocketTransform, _PipelineRegressor):
@@ -229,12 +235,13 @@ class MiniRocketRegressor(_MiniRocketTransform, _PipelineRegressor):
     """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="minirocket_")
 
     def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, random_state: Any = None,
-                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose
 
 
 class MultiRocketRegressor(_MultiRocketTransform, _PipelineRegressor):
@@ -260,13 +267,15 @@ class MultiRocketRegressor(_MultiRocketTransform, _PipelineRegressor):
     """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="multirocket_")
 
     def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, n_features_per_kernel: int = 4,
-                 random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS,
+                 verbose: bool = False):
         self.n_kernels = n_kernels
         self.max_dilations_per_kernel = max_dilations_per_kernel
         self.n_features_per_kernel = n_features_per_kernel
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose
 
 
 class HydraRegressor(_HydraTransform, _PipelineRegressor):
@@ -287,12 +296,13 @@ class HydraRegressor(_HydraTransform, _PipelineRegressor):
     """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="hydra_")
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, random_state: Any = None, device: Device = None,
-                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.n_groups = n_groups
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose
 
 
 class MultiRocketHydraRegressor(_MultiRocketHydraTransform, _PipelineRegressor):
@@ -314,9 +324,10 @@ class MultiRocketHydraRegressor(_MultiRocketHydraTransform, _PipelineRegressor):
     """ + _NOT_SUPPORTED + _PIPELINE_NOTES.format(transformer="features_")
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, random_state: Any = None, device: Device = None,
-                 alphas: Sequence[float] = DEFAULT_ALPHAS):
+                 alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
         self.n_kernels = n_kernels
         self.n_groups = n_groups
         self.random_state = random_state
         self.device = device
         self.alphas = alphas
+        self.verbose = verbose

@@ -36,6 +36,7 @@ from sklearn.base import TransformerMixin
 from torch import Tensor, nn
 
 from .._base import Estimator, draw_seed, series_tags
+from .._progress import Progress
 from ._input import as_series_tensor
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
 
@@ -76,6 +77,10 @@ class Rocket(TransformerMixin, Estimator):
             bit-identical to is in the module docstring ("Exactness").
         chunk_size: cases per operator call, so very large collections stream through bounded
             memory (None: 4096).
+        verbose: report the progress of ``fit`` and ``transform`` (``transform``: after each
+            ``chunk_size`` cases): a tqdm bar when tqdm is installed, else a few lines on stderr
+            (the package's convention, CONTRIBUTING.md "Progress"). Not one of aeon's parameters;
+            the features are the same, bit for bit.
 
     Attributes after ``fit``: ``kernels`` (aeon's tuple of 7 numpy arrays; read-only),
     ``n_channels_`` and ``n_features_in_`` (both the number of channels, as tslearn's
@@ -91,13 +96,14 @@ class Rocket(TransformerMixin, Estimator):
 
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
                  device: Optional[Union[str, torch.device]] = None, accumulate: str = "float32_fma",
-                 chunk_size: Optional[int] = None) -> None:
+                 chunk_size: Optional[int] = None, verbose: bool = False) -> None:
         self.n_kernels = n_kernels
         self.normalise = normalise
         self.random_state = random_state
         self.device = device
         self.accumulate = accumulate
         self.chunk_size = chunk_size
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = series_tags(super().__sklearn_tags__())
@@ -121,7 +127,9 @@ class Rocket(TransformerMixin, Estimator):
         self.n_features_in_ = self.n_channels_
         # An int goes to the operator as it is (it checks seed >= 0 and keeps the low 32 bits, as aeon).
         self._seed = draw_seed(self.random_state, "Rocket", check_range=False)
-        self._set_kernels(generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed))
+        with Progress(self.verbose, "Rocket.fit", x.shape[0], unit="cases") as progress:
+            self._set_kernels(generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed))
+            progress.update(x.shape[0])
         return self
 
     def _set_kernels(self, kernels: RocketKernels) -> None:
@@ -155,12 +163,12 @@ class Rocket(TransformerMixin, Estimator):
                              "pass x_lengths to transform series of other lengths")
         kernels = [t.to(x.device) for t in self._kernels]
         chunk = self.chunk_size or 4096
-        with torch.no_grad():
-            parts = [
-                rocket_transform(x[i:i + chunk], kernels, self.normalise, self.accumulate,
-                                 None if lengths is None else lengths[i:i + chunk])
-                for i in range(0, max(x.shape[0], 1), chunk)
-            ]
+        parts = []
+        with torch.no_grad(), Progress(self.verbose, "Rocket.transform", x.shape[0], unit="cases") as progress:
+            for i in range(0, max(x.shape[0], 1), chunk):
+                parts.append(rocket_transform(x[i:i + chunk], kernels, self.normalise, self.accumulate,
+                                              None if lengths is None else lengths[i:i + chunk]))
+                progress.update(parts[-1].shape[0])
         features = torch.cat(parts) if len(parts) > 1 else parts[0]
         return features if isinstance(X, Tensor) else features.cpu().numpy()
 

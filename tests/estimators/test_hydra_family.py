@@ -134,7 +134,7 @@ def test_parameters_and_defaults_are_aeons(ours, aeons):
 
     mine, theirs = defaults(ours), defaults(aeons)
     assert set(theirs) - set(mine) == {"n_jobs"}
-    assert set(mine) - set(theirs) == {"device", "alphas"}
+    assert set(mine) - set(theirs) == {"device", "alphas", "verbose"}  # verbose: the package's progress convention
     for name in set(mine) & set(theirs):
         assert mine[name] == theirs[name], name
     np.testing.assert_array_equal(np.asarray(mine["alphas"]), AEON_ALPHAS)

@@ -456,14 +456,17 @@ AEON_PAIRS = [
 def test_parameters_and_defaults_are_aeons(ours, aeons):
     """aeon's parameters with aeon's defaults, less the documented unsupported ones
     (``estimator``, ``n_jobs``; MultiRocketRegressor's unused ``rocket_transform``), plus ours
-    (``device``, ``alphas`` = aeon's ridge alphas; Rocket's ``normalise`` and ``accumulate``)."""
+    (``device``, ``alphas`` = aeon's ridge alphas, ``verbose`` = the package's progress convention;
+    Rocket's ``normalise`` and ``accumulate``)."""
     def defaults(cls):
         return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items() if name != "self"}
 
     mine, theirs = defaults(ours), defaults(aeons)
     unsupported = {"estimator", "n_jobs"} | ({"rocket_transform"} if ours is MultiRocketRegressor else set())
     assert set(theirs) - set(mine) == unsupported
-    extra = {"device", "alphas"} | ({"normalise", "accumulate"} if ours.__name__.startswith("Rocket") else set())
+    extra = {"device", "alphas", "verbose"}
+    if ours.__name__.startswith("Rocket"):
+        extra |= {"normalise", "accumulate"}
     assert set(mine) - set(theirs) == extra
     for name in set(mine) & set(theirs):
         assert mine[name] == theirs[name], name

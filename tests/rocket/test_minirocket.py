@@ -404,6 +404,7 @@ def test_get_set_params_and_from_parameters():
         "max_dilations_per_kernel": 8,
         "random_state": 3,
         "device": None,
+        "verbose": False,
     }
     assert rocket.set_params(n_kernels=252, random_state=4) is rocket and rocket.n_kernels == 252
     with pytest.raises(ValueError, match="Invalid parameter 'kernels' for estimator MiniRocket"):

@@ -15,7 +15,7 @@ from conftest import DEVICES
 @pytest.mark.parametrize("device", DEVICES)
 def test_alignment_matches_finite_differences(device):
     D = torch.rand(2, 6, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).to(device)
-    values, E = st.soft_dtw_alignment_from_cost(D, gamma=0.3, bandwidth=2)
+    E, values = st.soft_dtw_alignment_from_cost(D, gamma=0.3, bandwidth=2)
     h = 1e-6
     for b in range(2):
         for i in range(6):
@@ -51,10 +51,10 @@ def test_alignment_tends_to_the_hard_dtw_path():
     path = torch.zeros(12, 9, dtype=torch.float64)
     for i, j in hard_dtw_path(D[0].tolist()):
         path[i, j] = 1
-    _, E = st.soft_dtw_alignment(x[0], y[0], gamma=1e-3)
+    E, _ = st.soft_dtw_alignment(x[0], y[0], gamma=1e-3)
     assert E.shape == (12, 9)
     assert (E - path).abs().max().item() < 1e-3
-    _, E_smooth = st.soft_dtw_alignment(x[0], y[0], gamma=10.0)
+    E_smooth, _ = st.soft_dtw_alignment(x[0], y[0], gamma=10.0)
     assert (E_smooth - path).abs().max().item() > 0.1  # large gamma spreads the mass
 
 
@@ -63,7 +63,7 @@ def test_alignment_is_differentiable_and_zero_outside_band_and_lengths():
     x, y = ref.random_pairs(2, 8, 7, 2, seed=1)
     x.requires_grad_(True)
     xl, yl = torch.tensor([8, 5]), torch.tensor([7, 3])
-    values, E = st.soft_dtw_alignment(x, y, gamma=0.5, bandwidth=1, x_lengths=xl, y_lengths=yl)
+    E, values = st.soft_dtw_alignment(x, y, gamma=0.5, bandwidth=1, x_lengths=xl, y_lengths=yl)
     assert E.requires_grad and values.requires_grad
     (grad,) = torch.autograd.grad(E.sum(), x)
     assert torch.count_nonzero(grad[1, 5:]) == 0

@@ -72,8 +72,8 @@ def value_scale(v64, E64, D32):
 def test_alignment_and_value_match_float64_on_the_same_costs(name, gamma):
     x, y = pairs(name)
     D = st.pairwise_cost(x, y)
-    v32, E32 = st.soft_dtw_alignment_from_cost(D, gamma)
-    v64, E64 = alignment64(D, gamma)
+    E32, v32 = st.soft_dtw_alignment_from_cost(D, gamma)
+    E64, v64 = alignment64(D, gamma)
     assert (E32.double() - E64).abs().max().item() <= 1e-5
     assert ((v32.double() - v64).abs() / value_scale(v64, E64, D)).max().item() <= 1e-6
 
@@ -89,7 +89,7 @@ def test_gradients_match_float64_on_the_same_costs(name, gamma, fused):
     if fused:  # the kernel's costs are exactly these: the same float32 value
         torch.testing.assert_close(st.soft_dtw(x, y, gamma=gamma, fused=True),
                                    st.soft_dtw_from_cost(D32, gamma), rtol=0, atol=0)
-    v64, E64 = alignment64(D32, gamma)
+    E64, v64 = alignment64(D32, gamma)
     xd, yd = x.double(), y.double()
     want = 2 * (E64.sum(2, keepdim=True) * xd - E64 @ yd)
     leaf = x.clone().requires_grad_(True)

@@ -100,7 +100,7 @@ def test_subnormal_alignments_give_the_bits_of_the_table_path():
     # In float32 the expected alignment E decays through subnormal values away from the path; the
     # packs' gradient sums widen E to float64 without a floating-point operation on them (widen_run).
     x, y = ref.random_pairs(4, 64, 60, 3, dtype=torch.float32, seed=21)
-    _, E = st.soft_dtw_alignment(x, y, gamma=1.0)
+    E, _ = st.soft_dtw_alignment(x, y, gamma=1.0)
     assert ((E > 0) & (E < torch.finfo(torch.float32).tiny)).any()  # the data reaches subnormal E
     g = torch.tensor([1.0, -0.5, 2.0, 3.0])
     names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=1.0))
@@ -117,7 +117,7 @@ def test_zero_flow_away_from_the_paths_gives_the_bits_of_the_table_path(dtype, o
     # Away from the pairs' paths E is exactly 0 in most cells: the packs' backward computes E only
     # next to its successors' nonzero rows and leaves the zero rows out of the gradient sums.
     x, y = ref.random_pairs(8, 90, 80, 4, dtype=dtype, seed=31)
-    _, E = st.soft_dtw_alignment(x, y, gamma=0.05)
+    E, _ = st.soft_dtw_alignment(x, y, gamma=0.05)
     assert (E == 0).double().mean() > 0.5  # the data has wide zero regions
     g = torch.tensor([1.0, -0.5, 2.0, 3.0, 0.25, -1.0, 1.5, 0.0], dtype=dtype)
     names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=0.05, **options))

@@ -27,7 +27,7 @@ def test_gamma_gradient_formula(cost):
     values = st.soft_dtw(x, y, gamma=gamma, cost=cost)
     (grad,) = torch.autograd.grad(values.sum(), gamma)
     D = st.pairwise_cost(x, y, cost)
-    _, E = st.soft_dtw_alignment_from_cost(D, gamma=0.4)
+    E, _ = st.soft_dtw_alignment_from_cost(D, gamma=0.4)
     expected = ((values.detach() - (E * D).sum((1, 2))) / 0.4).sum()
     assert grad.item() == pytest.approx(expected.item(), rel=1e-9)
     assert grad.item() <= 0  # minus the entropy of the Gibbs distribution over alignments
@@ -73,8 +73,8 @@ def test_learnable_gamma_in_the_module():
 
 def test_alignment_with_tensor_gamma():
     x, y = ref.random_pairs(2, 6, 5, 2, seed=6)
-    v1, E1 = st.soft_dtw_alignment(x, y, gamma=0.2)
-    v2, E2 = st.soft_dtw_alignment(x, y, gamma=torch.tensor(0.2, dtype=torch.float64))
+    E1, v1 = st.soft_dtw_alignment(x, y, gamma=0.2)
+    E2, v2 = st.soft_dtw_alignment(x, y, gamma=torch.tensor(0.2, dtype=torch.float64))
     torch.testing.assert_close(v2, v1, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(E2, E1, rtol=1e-10, atol=1e-12)
 

@@ -76,7 +76,7 @@ def test_brute_force_value_and_tie_rule(n, m, integer_costs):
     assert want_value == pytest.approx(best, abs=1e-12)
     for dtype in (torch.float64, torch.float32):
         Dt = torch.tensor(D, dtype=dtype)
-        values, A = st.soft_dtw_alignment_from_cost(Dt, gamma=0.0)
+        A, values = st.soft_dtw_alignment_from_cost(Dt, gamma=0.0)
         assert values.item() == pytest.approx(best, rel=1e-6)
         assert torch.equal(A, torch.tensor(path_matrix(want_path, n, m), dtype=dtype))
         (grad,) = torch.autograd.grad(st.soft_dtw_from_cost(Dt.requires_grad_(), gamma=0.0), Dt)
@@ -106,7 +106,7 @@ def test_values_paths_and_gradients_match_references(dtype, fused, bandwidth):
         atol = 1e-10 if dtype == torch.float64 else 1e-4
         np.testing.assert_allclose(gx.double().numpy(), want_gx, atol=atol)
         np.testing.assert_allclose(gy.double().numpy(), want_gy, atol=atol)
-        _, E = st.soft_dtw_alignment(x.detach(), y.detach(), gamma=0.0, bandwidth=bandwidth)
+        E, _ = st.soft_dtw_alignment(x.detach(), y.detach(), gamma=0.0, bandwidth=bandwidth)
         assert torch.equal(E, torch.tensor(A, dtype=dtype))
 
 
@@ -164,7 +164,7 @@ def test_forward_mode_and_second_order_follow_the_path():
     y = torch.randn(8, 3, generator=g, dtype=torch.float64)
     u = torch.randn(10, 3, generator=g, dtype=torch.float64)
     f = lambda a: st.soft_dtw(a, y, gamma=0.0)  # noqa: E731
-    _, A = st.soft_dtw_alignment(x, y, gamma=0.0)
+    A, _ = st.soft_dtw_alignment(x, y, gamma=0.0)
     value, tangent = torch.func.jvp(f, (x,), (u,))
     grad = torch.func.grad(f)(x)
     assert tangent.item() == pytest.approx((grad * u).sum().item(), rel=1e-12)
@@ -175,7 +175,7 @@ def test_forward_mode_and_second_order_follow_the_path():
     torch.testing.assert_close(hvp, 2 * A.sum(1, keepdim=True) * u, rtol=1e-12, atol=1e-12)
     # The alignment's own derivative is 0 (the path is piecewise constant).
     x_req = x.clone().requires_grad_()
-    _, E = st.soft_dtw_alignment(x_req, y, gamma=0.0)
+    E, _ = st.soft_dtw_alignment(x_req, y, gamma=0.0)
     (dE,) = torch.autograd.grad((E * torch.rand(E.shape, dtype=E.dtype)).sum(), x_req)
     assert torch.equal(dE, torch.zeros_like(x))
 
@@ -189,8 +189,8 @@ def test_float32_keeps_the_float64_path_and_value():
     X = torch.from_numpy(np.asarray(X, dtype=np.float64)).transpose(1, 2).float()
     a, b = X[:8], X[8:16]
     D = st.pairwise_cost(a, b)
-    v64, A64 = st.soft_dtw_alignment_from_cost(D.double(), gamma=0.0)
-    v32, A32 = st.soft_dtw_alignment_from_cost(D, gamma=0.0)
+    A64, v64 = st.soft_dtw_alignment_from_cost(D.double(), gamma=0.0)
+    A32, v32 = st.soft_dtw_alignment_from_cost(D, gamma=0.0)
     torch.testing.assert_close(v32.double(), v64, rtol=2 ** -24, atol=0)
     assert torch.equal(A32.double(), A64)
     fused64 = st.soft_dtw(a.double(), b.double(), gamma=0.0, fused=True)

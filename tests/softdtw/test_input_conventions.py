@@ -36,7 +36,7 @@ def test_numpy_pair_matches_tslearn(d, dtype):
 def test_numpy_alignment_matches_tslearn():
     rng = np.random.default_rng(1)
     a, b = random_series(rng, 9, 2), random_series(rng, 11, 2)
-    value, E = st.soft_dtw_alignment(a, b, gamma=0.5)
+    E, value = st.soft_dtw_alignment(a, b, gamma=0.5)
     E_theirs, value_theirs = tslearn_metrics.soft_dtw_alignment(a, b, gamma=0.5)
     assert isinstance(E, np.ndarray) and E.shape == (9, 11)
     np.testing.assert_allclose(E, E_theirs, rtol=1e-9, atol=1e-12)
@@ -101,7 +101,7 @@ def test_cost_functions_take_numpy():
     D = rng.random((2, 6, 5))
     np.testing.assert_array_equal(st.soft_dtw_from_cost(D, gamma=0.2), st.soft_dtw_from_cost(torch.from_numpy(D),
                                                                                               gamma=0.2).numpy())
-    values, E = st.soft_dtw_alignment_from_cost(D[0])
+    E, values = st.soft_dtw_alignment_from_cost(D[0])
     assert isinstance(E, np.ndarray) and E.shape == (6, 5) and E[0, 0] == pytest.approx(1.0)
     x, y = rng.random((2, 6, 3)), rng.random((2, 5, 3))
     np.testing.assert_allclose(st.pairwise_cost(x, y), ((x[:, :, None] - y[:, None]) ** 2).sum(-1), rtol=1e-12)

@@ -102,10 +102,10 @@ def test_region_of_the_cost_ops_is_the_mask(gamma, dtype):
         mask = _mask(n, m, slope)
         want = st.soft_dtw_from_cost(_masked(D, mask), gamma)
         torch.testing.assert_close(st.soft_dtw_from_cost(D, gamma, itakura_max_slope=slope), want, **tol)
-        values, E = st.soft_dtw_alignment_from_cost(D, gamma, itakura_max_slope=slope)
+        E, values = st.soft_dtw_alignment_from_cost(D, gamma, itakura_max_slope=slope)
         torch.testing.assert_close(values, want, **tol)
         assert not E[:, ~mask].any()
-        torch.testing.assert_close(E, st.soft_dtw_alignment_from_cost(_masked(D, mask), gamma)[1], **tol)
+        torch.testing.assert_close(E, st.soft_dtw_alignment_from_cost(_masked(D, mask), gamma)[0], **tol)
         if not _feasible(mask):
             infeasible += 1
             assert torch.isinf(values).all() and values.min() > 0 and not E.any()
@@ -120,7 +120,7 @@ def test_values_and_alignment_are_the_brute_force_over_the_parallelogram(n, m, s
     assert _feasible(mask) and not mask.all()
     D = torch.rand(n, m, generator=torch.Generator().manual_seed(n * m), dtype=F64)
     value, E = ref.soft_dtw_brute_force(_masked(D, mask).tolist(), 0.4)
-    got, got_E = st.soft_dtw_alignment_from_cost(D, 0.4, itakura_max_slope=slope)
+    got_E, got = st.soft_dtw_alignment_from_cost(D, 0.4, itakura_max_slope=slope)
     assert got.item() == pytest.approx(value, rel=1e-12)
     np.testing.assert_allclose(got_E.numpy(), np.array(E), atol=1e-12)
     x, y = ref.random_pairs(1, n, m, 2, seed=n + m)
@@ -200,8 +200,8 @@ def test_both_constraints_are_the_intersection_in_every_function():
     band = torch.tensor(ref.band_mask(14, 11, 2))
     assert _feasible(mask) and (mask != _mask(14, 11, 3.0)).any() and (mask != band).any()  # both constraints cut
     tol = dict(rtol=1e-10, atol=1e-10)
-    values, E = st.soft_dtw_alignment(x, y, 0.3, bandwidth=2, itakura_max_slope=3.0)
-    want_values, want_E = st.soft_dtw_alignment_from_cost(masked, 0.3)
+    E, values = st.soft_dtw_alignment(x, y, 0.3, bandwidth=2, itakura_max_slope=3.0)
+    want_E, want_values = st.soft_dtw_alignment_from_cost(masked, 0.3)
     torch.testing.assert_close(values, want_values, **tol)
     torch.testing.assert_close(E, want_E, **tol)
     sharp = (want_E * D).sum((1, 2))
@@ -486,7 +486,7 @@ def test_torchscript_and_vmap():
     assert torch.equal(batched, want.view(3, 1).expand(3, 2))
     D = ref.sqeuclidean(x, y)
     grads = torch.func.jacrev(lambda d: st.soft_dtw_from_cost(d, 0.5, itakura_max_slope=2.0))(D)
-    E = st.soft_dtw_alignment_from_cost(D, 0.5, itakura_max_slope=2.0)[1]
+    E = st.soft_dtw_alignment_from_cost(D, 0.5, itakura_max_slope=2.0)[0]
     for k in range(3):
         torch.testing.assert_close(grads[k, k], E[k], rtol=1e-12, atol=1e-12)
 

@@ -112,7 +112,7 @@ def test_dilate_temporal_term_is_the_authors_for_equal_lengths():
     n = 7
     prediction, target = rand(2, n, 1, seed=12), rand(2, n, 1, seed=21)
     _, _, temporal = st.dilate(prediction, target, 0.5, 0.1)
-    _, E = st.soft_dtw_alignment(prediction, target, 0.1)
+    E, _ = st.soft_dtw_alignment(prediction, target, 0.1)
     i = torch.arange(1, n + 1, dtype=F64)
     authors = (E * (i[:, None] - i[None, :]) ** 2).sum((1, 2)) / (n * n)
     torch.testing.assert_close(temporal, authors, rtol=1e-12, atol=1e-14)

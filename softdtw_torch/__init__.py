@@ -28,12 +28,43 @@ from .functional import (
     soft_dtw_sharp_from_cost,
 )
 from .metrics import cdist_dtw, dtw, dtw_path, gamma_soft_dtw, lb_envelope, lb_keogh
-from .neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor
 from .barycenter import softdtw_barycenter
-from ._base import NotFittedError
-from .clustering import SoftDTWKMeans
 from .nn import DILATELoss, SharpSoftDTW, SoftDTW
-from . import rocket  # noqa: F401  (ROCKET and MiniRocket: softdtw_torch.rocket.*)
+
+# The estimators (and the submodules that define them) import scikit-learn, which takes longer to
+# import than the rest of the package: they load on first use (PEP 562), so that `import
+# softdtw_torch` costs little beyond `import torch` (tests/infra/test_namespace.py measures it).
+_LAZY = {
+    "KNeighborsTimeSeriesClassifier": "neighbors",
+    "KNeighborsTimeSeriesRegressor": "neighbors",
+    "SoftDTWKMeans": "clustering",
+    "NotFittedError": "_base",
+    **{name: "rocket" for name in (
+        "Rocket", "MiniRocket", "MultiRocket", "HydraTransformer", "RocketLayer", "HydraLayer",
+        "RocketClassifier", "MiniRocketClassifier", "MultiRocketClassifier", "HydraClassifier",
+        "MultiRocketHydraClassifier", "RocketRegressor", "MiniRocketRegressor", "MultiRocketRegressor",
+        "HydraRegressor", "MultiRocketHydraRegressor")},
+}
+# Submodules reachable as attributes (`softdtw_torch.plot.plot_alignment`) without an import.
+_SUBMODULES = ("functional", "metrics", "nn", "barycenter", "clustering", "neighbors", "rocket", "datasets", "plot",
+               "tslearn", "pysdtw", "soft_dtw_cuda")
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups find it directly
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
 
 
 def release_table_memory() -> int:
@@ -60,14 +91,11 @@ __all__ = [
     "gamma_soft_dtw",
     "lb_envelope",
     "lb_keogh",
-    "KNeighborsTimeSeriesClassifier",
-    "KNeighborsTimeSeriesRegressor",
     "SoftDTW",
     "SharpSoftDTW",
     "DILATELoss",
     "softdtw_barycenter",
-    "SoftDTWKMeans",
-    "NotFittedError",
+    *_LAZY,
     "info",
     "release_table_memory",
     "ExtensionLoadError",

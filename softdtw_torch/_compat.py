@@ -2,39 +2,21 @@
 ``softdtw_torch.pysdtw``, ``softdtw_torch.soft_dtw_cuda``): a soft-DTW loss module with a
 user-given pairwise distance and those libraries' Sakoe–Chiba bands, each written as a mask of
 forbidden (+inf) cells of the cost, which soft-DTW reads as cells no path may use."""
-import warnings
 from typing import Callable, Optional, Tuple
 
 import torch
 from torch import Tensor
 from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
+from ._input import _tslearn_constraint
 from .functional import pairwise_cost, soft_dtw, soft_dtw_from_cost
-
-# tslearn's global_constraint names and codes (tslearn.metrics.GLOBAL_CONSTRAINT_CODE).
-_CONSTRAINT_CODES = {None: 0, "": 0, "itakura": 1, "sakoe_chiba": 2}
-
 
 def tslearn_constraint(op: str, global_constraint: Optional[str], sakoe_chiba_radius: Optional[int],
                        itakura_max_slope: Optional[float]) -> Tuple[Optional[int], Optional[float]]:
-    """tslearn's reading of its constraint arguments (``compute_mask``) as ``(bandwidth,
-    itakura_max_slope)``: the named constraint, or the one whose parameter is given; a radius of 1
-    or a slope of 2 by default; both parameters without a name: no constraint and a RuntimeWarning."""
-    if global_constraint not in _CONSTRAINT_CODES:
-        raise ValueError(f'{op}: expected global_constraint to be "sakoe_chiba", "itakura" or None, got '
-                         f"{global_constraint!r}")
-    code = _CONSTRAINT_CODES[global_constraint]
-    if sakoe_chiba_radius is not None and itakura_max_slope is not None:
-        if code == 0:
-            warnings.warn(f"{op}: global constraint is unspecified but sakoe_chiba_radius and itakura_max_slope "
-                          "are both given; no constraint is used (tslearn's rule)", RuntimeWarning, stacklevel=3)
-            return None, None
-        return (sakoe_chiba_radius, None) if code == 2 else (None, itakura_max_slope)
-    if code == 1 or (code == 0 and itakura_max_slope is not None):
-        return None, 2.0 if itakura_max_slope is None else float(itakura_max_slope)
-    if code == 2 or sakoe_chiba_radius is not None:
-        return (1 if sakoe_chiba_radius is None else sakoe_chiba_radius), None
-    return None, None
+    """tslearn's reading of its constraint arguments as ``(bandwidth, itakura_max_slope)``
+    (:func:`softdtw_torch._input._tslearn_constraint`, with tslearn's metrics' warning when both are
+    given without a name)."""
+    return _tslearn_constraint(op, global_constraint, sakoe_chiba_radius, itakura_max_slope)
 
 
 def _unpacked(sequences, name: str, module: str) -> Tuple[Tensor, Optional[Tensor]]:

@@ -429,3 +429,30 @@ def _to_numpy(out: Any) -> Any:
         return tuple(_to_numpy(o) for o in out)
     a = out.detach().cpu().numpy()
     return a[()] if a.ndim == 0 else a
+
+
+def _tslearn_constraint(who: str, constraint: Any, radius: Any, slope: Any, prefix: str = "",
+                        both_unnamed: str = "warn") -> Tuple[Optional[int], Optional[float]]:
+    """(Sakoe–Chiba radius, Itakura slope) from tslearn's ``global_constraint``,
+    ``sakoe_chiba_radius`` and ``itakura_max_slope``, by tslearn's ``compute_mask`` rules: at most
+    one of the two is used. ``"sakoe_chiba"``: the radius (1 if not given), the slope ignored;
+    ``"itakura"``: the slope (2.0 if not given), the radius ignored; None or "": whichever is given,
+    neither for none. Both given without a name: tslearn's metrics warn and use no constraint
+    (``both_unnamed="warn"``); ``"raise"`` refuses it. Only the one used is checked; ``prefix``
+    names where the arguments came from in messages (``"metric_params"``)."""
+    label = (lambda key: f"{prefix}[{key!r}]") if prefix else (lambda key: key)
+    if constraint not in (None, "", "sakoe_chiba", "itakura"):
+        raise ValueError(f"{who}: expected {label('global_constraint')} to be None, 'sakoe_chiba' or 'itakura', "
+                         f"got {constraint!r}")
+    if constraint in (None, "") and radius is not None and slope is not None:
+        if both_unnamed == "raise":
+            raise ValueError(f"{who}: {prefix or 'the arguments'} give both sakoe_chiba_radius and itakura_max_slope "
+                             f"without a global_constraint to choose one ('sakoe_chiba' or 'itakura')")
+        warnings.warn(f"{who}: sakoe_chiba_radius and itakura_max_slope are both given without a global_constraint; "
+                      "no constraint is used (tslearn's rule)", RuntimeWarning, stacklevel=3)
+        return None, None
+    if constraint == "sakoe_chiba" or (constraint in (None, "") and radius is not None):
+        return _check_int(1 if radius is None else radius, who, label("sakoe_chiba_radius"), 0), None
+    if constraint == "itakura" or slope is not None:
+        return None, _check_itakura_slope(2.0 if slope is None else slope, who, label("itakura_max_slope"))
+    return None, None

@@ -498,6 +498,11 @@ def _prepare_init(init: Any, length: Any, x: Tensor, lengths: Tensor, w: Tensor,
     return torch.einsum("kn,knld->kld", wn, members).contiguous()
 
 
-# SoftDTWKMeans lives in softdtw_torch.clustering (which imports this module's objective and solvers);
-# re-exported so that ``from softdtw_torch.barycenter import SoftDTWKMeans`` keeps working.
-from .clustering import SoftDTWKMeans  # noqa: E402
+def __getattr__(name: str) -> Any:
+    # SoftDTWKMeans lives in softdtw_torch.clustering (which imports this module's objective and
+    # solvers, and scikit-learn); ``from softdtw_torch.barycenter import SoftDTWKMeans`` keeps
+    # working, importing scikit-learn only then.
+    if name == "SoftDTWKMeans":
+        from .clustering import SoftDTWKMeans
+        return SoftDTWKMeans
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

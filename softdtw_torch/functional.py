@@ -55,6 +55,9 @@ from torch import Tensor
 from . import _ops  # noqa: F401  (registers the operators)
 from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays, _to_numpy,
                      _to_tensor)
+
+__all__ = ["soft_dtw", "soft_dtw_from_cost", "soft_dtw_alignment", "soft_dtw_alignment_from_cost", "soft_dtw_sharp",
+           "soft_dtw_sharp_from_cost", "dilate", "pairwise_cost", "cdist_soft_dtw"]
 from ._progress import Progress
 
 

@@ -64,7 +64,7 @@ from sklearn.utils.validation import check_array
 from torch import Tensor
 
 from ._base import Estimator, read_series, series_tags
-from ._input import _check_int, _check_itakura_slope
+from ._input import _check_int, _check_itakura_slope, _tslearn_constraint
 from ._lower_bounds import lower_bound_matrix, rounding_slack
 from ._progress import Progress
 from .functional import _cdist_pair_count, _cdist_soft_dtw, soft_dtw
@@ -124,25 +124,10 @@ class _Metric:
 
 
 def _global_constraint(params: Dict[str, Any], who: str) -> Tuple[Optional[int], Optional[float]]:
-    """(Sakoe–Chiba radius, Itakura slope) from tslearn's ``global_constraint``,
-    ``sakoe_chiba_radius`` and ``itakura_max_slope``, by tslearn's ``compute_mask`` rules: at most one
-    of the two is used. ``"sakoe_chiba"``: the radius (1 if not given), the slope ignored;
-    ``"itakura"``: the slope (2.0 if not given), the radius ignored; None or "": whichever is given,
-    neither for none, and both given is an error (tslearn raises too). Only the one used is
-    checked."""
-    constraint = params.get("global_constraint")
-    radius, slope = params.get("sakoe_chiba_radius"), params.get("itakura_max_slope")
-    if constraint not in (None, "", "sakoe_chiba", "itakura"):
-        raise ValueError(f"{who}: expected metric_params['global_constraint'] to be None, 'sakoe_chiba' or "
-                         f"'itakura', got {constraint!r}")
-    if constraint in (None, "") and radius is not None and slope is not None:
-        raise ValueError(f"{who}: metric_params gives both sakoe_chiba_radius and itakura_max_slope without a "
-                         f"global_constraint to choose one ('sakoe_chiba' or 'itakura')")
-    if constraint == "sakoe_chiba" or (constraint in (None, "") and radius is not None):
-        return _check_int(1 if radius is None else radius, who, "metric_params['sakoe_chiba_radius']", 0), None
-    if constraint == "itakura" or slope is not None:
-        return None, _check_itakura_slope(2.0 if slope is None else slope, who, "metric_params['itakura_max_slope']")
-    return None, None
+    """(Sakoe–Chiba radius, Itakura slope) from ``metric_params`` by tslearn's rules
+    (:func:`softdtw_torch._input._tslearn_constraint`); both given without a name is an error here."""
+    return _tslearn_constraint(who, params.get("global_constraint"), params.get("sakoe_chiba_radius"),
+                               params.get("itakura_max_slope"), prefix="metric_params", both_unnamed="raise")
 
 
 def _resolve_metric(metric: Any, metric_params: Any, who: str) -> _Metric:

@@ -9,6 +9,8 @@ from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 from ._input import _check_itakura_slope
 from .functional import dilate, soft_dtw, soft_dtw_sharp
 
+__all__ = ["SoftDTW", "SharpSoftDTW", "DILATELoss"]
+
 _REDUCTIONS = ("none", "mean", "sum")
 
 

@@ -236,7 +236,7 @@ def plot_alignment(
         A title, over the top series' axes (over ``ax`` when ``y`` is ``None``).
     cmap : str or ``matplotlib.colors.Colormap``, default "viridis"
         The image's colour map.
-    colorbar : bool, default False
+    colorbar : bool, default ``False``
         Add a colour bar on the right.
     series_size : str or float, default "22%"
         Width of the left and height of the top series' axes: a percentage of ``ax`` or inches.

@@ -4,7 +4,7 @@ its documented usage runs unchanged (tests/compat/test_soft_dtw_cuda_dropin.py).
 
 ``SoftDTW(use_cuda, gamma=1.0, normalize=False, bandwidth=None, dist_func=None)`` returns the (B,)
 soft-DTW values (``normalize=True``: the divergence v(x, y) − ½ (v(x, x) + v(y, y))) of ``X`` (B, N, d)
-and ``Y`` (B, M, d), differentiable w.r.t. both, with its band (cells with |i − j| > bandwidth
+and ``Y`` (B, M, d), differentiable w.r.t. both, with its band (cells with ``|i − j|`` > bandwidth
 pruned; ``None`` or 0: none) and ``dist_func(x, y) -> (B, N, M)`` (squared Euclidean by default).
 Differences, each deliberate:
 

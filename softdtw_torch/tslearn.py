@@ -158,7 +158,7 @@ class SoftDTWLossPyTorch(torch.nn.Module):
 
 class TimeSeriesKMeans(SoftDTWKMeans):
     """tslearn's ``TimeSeriesKMeans`` for ``metric="softdtw"``: soft-DTW k-means
-    (:class:`softdtw_torch.SoftDTWKMeans`) under tslearn's parameter names, ``metric_params``
+    (:class:`softdtw_torch.clustering.SoftDTWKMeans`) under tslearn's parameter names, ``metric_params``
     giving ``gamma`` (default 1.0) and a Sakoe–Chiba band. Attributes as tslearn's
     (``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``), with SoftDTWKMeans's
     definitions: ``inertia_`` is the sum of the soft-DTW values to the centers (what the

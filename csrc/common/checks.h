@@ -48,4 +48,28 @@ inline at::Tensor checked_lengths(const char* op, const char* name, const std::o
   return out;
 }
 
+// Errors name the op the user called. A public op made of other ops (soft_dtw calls pairwise_cost
+// and soft_dtw_from_cost; rocket_transform calls rocket_normalise and rocket_convolve) first checks
+// what it can with its own name; what only an inner op finds (values its kernel reads: NaN, the
+// lengths' range) would name that inner op, which the user never called. with_public_name(op, body)
+// runs body and re-raises such a ValueError or TypeError, same type, with `op` in place of the
+// message's first word, the inner op's name (every message here starts "<op>: "). The one place
+// the C++ ops rename an error; softdtw_torch/_errors.py is its Python counterpart.
+inline std::string with_op_name(const char* op, const std::string& message) {
+  const size_t colon = message.find(": ");
+  if (colon == std::string::npos || message.find(' ') < colon) return std::string(op) + ": " + message;
+  return std::string(op) + message.substr(colon);
+}
+
+template <typename Body>
+auto with_public_name(const char* op, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const c10::TypeError& e) {
+    C10_THROW_ERROR(TypeError, with_op_name(op, e.msg()));
+  } catch (const c10::ValueError& e) {
+    C10_THROW_ERROR(ValueError, with_op_name(op, e.msg()));
+  }
+}
+
 }  // namespace softdtw_torch

@@ -36,8 +36,15 @@ bool is_sqeuclidean(c10::string_view cost) {
   return cost == "sqeuclidean";
 }
 
+// The named costs; every op that takes one checks it first, under its own name.
+void check_cost(const char* op, c10::string_view cost) {
+  TORCH_CHECK_VALUE(cost == "sqeuclidean" || cost == "l1" || cost == "cosine", op,
+                    ": cost must be one of \"sqeuclidean\", \"l1\", \"cosine\", got \"", std::string(cost), "\"");
+}
+
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view cost) {
   check_sequence_pair("pairwise_cost", x, y);
+  check_cost("pairwise_cost", cost);
   if (is_sqeuclidean(cost)) {
     // ||x_i||² + ||y_j||² − 2 x_i·y_j, whose value is clamped at 0 against cancellation while its
     // derivatives, of every order, stay those of the polynomial ||x_i − y_j||² (a clamp's would be
@@ -57,14 +64,10 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
     // Σ_k |x_ik − y_jk|; the subgradient at 0 is 0.
     return at::cdist(x, y, /*p=*/1.0);
   }
-  if (cost == "cosine") {
-    // 1 − cos(x_i, y_j), in [0, 2].
-    const at::Tensor xn = x / x.norm(2, -1, /*keepdim=*/true).clamp_min(kCosineNormEps);
-    const at::Tensor yn = y / y.norm(2, -1, /*keepdim=*/true).clamp_min(kCosineNormEps);
-    return 1 - at::bmm(xn, yn.transpose(1, 2));
-  }
-  TORCH_CHECK_VALUE(false, "pairwise_cost: cost must be one of \"sqeuclidean\", \"l1\", \"cosine\", got \"",
-                    std::string(cost), "\"");
+  // cosine: 1 − cos(x_i, y_j), in [0, 2].
+  const at::Tensor xn = x / x.norm(2, -1, /*keepdim=*/true).clamp_min(kCosineNormEps);
+  const at::Tensor yn = y / y.norm(2, -1, /*keepdim=*/true).clamp_min(kCosineNormEps);
+  return 1 - at::bmm(xn, yn.transpose(1, 2));
 }
 
 
@@ -99,6 +102,7 @@ at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma
 // The fused=None rule (kMaxFusedFeatures) and the checks of the fused and checkpoint options, for `op`.
 bool runs_fused(const char* op, const at::Tensor& x, std::optional<bool> fused, c10::string_view cost,
                 bool checkpoint) {
+  check_cost(op, cost);
   TORCH_CHECK_VALUE(!(fused.value_or(false) && !is_sqeuclidean(cost)), op,
                     ": the fused mode computes the squared Euclidean cost only, got fused=True with cost=\"",
                     std::string(cost), "\"");
@@ -126,8 +130,9 @@ at::Tensor value_or_divergence(const Value& value, const at::Tensor& x, const at
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
                     c10::string_view cost, bool checkpoint, std::optional<double> itakura_max_slope) {
+  // Errors name the op called, whichever op runs below: checked here first, renamed after.
   check_sequence_pair(kFusedOp, x, y);
-  check_gamma(kFusedOp, gamma, x.scalar_type());  // errors name the op called, whichever op runs below
+  check_gamma(kFusedOp, gamma, x.scalar_type());
   checked_window(kFusedOp, bandwidth, itakura_max_slope);
   const bool use_fused = runs_fused(kFusedOp, x, fused, cost, checkpoint);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
@@ -137,7 +142,7 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std:
     return ops::soft_dtw_from_cost(ops::pairwise_cost(a, b, cost), gamma, bandwidth, a_lengths, b_lengths,
                                    itakura_max_slope);
   };
-  return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths);
+  return with_public_name(kFusedOp, [&] { return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths); });
 }
 
 // The sharp soft-DTW ⟨E, D⟩: the directional derivative of sdtw along D itself, one forward
@@ -145,7 +150,9 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std:
 at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
                                     const OptTensor& x_lengths, const OptTensor& y_lengths,
                                     std::optional<double> itakura_max_slope) {
-  return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+  return with_public_name(kSharpFromCostOp, [&] {
+    return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+  });
 }
 
 at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
@@ -163,7 +170,7 @@ at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma
     const at::Tensor D = ops::pairwise_cost(a, b, cost);
     return soft_dtw_sharp_from_cost(D, gamma, bandwidth, a_lengths, b_lengths, itakura_max_slope);
   };
-  return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths);
+  return with_public_name(kSharpOp, [&] { return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths); });
 }
 
 // DILATE's time penalty for each pair's own lengths: Ω_ij = ((i + 1)/n − (j + 1)/m)², (B, N, M).
@@ -190,6 +197,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
   check_gamma(kDilateOp, gamma, prediction.scalar_type());
   checked_window(kDilateOp, bandwidth, itakura_max_slope);
   TORCH_CHECK_VALUE(alpha >= 0 && alpha <= 1, kDilateOp, ": alpha must be in [0, 1], got ", alpha);
+  return with_public_name(kDilateOp, [&] {
+    return dilate_checked(prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths,
+                          itakura_max_slope);
+  });
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate_checked(const at::Tensor& prediction, const at::Tensor& target,
+                                                              double alpha, double gamma,
+                                                              std::optional<int64_t> bandwidth,
+                                                              const OptTensor& penalty,
+                                                              const OptTensor& prediction_lengths,
+                                                              const OptTensor& target_lengths,
+                                                              std::optional<double> itakura_max_slope) {
   const at::Tensor D = ops::pairwise_cost(prediction, target, "sqeuclidean");
   at::Tensor omega;
   if (penalty.has_value()) {

@@ -4,7 +4,7 @@
 ``SoftDTW(gamma=1.0, dist_func=None, use_cuda=True, bandwidth=None)`` returns the (B,) soft-DTW
 values of ``X`` (B, N, d) and ``Y`` (B, M, d), tensors or PackedSequences, differentiable w.r.t.
 both, with pysdtw's band (``bandwidth``: the shorter series' index stretched to the longer's
-scale, a cell kept when |i − j| <= bandwidth on that scale; ``None`` or 0: none) and its
+scale, a cell kept when ``|i − j|`` <= bandwidth on that scale; ``None`` or 0: none) and its
 ``dist_func(x, y) -> (B, N, M)`` (``distance.pairwise_l2_squared`` by default). Differences, each
 deliberate:
 

@@ -32,3 +32,10 @@ from ._regressor import (  # noqa: F401
 from ._minirocket import MiniRocket  # noqa: F401
 from ._multirocket import MultiRocket  # noqa: F401
 from ._hydra import HydraLayer, HydraTransformer, hydra_parameters_from_aeon  # noqa: F401
+
+__all__ = ["Rocket", "RocketLayer", "rocket_transform", "RocketKernels", "generate_kernels", "kernels_from_aeon",
+           "kernels_to_aeon", "MiniRocket", "MultiRocket", "HydraTransformer", "HydraLayer", "hydra_parameters_from_aeon",
+           "RocketClassifier", "MiniRocketClassifier", "MultiRocketClassifier", "HydraClassifier",
+           "MultiRocketHydraClassifier", "RocketRegressor", "MiniRocketRegressor", "MultiRocketRegressor",
+           "HydraRegressor", "MultiRocketHydraRegressor", "RidgeClassifierCV", "RidgeCV", "StandardScaler",
+           "SparseScaler"]

@@ -40,6 +40,8 @@ from .._progress import Progress
 from ._input import as_series_tensor
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
 
+__all__ = ["rocket_transform", "Rocket", "RocketLayer"]
+
 ArrayLike = Union[np.ndarray, Tensor]
 _ACCUMULATE_MODES = ("float32_fma", "float64", "float32")
 

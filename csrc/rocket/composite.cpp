@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../common/checks.h"
 #include "ops.h"
 #include "random.h"
 
@@ -158,9 +159,12 @@ at::Tensor normalise_then_convolve(const at::Tensor& x, const at::Tensor& weight
                                    bool normalise, c10::string_view accumulate,
                                    const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
   const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
-  // aeon normalises in the input's precision and only then converts to the convolution's.
-  const at::Tensor series = normalise ? ops::rocket_normalise(x, x_lengths) : x;
-  return ops::rocket_convolve_with(series, kernels, accumulate, x_lengths, ppv_temperature);
+  // The two ops' errors name rocket_transform, the op called.
+  return with_public_name("rocket_transform", [&] {
+    // aeon normalises in the input's precision and only then converts to the convolution's.
+    const at::Tensor series = normalise ? ops::rocket_normalise(x, x_lengths) : x;
+    return ops::rocket_convolve_with(series, kernels, accumulate, x_lengths, ppv_temperature);
+  });
 }
 
 at::Tensor rocket_convolve_values(const at::Tensor& x, const at::Tensor& weights, const at::Tensor& lengths,

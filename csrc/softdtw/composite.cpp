@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../common/autograd.h"
+#include "../common/checks.h"
 #include "constants.h"
 #include "ops.h"
 #include "problem.h"
@@ -197,19 +198,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
   check_gamma(kDilateOp, gamma, prediction.scalar_type());
   checked_window(kDilateOp, bandwidth, itakura_max_slope);
   TORCH_CHECK_VALUE(alpha >= 0 && alpha <= 1, kDilateOp, ": alpha must be in [0, 1], got ", alpha);
-  return with_public_name(kDilateOp, [&] {
-    return dilate_checked(prediction, target, alpha, gamma, bandwidth, penalty, prediction_lengths, target_lengths,
-                          itakura_max_slope);
-  });
-}
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate_checked(const at::Tensor& prediction, const at::Tensor& target,
-                                                              double alpha, double gamma,
-                                                              std::optional<int64_t> bandwidth,
-                                                              const OptTensor& penalty,
-                                                              const OptTensor& prediction_lengths,
-                                                              const OptTensor& target_lengths,
-                                                              std::optional<double> itakura_max_slope) {
   const at::Tensor D = ops::pairwise_cost(prediction, target, "sqeuclidean");
   at::Tensor omega;
   if (penalty.has_value()) {
@@ -226,8 +214,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate_checked(const at::Tensor& 
   } else {
     omega = dilate_time_penalty(D, prediction_lengths, target_lengths);
   }
-  auto [shape, temporal] =
-      ops::from_cost_jvp(D, omega, gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths);
+  auto [shape, temporal] = with_public_name(kDilateOp, [&] {
+    return ops::from_cost_jvp(D, omega, gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths);
+  });
   return {alpha * shape + (1 - alpha) * temporal, shape, temporal};
 }
 
@@ -237,8 +226,9 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor
                                                                 std::optional<double> itakura_max_slope) {
   // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair, differentiable
   // through the backward op's own derivatives (design doc §3).
-  auto [values, R] =
-      ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
+  auto [values, R] = with_public_name(kAlignmentFromCostOp, [&] {
+    return ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
+  });
   const at::Tensor ones = at::ones_symint({D.sym_size(0)}, R.options());
   const at::Tensor E = ops::from_cost_backward(ones, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
   return {values, E.to(D.scalar_type())};
@@ -248,11 +238,14 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const
                                                       std::optional<int64_t> bandwidth, const OptTensor& x_lengths,
                                                       const OptTensor& y_lengths, c10::string_view cost,
                                                       std::optional<double> itakura_max_slope) {
-  check_sequence_pair(kFusedOp, x, y);
-  check_gamma(kFusedOp, gamma, x.scalar_type());
-  checked_window(kFusedOp, bandwidth, itakura_max_slope);
-  return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths,
-                                      itakura_max_slope);
+  check_sequence_pair(kAlignmentOp, x, y);
+  check_gamma(kAlignmentOp, gamma, x.scalar_type());
+  checked_window(kAlignmentOp, bandwidth, itakura_max_slope);
+  check_cost(kAlignmentOp, cost);
+  return with_public_name(kAlignmentOp, [&] {
+    return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths,
+                                        itakura_max_slope);
+  });
 }
 
 // The checkpointed pair on devices without a kernel of their own (CPU): the forward keeps nothing,

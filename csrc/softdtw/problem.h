@@ -19,6 +19,8 @@ constexpr const char* kFusedOp = "soft_dtw";
 constexpr const char* kSharpOp = "soft_dtw_sharp";
 constexpr const char* kSharpFromCostOp = "soft_dtw_sharp_from_cost";
 constexpr const char* kDilateOp = "dilate";
+constexpr const char* kAlignmentOp = "soft_dtw_alignment";
+constexpr const char* kAlignmentFromCostOp = "soft_dtw_alignment_from_cost";
 constexpr const char* kDtwPathOp = "dtw_path";
 
 // Validated inputs of one op call, converted to what the kernels read.

@@ -47,7 +47,7 @@ _LAZY = {
 }
 # Submodules reachable as attributes (`softdtw_torch.plot.plot_alignment`) without an import.
 _SUBMODULES = ("functional", "metrics", "nn", "barycenter", "clustering", "neighbors", "rocket", "datasets", "plot",
-               "tslearn", "pysdtw", "soft_dtw_cuda")
+               "tslearn", "pysdtw", "soft_dtw_cuda", "aeon")
 
 
 def __getattr__(name: str):

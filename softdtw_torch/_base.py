@@ -5,12 +5,13 @@
 :class:`NotFittedError`. Each estimator puts the mixin of its kind (``ClassifierMixin``,
 ``TransformerMixin``, ``ClusterMixin``) on the left of :class:`Estimator` and declares what input
 it takes in ``__sklearn_tags__``. :func:`check_random_state` and :func:`draw_seed` are the
-``random_state`` rules of all estimators.
+``random_state`` rules of all estimators, :func:`check_device` the ``device`` rule.
 """
 import numbers
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 from sklearn.utils import Tags
@@ -19,8 +20,8 @@ from torch import Tensor
 
 from ._input import _Data, _prepare_series
 
-__all__ = ["Estimator", "NotFittedError", "as_numeric_array", "check_random_state", "draw_seed", "read_series",
-           "series_tags"]
+__all__ = ["Estimator", "NotFittedError", "as_numeric_array", "check_device", "check_random_state", "draw_seed",
+           "read_series", "series_tags"]
 
 
 class NotFittedError(_SklearnNotFittedError, RuntimeError):
@@ -120,3 +121,31 @@ def draw_seed(random_state: Any, who: str, check_range: bool = True) -> int:
     if random_state is None or isinstance(random_state, np.random.RandomState):
         return int(check_random_state(random_state, who).randint(np.iinfo(np.int32).max))
     return _int_seed(random_state, who, check_range)
+
+
+def check_device(device: Any, who: str) -> Optional[torch.device]:
+    """The ``device`` parameter (None, a string or a torch.device) as a torch.device (None stays
+    None), checked where it is used (an estimator's ``fit``: scikit-learn validates no parameter in
+    ``__init__``), so that a bad one fails there with an error naming ``who`` rather than later with
+    torch's parser or CUDA driver error: TypeError for another type, ValueError for a string that
+    names no device, or a CUDA device this machine does not have."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"{who}: expected device to be None, a string or a torch.device, got "
+                        f"{type(device).__name__}")
+    try:
+        parsed = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"{who}: device={device!r} is not a torch device (expected e.g. 'cpu', 'cuda', "
+                         f"'cuda:1')") from None
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"{who}: device={str(device)!r} but CUDA is not available on this machine "
+                             f"(torch.cuda.is_available() is False)")
+        count = torch.cuda.device_count()
+        if parsed.index is not None and parsed.index >= count:
+            which = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
+            raise ValueError(f"{who}: device={str(device)!r} but this machine has {count} CUDA "
+                             f"device{'' if count == 1 else 's'} ({which})")
+    return parsed

@@ -53,12 +53,36 @@ import torch
 from torch import Tensor
 
 from . import _ops  # noqa: F401  (registers the operators)
+from ._errors import public_errors
 from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays, _to_numpy,
                      _to_tensor)
+from ._progress import Progress
 
 __all__ = ["soft_dtw", "soft_dtw_from_cost", "soft_dtw_alignment", "soft_dtw_alignment_from_cost", "soft_dtw_sharp",
            "soft_dtw_sharp_from_cost", "dilate", "pairwise_cost", "cdist_soft_dtw"]
-from ._progress import Progress
+
+
+def _unbatched_pair(op: str, x: Tensor, y: Tensor, names: Tuple[str, str] = ("x", "y")) -> bool:
+    """Whether x and y are one unbatched pair, (n, features) and (m, features); a batch is both
+    3-D. Any other ranks raise a ValueError saying both forms (the operators take 3-D only)."""
+    if x.dim() == 2 and y.dim() == 2:
+        return True
+    if x.dim() == 3 and y.dim() == 3:
+        return False
+    hint = ""
+    if x.dim() == 1 or y.dim() == 1:
+        hint = "; for a univariate series use " + (names[0] if x.dim() == 1 else names[1]) + ".unsqueeze(-1)"
+    raise ValueError(
+        op + ": expected " + names[0] + " and " + names[1] + " both 2-D (n, features) for one pair or both 3-D "
+        "(batch, n, features), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D" + hint
+    )
+
+
+def _unbatched_cost(op: str, D: Tensor) -> bool:
+    """Whether D is one unbatched cost matrix (n, m); a batch is 3-D. Other ranks raise."""
+    if D.dim() != 2 and D.dim() != 3:
+        raise ValueError(op + ": expected D 2-D (n, m) for one pair or 3-D (batch, n, m), got " + str(D.dim()) + "-D")
+    return D.dim() == 2
 
 
 def _pair_call_on_arrays(fn: Callable[..., Any], op: str, x: Any, y: Any, x_lengths: Any, y_lengths: Any,
@@ -187,15 +211,10 @@ def soft_dtw(
             return _pair_call_on_arrays(soft_dtw, "soft_dtw", x, y, x_lengths, y_lengths, gamma, bandwidth,
                                         normalize, fused, cost=cost, checkpoint=checkpoint,
                                         itakura_max_slope=itakura_max_slope)
-    unbatched = x.dim() == 2 and y.dim() == 2
+    unbatched = _unbatched_pair("soft_dtw", x, y)
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
-    elif x.dim() != y.dim() and (x.dim() == 2 or y.dim() == 2):
-        raise ValueError(
-            "soft_dtw: expected x and y both 2-D (one pair: (n, features), (m, features)) or both 3-D "
-            "(a batch), got " + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
-        )
     if isinstance(gamma, Tensor):
         x, y = _autocast_to_float32(x), _autocast_to_float32(y)
         scale = _checked_gamma("soft_dtw", gamma, x)
@@ -212,8 +231,8 @@ def soft_dtw(
                     'soft_dtw: checkpoint=True needs the fused mode (cost="sqeuclidean", fused=None or True), '
                     'got cost="' + cost + '"'
                 )
-            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, itakura_max_slope, normalize, x_lengths,
-                                                    y_lengths, cost)
+            values = _divergence_or_value_from_cost("soft_dtw", x, y, scale, bandwidth, itakura_max_slope, normalize,
+                                                    x_lengths, y_lengths, cost)
     else:
         values = torch.ops.softdtw_torch.soft_dtw(
             x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, checkpoint, itakura_max_slope
@@ -243,6 +262,7 @@ def _scaled_from_cost(
 
 
 def _divergence_or_value_from_cost(
+    op: str,
     x: Tensor,
     y: Tensor,
     scale: Tensor,
@@ -255,7 +275,27 @@ def _divergence_or_value_from_cost(
     sharp: bool = False,
 ) -> Tensor:
     """sdtw_γ (or the divergence; with ``sharp``, the sharp ones) of a named cost for a checked
-    (1,) or (B,) tensor γ. The self terms use their own (N, N) and (M, M) constraints."""
+    (1,) or (B,) tensor γ. The self terms use their own (N, N) and (M, M) constraints. The errors
+    of the ops it calls name ``op``, the function called (eager only)."""
+    if not torch.jit.is_scripting():
+        with public_errors(op):
+            return _terms_from_cost(x, y, scale, bandwidth, itakura_max_slope, normalize, x_lengths, y_lengths, cost,
+                                    sharp)
+    return _terms_from_cost(x, y, scale, bandwidth, itakura_max_slope, normalize, x_lengths, y_lengths, cost, sharp)
+
+
+def _terms_from_cost(
+    x: Tensor,
+    y: Tensor,
+    scale: Tensor,
+    bandwidth: Optional[int],
+    itakura_max_slope: Optional[float],
+    normalize: bool,
+    x_lengths: Optional[Tensor],
+    y_lengths: Optional[Tensor],
+    cost: str,
+    sharp: bool,
+) -> Tensor:
     cost_of = torch.ops.softdtw_torch.pairwise_cost
     slope = itakura_max_slope
     value = _scaled_from_cost(cost_of(x, y, cost), scale, bandwidth, slope, x_lengths, y_lengths, sharp)
@@ -289,7 +329,7 @@ def soft_dtw_from_cost(
         if _is_array_input(D):
             return _cost_call_on_arrays(soft_dtw_from_cost, "soft_dtw_from_cost", D, gamma, bandwidth, x_lengths,
                                         y_lengths, itakura_max_slope)
-    unbatched = D.dim() == 2
+    unbatched = _unbatched_cost("soft_dtw_from_cost", D)
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
@@ -350,20 +390,31 @@ def soft_dtw_alignment(
         if _is_array_input(x, y):
             return _pair_call_on_arrays(soft_dtw_alignment, "soft_dtw_alignment", x, y, x_lengths, y_lengths,
                                         gamma, bandwidth, cost=cost, itakura_max_slope=itakura_max_slope)
-    unbatched = x.dim() == 2 and y.dim() == 2
+    unbatched = _unbatched_pair("soft_dtw_alignment", x, y)
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
     if isinstance(gamma, Tensor):
-        _checked_gamma("soft_dtw_alignment", gamma, x)  # errors name the function called
-        D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
-        E, values = soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope)
+        _checked_gamma("soft_dtw_alignment", gamma, x)
+        if not torch.jit.is_scripting():
+            with public_errors("soft_dtw_alignment"):  # errors name the function called (eager only)
+                E, values = _alignment_of_cost(x, y, gamma, bandwidth, x_lengths, y_lengths, cost, itakura_max_slope)
+        else:
+            E, values = _alignment_of_cost(x, y, gamma, bandwidth, x_lengths, y_lengths, cost, itakura_max_slope)
     else:
         values, E = torch.ops.softdtw_torch.soft_dtw_alignment(x, y, gamma, bandwidth, x_lengths, y_lengths, cost,
                                                                itakura_max_slope)
     if unbatched:
         return E.squeeze(0), values.squeeze(0)
     return E, values
+
+
+def _alignment_of_cost(x: Tensor, y: Tensor, gamma: Tensor, bandwidth: Optional[int], x_lengths: Optional[Tensor],
+                       y_lengths: Optional[Tensor], cost: str, itakura_max_slope: Optional[float]
+                       ) -> Tuple[Tensor, Tensor]:
+    """``soft_dtw_alignment`` for a tensor gamma: on the cost tensor of x and y."""
+    D = torch.ops.softdtw_torch.pairwise_cost(x, y, cost)
+    return soft_dtw_alignment_from_cost(D, gamma, bandwidth, x_lengths, y_lengths, itakura_max_slope)
 
 
 def soft_dtw_alignment_from_cost(
@@ -383,7 +434,7 @@ def soft_dtw_alignment_from_cost(
         if _is_array_input(D):
             return _cost_call_on_arrays(soft_dtw_alignment_from_cost, "soft_dtw_alignment_from_cost", D, gamma,
                                         bandwidth, x_lengths, y_lengths, itakura_max_slope)
-    unbatched = D.dim() == 2
+    unbatched = _unbatched_cost("soft_dtw_alignment_from_cost", D)
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):  # E(D, γ) = E(D/γ, 1); values scale with γ
@@ -432,7 +483,7 @@ def soft_dtw_sharp(
         if _is_array_input(x, y):
             return _pair_call_on_arrays(soft_dtw_sharp, "soft_dtw_sharp", x, y, x_lengths, y_lengths, gamma,
                                         bandwidth, normalize, fused, cost=cost, itakura_max_slope=itakura_max_slope)
-    unbatched = x.dim() == 2 and y.dim() == 2
+    unbatched = _unbatched_pair("soft_dtw_sharp", x, y)
     if unbatched:
         x = x.unsqueeze(0)
         y = y.unsqueeze(0)
@@ -447,8 +498,8 @@ def soft_dtw_sharp(
             )
             values = values * scale.to(values.dtype)
         else:
-            values = _divergence_or_value_from_cost(x, y, scale, bandwidth, itakura_max_slope, normalize, x_lengths,
-                                                    y_lengths, cost, sharp=True)
+            values = _divergence_or_value_from_cost("soft_dtw_sharp", x, y, scale, bandwidth, itakura_max_slope,
+                                                    normalize, x_lengths, y_lengths, cost, sharp=True)
     else:
         values = torch.ops.softdtw_torch.soft_dtw_sharp(
             x, y, gamma, bandwidth, normalize, fused, x_lengths, y_lengths, cost, itakura_max_slope
@@ -472,7 +523,7 @@ def soft_dtw_sharp_from_cost(
         if _is_array_input(D):
             return _cost_call_on_arrays(soft_dtw_sharp_from_cost, "soft_dtw_sharp_from_cost", D, gamma, bandwidth,
                                         x_lengths, y_lengths, itakura_max_slope)
-    unbatched = D.dim() == 2
+    unbatched = _unbatched_cost("soft_dtw_sharp_from_cost", D)
     if unbatched:
         D = D.unsqueeze(0)
     if isinstance(gamma, Tensor):
@@ -522,7 +573,7 @@ def dilate(
             omega = None if penalty is None else _to_tensor(penalty, "dilate", "penalty")[0].to(a.dtype)
             with torch.no_grad():
                 return _to_numpy(dilate(a, b, alpha, gamma, bandwidth, omega, la, lb, itakura_max_slope))
-    unbatched = prediction.dim() == 2 and target.dim() == 2
+    unbatched = _unbatched_pair("dilate", prediction, target, ("prediction", "target"))
     if unbatched:
         prediction = prediction.unsqueeze(0)
         target = target.unsqueeze(0)
@@ -631,12 +682,15 @@ def cdist_soft_dtw(
     _check_datasets("cdist_soft_dtw", X, Y)
     if chunk_size < 1:
         raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
-    if not torch.jit.is_scripting():
-        if verbose:  # a Progress is a Python object: eager only
-            total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], normalize)
-            with Progress(verbose, "cdist_soft_dtw", total, unit="pairs") as progress:
-                return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths,
-                                       chunk_size, itakura_max_slope, progress)
+    if not torch.jit.is_scripting():  # a Progress is a Python object, and so is public_errors: eager only
+        with public_errors("cdist_soft_dtw"):  # soft_dtw's errors name this function
+            if verbose:
+                total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], normalize)
+                with Progress(verbose, "cdist_soft_dtw", total, unit="pairs") as progress:
+                    return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths,
+                                           chunk_size, itakura_max_slope, progress)
+            return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths, chunk_size,
+                                   itakura_max_slope, None)
     return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths, chunk_size,
                            itakura_max_slope, None)
 

@@ -36,11 +36,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ._errors import public_errors
 from ._input import (_check_int, _check_itakura_slope, _checked_argument_types, _datasets_from_arrays, _is_array_input,
                      _pair_from_arrays, _prepare_series, _to_numpy)
 from ._lower_bounds import itakura_column_bounds, lb_envelope, lb_keogh
 from ._progress import Progress
-from .functional import _cdist_pair_count, _cdist_soft_dtw, _check_datasets, cdist_soft_dtw, soft_dtw
+from .functional import _cdist_pair_count, _cdist_soft_dtw, _check_datasets, _unbatched_pair, cdist_soft_dtw, soft_dtw
 
 __all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh", "sakoe_chiba_mask",
            "itakura_mask"]
@@ -78,6 +79,9 @@ def dtw(
             a, b, la, lb, _ = _pair_from_arrays("dtw", x, y, x_lengths, y_lengths)
             with torch.no_grad():
                 return _to_numpy(dtw(a, b, bandwidth, la, lb, itakura_max_slope))
+        with public_errors("dtw"):  # soft_dtw's errors name this function (eager only)
+            return _root(soft_dtw(x, y, 0.0, bandwidth, x_lengths=x_lengths, y_lengths=y_lengths,
+                                  itakura_max_slope=itakura_max_slope))
     return _root(soft_dtw(x, y, 0.0, bandwidth, x_lengths=x_lengths, y_lengths=y_lengths,
                           itakura_max_slope=itakura_max_slope))
 
@@ -108,7 +112,7 @@ def dtw_path(
     if arrays:
         x, y, x_lengths, y_lengths, unbatched = _pair_from_arrays("dtw_path", x, y, x_lengths, y_lengths)
     else:
-        unbatched = x.dim() == 2 and y.dim() == 2
+        unbatched = _unbatched_pair("dtw_path", x, y)
         if unbatched and (x_lengths is not None or y_lengths is not None):
             raise ValueError("dtw_path: lengths apply to batches of series, got single series with lengths")
     if unbatched:
@@ -158,12 +162,15 @@ def cdist_dtw(
     _check_datasets("cdist_dtw", X, Y)  # before cdist_soft_dtw's own check: errors name cdist_dtw
     if chunk_size < 1:
         raise ValueError("cdist_dtw: chunk_size must be >= 1, got " + str(chunk_size))
-    if not torch.jit.is_scripting():
-        if verbose:  # cdist_soft_dtw's work, reported under this function's name (eager only)
-            total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], False)
-            with Progress(verbose, "cdist_dtw", total, unit="pairs") as progress:
-                return _root(_cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths,
-                                             chunk_size, itakura_max_slope, progress))
+    if not torch.jit.is_scripting():  # cdist_soft_dtw's work and errors, under this function's name (eager only)
+        with public_errors("cdist_dtw"):
+            if verbose:
+                total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], False)
+                with Progress(verbose, "cdist_dtw", total, unit="pairs") as progress:
+                    return _root(_cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths,
+                                                 y_lengths, chunk_size, itakura_max_slope, progress))
+            return _root(cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths,
+                                        chunk_size, itakura_max_slope))
     squared = cdist_soft_dtw(X, Y, 0.0, False, bandwidth, "sqeuclidean", None, x_lengths, y_lengths, chunk_size,
                              itakura_max_slope)
     return _root(squared)

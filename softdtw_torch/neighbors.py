@@ -63,7 +63,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array
 from torch import Tensor
 
-from ._base import Estimator, read_series, series_tags
+from ._base import Estimator, check_device, read_series, series_tags
 from ._input import _check_int, _check_itakura_slope, _tslearn_constraint
 from ._lower_bounds import lower_bound_matrix, rounding_slack
 from ._progress import Progress
@@ -224,16 +224,7 @@ class _KNeighborsTimeSeries(Estimator):
         return _resolve_metric(self.metric, self.metric_params, who)
 
     def _compute_device(self) -> Optional[torch.device]:
-        if self.device is None:
-            return None
-        if not isinstance(self.device, (str, torch.device)):
-            raise TypeError(f"{type(self).__name__}: expected device to be None, a string or a torch.device, got "
-                            f"{type(self.device).__name__}")
-        try:
-            return torch.device(self.device)
-        except RuntimeError as err:
-            raise ValueError(f"{type(self).__name__}: expected device to name a device, got {self.device!r} "
-                             f"({err})") from None
+        return check_device(self.device, type(self).__name__)
 
     def _fit_series(self, X: Any, x_lengths: Any) -> int:
         """Reads and stores the training series; returns their number."""

@@ -1,11 +1,13 @@
 """``nn.Module`` wrappers: they only store hyper-parameters and call the functional API (in eager
-mode, after unpacking ``PackedSequence`` inputs into padded tensors and lengths)."""
+mode, after unpacking ``PackedSequence`` inputs into padded tensors and lengths, and with its
+errors named after the module: ``SoftDTW: ...``, not ``soft_dtw: ...``)."""
 from typing import Any, Optional, Tuple, Union
 
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
+from ._errors import public_errors
 from ._input import _check_itakura_slope
 from .functional import dilate, soft_dtw, soft_dtw_sharp
 
@@ -46,6 +48,11 @@ def _read_2d(module: str, x: Tensor, y: Tensor, input_2d: Optional[str]) -> Tupl
     """A 2-D input to a loss reads two ways: (B, length), B univariate series, as ``nn.MSELoss`` reads
     (B, T); or (length, features), one unbatched pair, as the functional API reads it. Only an explicit
     ``input_2d`` picks one; without it, 2-D input is an error that names both readings."""
+    if x.dim() not in (2, 3) or y.dim() not in (2, 3):
+        raise ValueError(
+            module + ": expected 3-D inputs (batch, length, features), or 2-D ones read as input_2d says, got "
+            + str(x.dim()) + "-D and " + str(y.dim()) + "-D"
+        )
     if x.dim() != 2 and y.dim() != 2:
         return x, y
     if input_2d is None:
@@ -171,9 +178,14 @@ class SoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
-        if not torch.jit.is_scripting():  # PackedSequence input: eager only (the annotations say Tensor)
+        if not torch.jit.is_scripting():  # PackedSequence input, errors named SoftDTW: eager only
             x, y, x_lengths, y_lengths = _unpacked("SoftDTW", ("x", "y", "x_lengths", "y_lengths"), x, y,
                                                    x_lengths, y_lengths)
+            with public_errors("SoftDTW"):
+                return self._loss(x, y, x_lengths, y_lengths)
+        return self._loss(x, y, x_lengths, y_lengths)
+
+    def _loss(self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor], y_lengths: Optional[Tensor]) -> Tensor:
         x, y = _read_2d("SoftDTW", x, y, self.input_2d)
         values = soft_dtw(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
@@ -228,9 +240,14 @@ class SharpSoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
-        if not torch.jit.is_scripting():  # PackedSequence input: eager only (the annotations say Tensor)
+        if not torch.jit.is_scripting():  # PackedSequence input, errors named SharpSoftDTW: eager only
             x, y, x_lengths, y_lengths = _unpacked("SharpSoftDTW", ("x", "y", "x_lengths", "y_lengths"), x, y,
                                                    x_lengths, y_lengths)
+            with public_errors("SharpSoftDTW"):
+                return self._loss(x, y, x_lengths, y_lengths)
+        return self._loss(x, y, x_lengths, y_lengths)
+
+    def _loss(self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor], y_lengths: Optional[Tensor]) -> Tensor:
         x, y = _read_2d("SharpSoftDTW", x, y, self.input_2d)
         values = soft_dtw_sharp(
             x, y, self.gamma, self.bandwidth, self.normalize, self.fused, x_lengths, y_lengths, self.cost,
@@ -302,10 +319,16 @@ class DILATELoss(nn.Module):
         prediction_lengths: Optional[Tensor] = None,
         target_lengths: Optional[Tensor] = None,
     ) -> Tensor:
-        if not torch.jit.is_scripting():  # PackedSequence input: eager only (the annotations say Tensor)
+        if not torch.jit.is_scripting():  # PackedSequence input, errors named DILATELoss: eager only
             prediction, target, prediction_lengths, target_lengths = _unpacked(
                 "DILATELoss", ("prediction", "target", "prediction_lengths", "target_lengths"), prediction, target,
                 prediction_lengths, target_lengths)
+            with public_errors("DILATELoss"):
+                return self._loss(prediction, target, prediction_lengths, target_lengths)
+        return self._loss(prediction, target, prediction_lengths, target_lengths)
+
+    def _loss(self, prediction: Tensor, target: Tensor, prediction_lengths: Optional[Tensor],
+              target_lengths: Optional[Tensor]) -> Tensor:
         prediction, target = _read_2d("DILATELoss", prediction, target, self.input_2d)
         loss, _, _ = dilate(
             prediction, target, self.alpha, self.gamma, self.bandwidth, self.penalty, prediction_lengths,

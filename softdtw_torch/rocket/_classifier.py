@@ -41,10 +41,9 @@ eigendecomposition go through ``_linalg.FixedOrderOps`` (torch's BLAS alone does
 """
 from __future__ import annotations
 
-import contextlib
 import numbers
 import warnings
-from typing import Any, Callable, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -53,7 +52,8 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import check_classification_targets
 from torch import Tensor
 
-from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, series_tags
+from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, check_device, series_tags
+from .._errors import public_errors
 from .._input import _check_int
 from .._progress import Progress
 from ._input import as_series_tensor, check_finite
@@ -523,7 +523,8 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
     - ``best_score_``: its ``-mean(looe²)`` (float).
     - ``coef_``: float64 tensor on the fit device, (n_features,) for two classes (sign gives
       ``classes_[1]``), (n_classes, n_features) otherwise (sklearn's shapes).
-    - ``intercept_``: float64 tensor, (1,) for two classes, (n_classes,) otherwise.
+    - ``intercept_``: float64 tensor, (1,) for two classes, (n_classes,) otherwise; the float
+      ``0.0`` with ``fit_intercept=False`` (sklearn's conventions).
     - ``n_features_in_``: int.
 
     Memory: "gram" mode (n_samples <= n_features) holds X and an n×n matrix; "cov" mode holds a
@@ -561,7 +562,7 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
         self.alpha_ = alpha
         self.best_score_ = score
         self.coef_ = coef[0] if coef.shape[0] == 1 else coef  # binary: sklearn's (n_features,)
-        self.intercept_ = intercept
+        self.intercept_ = intercept if self.fit_intercept else 0.0  # sklearn's float without an intercept
         self.n_features_in_ = x.shape[1]
         return self
 
@@ -592,19 +593,6 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
 # ----------------------------------------------------------------------------------------------
 # The pipelines: transform -> StandardScaler(with_mean=False) -> ridge
 # ----------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _named_errors(name: str) -> Iterator[None]:
-    """A ValueError / TypeError from a pipeline's transformer (which names itself or its operator,
-    e.g. ``minirocket_fit: expected at least 9 time points``) re-raised, same type, with the
-    pipeline's name in front: every error names the estimator that was called."""
-    try:
-        yield
-    except (ValueError, TypeError) as error:
-        if type(error) not in (ValueError, TypeError) or str(error).startswith(f"{name}:"):
-            raise
-        raise type(error)(f"{name}: {error}") from error
-
-
 class _RocketPipeline(Estimator):
     """The common base of the ROCKET-family classifiers and regressors (aeon's pipelines)::
 
@@ -660,8 +648,7 @@ class _RocketPipeline(Estimator):
         name = type(self).__name__
         # The working device: the ``device`` parameter, else X's (CPU for numpy). predict uses
         # the same one, wherever its X lives.
-        device = self.device if self.device is not None else (
-            X.device if isinstance(X, Tensor) else "cpu")
+        device = check_device(self.device, name) or (X.device if isinstance(X, Tensor) else "cpu")
         x = self._series(X, device)
         target = self._read_target(y, x.shape[0])
         _check_alphas(self.alphas, name)
@@ -673,7 +660,7 @@ class _RocketPipeline(Estimator):
         transformer = self._make_transformer(str(x.device))
         # Progress by stage: the transformer reports nothing of its own (one bar per call).
         with Progress(self.verbose, f"{name}.fit", 4, unit="stages") as progress:
-            with _named_errors(name):
+            with public_errors(name):  # the transformer's errors name the pipeline
                 transformer.fit(x)
                 progress.update(1, "transformer fitted")
                 features = transformer.transform(x)
@@ -700,7 +687,7 @@ class _RocketPipeline(Estimator):
         if x.shape[2] != self.n_timepoints_:  # each transformer's rule (x_lengths is not passed on)
             raise ValueError(f"{name}: expected X with {self.n_timepoints_} time points (as in fit), got {x.shape[2]}")
         with Progress(self.verbose, f"{name}.{method}", 2, unit="stages") as progress:
-            with _named_errors(name):
+            with public_errors(name):
                 features = getattr(self, self._transformer_attribute).transform(x)
             progress.update(1, "features computed")
             scaled = self.scaler_.transform(features)

@@ -44,7 +44,8 @@ from sklearn.base import TransformerMixin
 from torch import Tensor, nn
 
 from .. import _ops  # noqa: F401  (loads the operators)
-from .._base import Estimator, draw_seed, series_tags
+from .._base import Estimator, check_device, draw_seed, series_tags
+from .._errors import public_errors
 from .._input import _check_int
 from .._progress import Progress
 from ._input import as_series_tensor, check_finite
@@ -126,9 +127,11 @@ class HydraTransformer(TransformerMixin, Estimator):
         n_kernels = _check_int(self.n_kernels, who, "n_kernels", 1)
         n_groups = _check_int(self.n_groups, who, "n_groups", 1)
         max_num_channels = _check_int(self.max_num_channels, who, "max_num_channels", 1)
+        check_device(self.device, who)  # where transform will compute: checked now, as every parameter
         x = as_series_tensor(X, who, integer_dtype=torch.float32, finite=True)  # only its shape is read
         self.seed_ = draw_seed(self.random_state, "HydraTransformer")
-        with Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+        # The operator's errors (series too short) name this method.
+        with public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             weights, channels = torch.ops.softdtw_torch.hydra_fit(x.cpu(), n_kernels, n_groups, max_num_channels,
                                                                   self.seed_)
             progress.update(x.shape[0])
@@ -174,7 +177,7 @@ class HydraTransformer(TransformerMixin, Estimator):
         if x_lengths is None and self.n_timepoints_ is not None and x.shape[2] != self.n_timepoints_:
             raise ValueError(f"{who}: expected X with {self.n_timepoints_} time points (as in fit), got "
                              f"{x.shape[2]}; pass x_lengths to transform series of other lengths")
-        device = torch.device(self.device) if self.device is not None else x.device
+        device = check_device(self.device, who) or x.device
         x = x.to(device)
         lengths = None
         if x_lengths is not None:
@@ -183,7 +186,7 @@ class HydraTransformer(TransformerMixin, Estimator):
         else:
             check_finite(x, who)
         weights, channels = self._parameters_on(device)
-        with torch.no_grad(), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+        with torch.no_grad(), public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             features = torch.ops.softdtw_torch.hydra_transform(x, weights, channels, lengths)
             progress.update(x.shape[0])
         return features if tensor_in else features.cpu().numpy()
@@ -206,8 +209,9 @@ class HydraLayer(nn.Module):
         c_in = _check_int(c_in, who, "c_in", 1)
         seq_len = _check_int(seq_len, who, "seq_len", 1)
         shape_only = torch.empty(0, c_in, seq_len)
-        weights, channels = torch.ops.softdtw_torch.hydra_fit(shape_only, n_kernels, n_groups, max_num_channels,
-                                                              draw_seed(seed, who))
+        with public_errors(who):
+            weights, channels = torch.ops.softdtw_torch.hydra_fit(shape_only, n_kernels, n_groups, max_num_channels,
+                                                                  draw_seed(seed, who))
         if learnable:
             self.weights = nn.Parameter(weights)
         else:
@@ -216,6 +220,9 @@ class HydraLayer(nn.Module):
         self.n_features = int(weights.shape[0] * weights.shape[1] * 2 * weights.shape[2] * weights.shape[3])
 
     def forward(self, x: Tensor, x_lengths: Optional[Tensor] = None) -> Tensor:
+        if not torch.jit.is_scripting():
+            with public_errors("HydraLayer"):  # the operator's errors name the layer (eager only)
+                return torch.ops.softdtw_torch.hydra_transform(x, self.weights, self.channels, x_lengths)
         return torch.ops.softdtw_torch.hydra_transform(x, self.weights, self.channels, x_lengths)
 
     def extra_repr(self) -> str:

@@ -21,6 +21,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .._errors import public_errors
+
 __all__ = ["RocketKernels", "generate_kernels", "kernels_from_aeon", "kernels_to_aeon"]
 
 
@@ -78,6 +80,10 @@ def generate_kernels(n_timepoints: int, n_channels: int, n_kernels: int, seed: i
     and ``torch.compile`` (the ints are specialised: a new value recompiles) through
     ``torch.ops.softdtw_torch.rocket_generate_kernels``, which returns the same 7 tensors as a tuple.
     """
+    if not torch.jit.is_scripting():
+        with public_errors("generate_kernels"):  # the operator's errors name this function (eager only)
+            return RocketKernels(*torch.ops.softdtw_torch.rocket_generate_kernels(n_timepoints, n_channels,
+                                                                                  n_kernels, seed))
     w, lengths, b, d, p, m, ch = torch.ops.softdtw_torch.rocket_generate_kernels(
         n_timepoints, n_channels, n_kernels, seed
     )

@@ -31,7 +31,8 @@ import torch
 from sklearn.base import TransformerMixin
 
 from .. import _ops  # noqa: F401  (loads the operators)
-from .._base import Estimator, draw_seed, series_tags
+from .._base import Estimator, check_device, draw_seed, series_tags
+from .._errors import public_errors
 from .._ops import _C
 from .._progress import Progress
 from ._input import as_series_tensor
@@ -83,7 +84,7 @@ class _KernelParametersTransformer(TransformerMixin, Estimator):
                 f"{who}: expected X with {self.n_timepoints_} time points (as in fit), got "
                 f"{x.shape[2]}; pass x_lengths to transform series of other lengths"
             )
-        device = torch.device(self.device) if self.device is not None else x.device
+        device = check_device(self.device, who) or x.device
         x = x.to(device)
         lengths = None
         if x_lengths is not None:
@@ -155,10 +156,13 @@ class MiniRocket(_KernelParametersTransformer):
 
     def fit(self, X: ArrayLike, y: Any = None) -> "MiniRocket":
         """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored."""
-        x = as_series_tensor(X, "MiniRocket.fit", integer_dtype=torch.float32)
+        who = "MiniRocket.fit"
+        check_device(self.device, who)  # where transform will compute: checked now, as every parameter
+        x = as_series_tensor(X, who, integer_dtype=torch.float32)
         self.seed_ = draw_seed(self.random_state, "MiniRocket")
         self.n_kernels_ = max(int(self.n_kernels), _C.MINIROCKET_KERNELS)
-        with Progress(self.verbose, "MiniRocket.fit", x.shape[0], unit="cases") as progress:
+        # The operator's errors (too short, NaN, max_dilations_per_kernel) name this method.
+        with public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             params = torch.ops.softdtw_torch.minirocket_fit(
                 x.cpu(), self.n_kernels_, int(self.max_dilations_per_kernel), self.seed_
             )
@@ -190,8 +194,9 @@ class MiniRocket(_KernelParametersTransformer):
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
         """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
-        x, lengths = self._transform_input(X, x_lengths, "MiniRocket.transform")
-        with Progress(self.verbose, "MiniRocket.transform", x.shape[0], unit="cases") as progress:
+        who = "MiniRocket.transform"
+        x, lengths = self._transform_input(X, x_lengths, who)
+        with public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             features = torch.ops.softdtw_torch.minirocket_transform(x, *self._parameters_on(x.device), lengths)
             progress.update(x.shape[0])
         return features if isinstance(X, torch.Tensor) else features.cpu().numpy()

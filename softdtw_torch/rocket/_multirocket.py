@@ -37,7 +37,8 @@ import numpy as np
 import torch
 
 from .. import _ops  # noqa: F401  (loads the operators)
-from .._base import draw_seed
+from .._base import check_device, draw_seed
+from .._errors import public_errors
 from .._input import _check_int
 from .._ops import _C
 from .._progress import Progress
@@ -143,12 +144,14 @@ class MultiRocket(_KernelParametersTransformer):
         self._check_n_features_per_kernel(who)
         n_kernels = _check_int(self.n_kernels, who, "n_kernels", _C.MINIROCKET_KERNELS)
         max_dilations = _check_int(self.max_dilations_per_kernel, who, "max_dilations_per_kernel", 1)
+        check_device(self.device, who)  # where transform will compute: checked now, as every parameter
         x = as_series_tensor(X, who, integer_dtype=torch.float32)
         if self.normalise:  # aeon: float32 first, then normalised in float32
             x = torch.from_numpy(_normalised(x, who, np.float32))
         self.seed_ = draw_seed(self.random_state, "MultiRocket")
         self.n_kernels_ = n_kernels
-        with Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+        # The operator's errors (too short, NaN) name this method.
+        with public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             params = torch.ops.softdtw_torch.multirocket_fit(x.cpu(), n_kernels, max_dilations, self.seed_)
             progress.update(x.shape[0])
         self._set_parameters(tuple(p.numpy() for p in params), int(x.shape[1]), int(x.shape[2]))
@@ -199,7 +202,7 @@ class MultiRocket(_KernelParametersTransformer):
             X = normalised.to(X.device) if tensor_in else normalised
         x, lengths = self._transform_input(X, x_lengths, who)
         p = self._parameters_on(x.device)
-        with Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
+        with public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:
             features = torch.ops.softdtw_torch.multirocket_transform(x, *p[:5], *p[7:], lengths)
             progress.update(x.shape[0])
         return features if tensor_in else features.cpu().numpy()

@@ -81,7 +81,8 @@ class RidgeCV(RegressorMixin, Estimator):
     Attributes after fit (sklearn's shapes): ``alpha_`` (float), ``best_score_`` (its
     ``-mean(looe²)`` over all samples and targets, float), ``coef_`` (float64 tensor on the fit
     device: (n_features,) for 1-D y or a single column, (n_targets, n_features) otherwise),
-    ``intercept_`` (float64 tensor: 0-d for 1-D y, (n_targets,) otherwise), ``n_features_in_``.
+    ``intercept_`` (float64 tensor: 0-d for 1-D y, (n_targets,) otherwise; the float ``0.0`` with
+    ``fit_intercept=False``), ``n_features_in_``.
 
     ``predict`` returns float64 (n,) for 1-D y or a single column, (n, n_targets) otherwise: a
     tensor (on X's device) for tensor input, numpy otherwise. Deterministic for any number of CPU
@@ -113,7 +114,10 @@ class RidgeCV(RegressorMixin, Estimator):
         self.alpha_ = alpha
         self.best_score_ = score
         self.coef_ = coef[0] if coef.shape[0] == 1 else coef  # sklearn ravels a single target
-        self.intercept_ = intercept[0] if target.dim() == 1 else intercept
+        if not self.fit_intercept:
+            self.intercept_ = 0.0  # sklearn's float without an intercept
+        else:
+            self.intercept_ = intercept[0] if target.dim() == 1 else intercept
         self.n_features_in_ = x.shape[1]
         return self
 

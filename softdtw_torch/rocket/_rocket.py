@@ -35,7 +35,8 @@ import torch
 from sklearn.base import TransformerMixin
 from torch import Tensor, nn
 
-from .._base import Estimator, draw_seed, series_tags
+from .._base import Estimator, check_device, draw_seed, series_tags
+from .._errors import public_errors
 from .._progress import Progress
 from ._input import as_series_tensor
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon
@@ -124,12 +125,14 @@ class Rocket(TransformerMixin, Estimator):
         """Draws the kernels from X's shape only (like aeon)."""
         if self.accumulate not in _ACCUMULATE_MODES:
             raise ValueError(f"Rocket: accumulate must be one of {_ACCUMULATE_MODES}, got {self.accumulate!r}")
+        check_device(self.device, "Rocket")  # where transform will compute: checked now, as every parameter
         x = as_series_tensor(X, "Rocket", finite=True)  # only its shape is read; NaN refused as by transform
         _, self.n_channels_, self.n_timepoints_ = x.shape
         self.n_features_in_ = self.n_channels_
         # An int goes to the operator as it is (it checks seed >= 0 and keeps the low 32 bits, as aeon).
         self._seed = draw_seed(self.random_state, "Rocket", check_range=False)
-        with Progress(self.verbose, "Rocket.fit", x.shape[0], unit="cases") as progress:
+        # The generator's errors (series too short, n_kernels, seed) name Rocket.
+        with public_errors("Rocket"), Progress(self.verbose, "Rocket.fit", x.shape[0], unit="cases") as progress:
             self._set_kernels(generate_kernels(self.n_timepoints_, self.n_channels_, self.n_kernels, self._seed))
             progress.update(x.shape[0])
         return self
@@ -156,7 +159,7 @@ class Rocket(TransformerMixin, Estimator):
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
         self._check_is_fitted("transform")
-        x = as_series_tensor(X, "Rocket", self.device)
+        x = as_series_tensor(X, "Rocket", check_device(self.device, "Rocket"))
         if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
             raise ValueError(f"Rocket: fitted on {self.n_channels_} channels, got X with {x.shape[1]}")
         lengths = None if x_lengths is None else torch.as_tensor(x_lengths, dtype=torch.int64, device=x.device)
@@ -166,7 +169,8 @@ class Rocket(TransformerMixin, Estimator):
         kernels = [t.to(x.device) for t in self._kernels]
         chunk = self.chunk_size or 4096
         parts = []
-        with torch.no_grad(), Progress(self.verbose, "Rocket.transform", x.shape[0], unit="cases") as progress:
+        with torch.no_grad(), public_errors("Rocket"), \
+                Progress(self.verbose, "Rocket.transform", x.shape[0], unit="cases") as progress:
             for i in range(0, max(x.shape[0], 1), chunk):
                 parts.append(rocket_transform(x[i:i + chunk], kernels, self.normalise, self.accumulate,
                                               None if lengths is None else lengths[i:i + chunk]))
@@ -191,8 +195,9 @@ class RocketLayer(nn.Module):
                  learnable: bool = False, seed: Optional[int] = None, accumulate: str = "float32_fma",
                  ppv_temperature: Optional[float] = None, kernels: Optional[Sequence[ArrayLike]] = None) -> None:
         super().__init__()
-        k = kernels_from_aeon(kernels) if kernels is not None else generate_kernels(
-            seq_len, c_in, n_kernels, draw_seed(seed, "RocketLayer", check_range=False))
+        with public_errors("RocketLayer"):  # the generator's errors name the layer
+            k = kernels_from_aeon(kernels) if kernels is not None else generate_kernels(
+                seq_len, c_in, n_kernels, draw_seed(seed, "RocketLayer", check_range=False))
         if learnable:
             self.weights = nn.Parameter(k.weights.clone())
             self.biases = nn.Parameter(k.biases.clone())
@@ -207,6 +212,12 @@ class RocketLayer(nn.Module):
         self.n_kernels = int(k.lengths.shape[0])
 
     def forward(self, x: Tensor, x_lengths: Optional[Tensor] = None) -> Tensor:
+        if not torch.jit.is_scripting():
+            with public_errors("RocketLayer"):  # the operator's errors name the layer (eager only)
+                return self._features(x, x_lengths)
+        return self._features(x, x_lengths)
+
+    def _features(self, x: Tensor, x_lengths: Optional[Tensor]) -> Tensor:
         return torch.ops.softdtw_torch.rocket_transform(
             x, self.weights, self.lengths, self.biases, self.dilations, self.paddings, self.num_channel_indices,
             self.channel_indices, self.normalise, self.accumulate, x_lengths, self.ppv_temperature)

@@ -266,6 +266,10 @@ void errors(const References& r) {
       {"feature_mismatch", [&] { softdtw_torch::soft_dtw(x, y.slice(2, 0, 1)); }},
       {"integer_dtype", [&] { softdtw_torch::soft_dtw(x.to(torch::kLong), y.to(torch::kLong)); }},
       {"nan_fused", [&] { softdtw_torch::soft_dtw(nan_x, y, 1.0, std::nullopt, false, true); }},
+      {"nan_unfused",
+       [&] {
+         softdtw_torch::soft_dtw(nan_x, y, 1.0, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, "l1");
+       }},
       {"lengths_out_of_range",
        [&] {
          softdtw_torch::soft_dtw(x, y, 1.0, std::nullopt, false, std::nullopt, torch::tensor({7, 8, 1}));

@@ -154,10 +154,13 @@ def error_messages(t: Dict[str, torch.Tensor]) -> Dict[str, str]:
                                     "num_channel_indices", "channel_indices")]
     cases = {
         "gamma_negative": lambda: st.soft_dtw(x, y, -1.0),
-        "rank": lambda: st.soft_dtw_from_cost(x[0, 0]),
+        # The C++ API takes batches only, as the operators (Python's functions also take one unbatched pair).
+        "rank": lambda: torch.ops.softdtw_torch.soft_dtw_from_cost(x[0, 0]),
         "feature_mismatch": lambda: st.soft_dtw(x, y[:, :, :1]),
         "integer_dtype": lambda: st.soft_dtw(x.long(), y.long()),
         "nan_fused": lambda: st.soft_dtw(nan_x, y, fused=True),
+        # found by soft_dtw_from_cost, which soft_dtw calls: the message names soft_dtw in C++ too
+        "nan_unfused": lambda: st.soft_dtw(nan_x, y, cost="l1"),
         "lengths_out_of_range": lambda: st.soft_dtw(x, y, x_lengths=torch.tensor([7, 8, 1])),
         "unknown_cost": lambda: st.soft_dtw(x, y, cost="l3"),
         "rocket_channels": lambda: torch.ops.softdtw_torch.rocket_transform(t["rocket_x"][:, :1], *k),

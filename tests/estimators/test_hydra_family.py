@@ -143,7 +143,7 @@ def test_parameters_and_defaults_are_aeons(ours, aeons):
 def test_errors_name_the_estimator():
     X = np.random.default_rng(0).normal(size=(8, 1, 5))
     y = np.array([0, 1] * 4)
-    with pytest.raises(ValueError, match="^HydraClassifier: hydra_fit: expected at least 6 time points"):
+    with pytest.raises(ValueError, match="^HydraClassifier: expected at least 6 time points"):
         HydraClassifier(random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="^MultiRocketHydraClassifier: "):
         MultiRocketHydraClassifier(random_state=0).fit(np.concatenate([X, X], 2)[:, :, :9], y)

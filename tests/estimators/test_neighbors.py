@@ -416,7 +416,7 @@ X_ERR, Y_ERR, Q_ERR = _random(n_train=6, n_test=2, seed=13)
     ({"metric": "euclidean", "metric_params": {"sakoe_chiba_radius": 1}}, ValueError, r"unknown metric_params key"),
     ({"chunk_size": 0}, ValueError, r"expected chunk_size >= 1"),
     ({"pruning": "yes"}, TypeError, r"expected pruning to be a bool"),
-    ({"device": "gpu0"}, ValueError, r"KNeighborsTimeSeriesClassifier: expected device to name a device, got .gpu0."),
+    ({"device": "gpu0"}, ValueError, r"KNeighborsTimeSeriesClassifier: device='gpu0' is not a torch device"),
     ({"device": 0}, TypeError, r"expected device to be None, a string or a torch.device, got int"),
 ])
 def test_bad_parameters_are_reported_at_fit(params, error, match):

@@ -51,10 +51,13 @@ def _assert_same_fit(ours, ref, X):
     assert coef.shape == ref.coef_.shape
     scale = np.abs(ref.coef_).max()
     np.testing.assert_allclose(coef, ref.coef_, rtol=0, atol=1e-10 * scale)
-    # sklearn's intercept_ is the float 0.0 without an intercept; ours stays a (n_targets,) tensor.
-    intercept = ours.intercept_.cpu().numpy()
-    np.testing.assert_allclose(intercept, np.broadcast_to(ref.intercept_, intercept.shape),
-                               rtol=0, atol=1e-10 * max(1.0, np.abs(ref.intercept_).max()))
+    if type(ref.intercept_) is float:  # sklearn's intercept_ without an intercept: the float 0.0, as ours
+        assert type(ours.intercept_) is float and ours.intercept_ == ref.intercept_ == 0.0
+    else:
+        intercept = ours.intercept_.cpu().numpy()
+        assert intercept.shape == ref.intercept_.shape
+        np.testing.assert_allclose(intercept, ref.intercept_, rtol=0,
+                                   atol=1e-10 * max(1.0, np.abs(ref.intercept_).max()))
     assert ours.best_score_ == pytest.approx(ref.best_score_, rel=1e-10, abs=1e-12)
     np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X),
                                rtol=1e-9, atol=1e-9)

@@ -90,11 +90,13 @@ def _assert_same_fit(ours, ref, X, atol=1e-10):
     coef = ours.coef_.cpu().numpy()
     assert coef.shape == np.shape(ref.coef_)
     np.testing.assert_allclose(coef, ref.coef_, rtol=0, atol=atol * np.abs(ref.coef_).max())
-    intercept = ours.intercept_.cpu().numpy()
-    if type(ref.intercept_) is not float:  # sklearn's intercept_ is the float 0.0 without an intercept
+    if type(ref.intercept_) is float:  # sklearn's intercept_ without an intercept: the float 0.0, as ours
+        assert type(ours.intercept_) is float and ours.intercept_ == ref.intercept_ == 0.0
+    else:
+        intercept = ours.intercept_.cpu().numpy()
         assert intercept.shape == np.shape(ref.intercept_)
-    np.testing.assert_allclose(intercept, np.broadcast_to(ref.intercept_, intercept.shape), rtol=0,
-                               atol=atol * max(1.0, np.abs(ref.intercept_).max()))
+        np.testing.assert_allclose(intercept, ref.intercept_, rtol=0,
+                                   atol=atol * max(1.0, np.abs(ref.intercept_).max()))
     assert ours.best_score_ == pytest.approx(ref.best_score_, rel=1e-10, abs=1e-12)
     if hasattr(ref, "classes_"):
         np.testing.assert_array_equal(ours.classes_, ref.classes_)
@@ -230,6 +232,41 @@ def test_class_weight_errors(class_weight, error, message):
     for make in (MiniRocketClassifier, RocketClassifier, MultiRocketClassifier):
         with pytest.raises(error, match=rf"^{make.__name__}: " + message):
             make(n_kernels=84, class_weight=class_weight).fit(short, y)
+
+
+# ----------------------------------------------------------------------------------------------
+# Attribute conventions: scikit-learn's types and shapes
+# ----------------------------------------------------------------------------------------------
+def _convention(value):
+    """What a fitted coef_ / intercept_ is by scikit-learn's conventions: ("float", ()) for a
+    Python float, else ("array", shape) (ours are tensors on the fit device, sklearn's numpy arrays
+    or, for RidgeCV's 1-D y, a numpy float64 scalar: shape () both)."""
+    if type(value) is float:
+        return "float", ()
+    assert isinstance(value, (np.ndarray, np.generic, torch.Tensor)), type(value)
+    return "array", tuple(np.shape(value))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False], ids=["intercept", "no-intercept"])
+@pytest.mark.parametrize("task", ["binary", "3 classes", "1d", "column", "3 targets"])
+def test_coef_and_intercept_follow_sklearns_conventions(task, fit_intercept):
+    """intercept_ is the float 0.0 without an intercept, an array of sklearn's shape with one
+    (RidgeClassifierCV: (1,) binary, (n_classes,); RidgeCV: () for 1-D y, (n_targets,)); coef_
+    has sklearn's shape."""
+    if task in ("binary", "3 classes"):
+        X, y = _classes(40, 12, 2 if task == "binary" else 3, seed=2)
+        ours = RidgeClassifierCV(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, y)
+        ref = sklearn_linear.RidgeClassifierCV(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, y)
+    else:
+        X, y = _targets(40, 12, task, seed=2)
+        ours = RidgeCV(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, y)
+        ref = sklearn_linear.RidgeCV(alphas=ALPHAS, fit_intercept=fit_intercept).fit(X, y)
+    assert _convention(ours.intercept_) == _convention(ref.intercept_)
+    assert _convention(ours.coef_) == _convention(ref.coef_)
+    if not fit_intercept:
+        assert ours.intercept_ == ref.intercept_ == 0.0
+    np.testing.assert_allclose(np.asarray(ours.predict(X), dtype=np.float64),
+                               np.asarray(ref.predict(X), dtype=np.float64), rtol=1e-9, atol=1e-9)
 
 
 # ----------------------------------------------------------------------------------------------

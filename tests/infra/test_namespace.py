@@ -13,7 +13,8 @@ import softdtw_torch
 PUBLIC_MODULES = ["softdtw_torch", "softdtw_torch.functional", "softdtw_torch.metrics", "softdtw_torch.nn",
                   "softdtw_torch.barycenter", "softdtw_torch.clustering", "softdtw_torch.neighbors",
                   "softdtw_torch.rocket", "softdtw_torch.datasets", "softdtw_torch.plot", "softdtw_torch.tslearn",
-                  "softdtw_torch.pysdtw", "softdtw_torch.pysdtw.distance", "softdtw_torch.soft_dtw_cuda"]
+                  "softdtw_torch.pysdtw", "softdtw_torch.pysdtw.distance", "softdtw_torch.soft_dtw_cuda",
+                  "softdtw_torch.aeon"]
 
 
 def test_import_loads_neither_scikit_learn_nor_the_optional_packages():

@@ -28,9 +28,10 @@ def test_rocket():
     lengths = torch.tensor([40, 30, 20, 12], device="cuda")
     with refusal("rocket_normalise"):
         OPS.rocket_normalise(x, lengths)
-    with refusal("rocket_convolve"):
+    # rocket_convolve's refusals, named rocket_transform: the op called (csrc/common/checks.h, with_public_name)
+    with refusal("rocket_transform"):
         OPS.rocket_transform(x, *kernels, False, "float32_fma", lengths, None)
-    with refusal("rocket_convolve"):  # parameters on the GPU, series on the CPU
+    with refusal("rocket_transform"):  # parameters on the GPU, series on the CPU
         OPS.rocket_transform(x, *[k.cuda() for k in kernels], False, "float32_fma", None, None)
 
 

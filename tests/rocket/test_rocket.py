@@ -361,12 +361,14 @@ def test_errors_name_the_op_and_what_came():
     k = list(small_kernels(2, 20, K=4))
     x = torch.randn(3, 2, 20)
     cases = [
-        (lambda: rocket_transform(x[0], k), ValueError, "rocket_normalise: expected x to be a 3-D tensor"),
+        # rocket_transform's operator calls rocket_normalise and rocket_convolve: errors name rocket_transform
+        (lambda: rocket_transform(x[0], k), ValueError, "^rocket_transform: expected x to be a 3-D tensor"),
         (lambda: rocket_transform(x.int(), k), TypeError, "expected x to be float32 or float64, got Int"),
         (lambda: rocket_transform(x[:, :, :0], k), ValueError, "expected a non-empty x"),
         (lambda: rocket_transform(x.clone().index_fill_(2, torch.tensor([3]), float("nan")), k), ValueError,
          "expected x to contain only finite values"),
-        (lambda: rocket_transform(x[:, :1], k), ValueError, r"rocket_convolve: expected .*channel_indices in .*the series has 1 channels"),
+        (lambda: rocket_transform(x[:, :1], k), ValueError,
+         r"^rocket_transform: expected .*channel_indices in .*the series has 1 channels"),
         (lambda: rocket_transform(x, [k[0][:-1]] + k[1:]), ValueError, "expected weights of length"),
         (lambda: rocket_transform(x, k[:2] + [k[2][:-1]] + k[3:]), ValueError, "expected biases of length 4"),
         (lambda: rocket_transform(x, k[:6] + [k[6] + 5]), ValueError, r"expected channel_indices in \[0, 2\)"),

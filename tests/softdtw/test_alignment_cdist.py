@@ -116,10 +116,12 @@ def test_cost_errors():
     x, y = ref.random_pairs(1, 4, 4, 2)
     with pytest.raises(ValueError, match='soft_dtw: the fused mode computes the squared Euclidean cost only, got fused=True with cost="l1"'):
         st.soft_dtw(x, y, cost="l1", fused=True)
-    with pytest.raises(ValueError, match='pairwise_cost: cost must be one of "sqeuclidean", "l1", "cosine", got "l2"'):
+    with pytest.raises(ValueError, match='^soft_dtw: cost must be one of "sqeuclidean", "l1", "cosine", got "l2"'):
         st.soft_dtw(x, y, cost="l2")
-    with pytest.raises(ValueError, match="pairwise_cost: cost must be one of"):
+    with pytest.raises(ValueError, match="^SoftDTW: cost must be one of"):
         st.SoftDTW(cost="dtw")(x, y)
+    with pytest.raises(ValueError, match='^pairwise_cost: cost must be one of "sqeuclidean", "l1", "cosine", got "l2"'):
+        st.pairwise_cost(x, y, "l2")
 
 
 # --- all-pairs matrices ----------------------------------------------------------------------

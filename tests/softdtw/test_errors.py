@@ -16,9 +16,12 @@ def xy(batch=2, n=5, m=4, d=3, dtype=torch.float32):
 @pytest.mark.parametrize(
     "x_shape,y_shape,message",
     [
-        ((2, 5, 3, 1), (2, 4, 3), "soft_dtw: expected x to be a 3-D tensor (batch, n, features), got 4-D"),
+        # soft_dtw takes one pair (2-D) or a batch (3-D) and says so; its operator takes 3-D only.
+        ((2, 5, 3, 1), (2, 4, 3), "soft_dtw: expected x and y both 2-D (n, features) for one pair or both 3-D "
+                                  "(batch, n, features), got 4-D and 3-D"),
         ((2, 5, 3), (4, 3), "soft_dtw: expected x and y both 2-D"),
-        ((5,), (4,), "soft_dtw: expected x to be a 3-D tensor (batch, n, features), got 1-D"),
+        ((5,), (4,), "soft_dtw: expected x and y both 2-D (n, features) for one pair or both 3-D (batch, n, "
+                     "features), got 1-D and 1-D; for a univariate series use x.unsqueeze(-1)"),
         ((2, 5, 3), (3, 4, 3), "soft_dtw: expected x and y to have the same batch size, got 2 and 3"),
         ((2, 5, 3), (2, 4, 2), "soft_dtw: expected x and y to have the same number of features, got 3 and 2"),
         ((2, 0, 3), (2, 4, 3), "soft_dtw: expected non-empty sequences and features"),
@@ -41,8 +44,11 @@ def test_dtype_errors(fused):
 
 
 def test_cost_errors():
-    with pytest.raises(ValueError, match=r"soft_dtw_from_cost: expected D to be a 3-D tensor \(batch, n, m\), got 4-D"):
+    with pytest.raises(ValueError,
+                       match=r"soft_dtw_from_cost: expected D 2-D \(n, m\) for one pair or 3-D \(batch, n, m\), got 4-D"):
         st.soft_dtw_from_cost(torch.rand(1, 2, 3, 4))
+    with pytest.raises(ValueError, match=r"soft_dtw_from_cost: expected D to be a 3-D tensor \(batch, n, m\), got 4-D"):
+        torch.ops.softdtw_torch.soft_dtw_from_cost(torch.rand(1, 2, 3, 4))  # the operator takes a batch only
     with pytest.raises(TypeError, match="soft_dtw_from_cost: expected D to be a floating-point tensor"):
         st.soft_dtw_from_cost(torch.ones(1, 3, 3, dtype=torch.int32))
     with pytest.raises(ValueError, match="soft_dtw_from_cost: expected non-empty sequences, got D of shape"):
@@ -102,8 +108,7 @@ def test_bad_reduction():
 )
 @pytest.mark.parametrize("fused", [True, False])
 def test_bad_lengths(lengths, message, fused):
-    x, y = xy()
-    message = message if fused else message.replace("soft_dtw:", "soft_dtw_from_cost:")
+    x, y = xy()  # unfused too, the message names soft_dtw (not soft_dtw_from_cost, which it calls)
     error = TypeError if "integer tensor" in message else ValueError
     with pytest.raises(error, match=message):
         st.soft_dtw(x, y, x_lengths=lengths, fused=fused)
@@ -141,7 +146,7 @@ def test_nan_outside_band_or_lengths_is_ignored():
 def test_nan_in_unfused_sequences_raises():
     x, y = xy()
     x[0, 0, 0] = math.nan
-    with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN"):
+    with pytest.raises(ValueError, match="^soft_dtw: D contains NaN"):
         st.soft_dtw(x, y, fused=False)
 
 

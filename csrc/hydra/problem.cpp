@@ -81,7 +81,7 @@ TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at
   }
   TORCH_CHECK_VALUE(!bad.any().item<bool>(), op,
                     ": expected x to contain only finite values (after conversion to float32 for float16, bfloat16 "
-                    "and float32 x), got NaN or inf");
+                    "and float32 x), got NaN or inf (x has missing values or infinities)");
   return p;
 }
 

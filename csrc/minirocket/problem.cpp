@@ -42,8 +42,11 @@ void check_series(const char* op, const at::Tensor& x, int64_t min_length) {
                     "-D");
   check_float_tensor(op, "x", x);
   TORCH_CHECK_VALUE(x.size(1) >= 1, op, ": expected x to have at least one channel, got x of shape ", x.sizes());
+  // The message carries aeon's own words too ("n_timepoints must be >= 9, but found 5"), so that
+  // code matching aeon's error matches ours.
   TORCH_CHECK_VALUE(x.size(2) >= min_length, op, ": expected at least ", min_length,
-                    " time points (zero-pad shorter series), got x of shape ", x.sizes());
+                    " time points (zero-pad shorter series), got x of shape ", x.sizes(), "; n_timepoints must be >= ",
+                    min_length, ", but found ", x.size(2));
 }
 
 // aeon converts x to float32 first (X.astype(np.float32)); a float64 value beyond float32's range

@@ -62,9 +62,11 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
                                    const std::optional<at::Tensor>& x_lengths, bool to_float32 = true,
                                    const TransformNames& names = {});
 
-// The error for NaN or inf in x (checked after the conversion to float32, like aeon's astype).
+// The error for NaN or inf in x (checked after the conversion to float32, like aeon's astype); it
+// ends with aeon's words for NaN ("has missing values"), so code that matches aeon's error matches.
 constexpr const char* kNotFiniteMessage =
-    ": expected x to contain only finite values (after conversion to float32), got NaN or inf";
+    ": expected x to contain only finite values (after conversion to float32), got NaN or inf (x has missing "
+    "values or infinities)";
 
 using Parameters = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 

@@ -78,7 +78,7 @@ void check_rocket_series(const char* op, const at::Tensor& x) {
                    ": expected x to be float32 or float64, got ", x.scalar_type());
   TORCH_CHECK_VALUE(x.size(0) > 0 && x.size(1) > 0 && x.size(2) > 0, op,
                     ": expected a non-empty x (n_cases, n_channels, n_timepoints all >= 1), got shape ", x.sizes());
-  TORCH_CHECK_VALUE(at::isfinite(x).all().item<bool>(), op, ": expected x to contain only finite values (found NaN or inf)");
+  TORCH_CHECK_VALUE(at::isfinite(x).all().item<bool>(), op, ": expected x to contain only finite values (found NaN or inf: x has missing values or infinities)");
 }
 
 at::Tensor checked_rocket_lengths(const char* op, const std::optional<at::Tensor>& x_lengths, const at::Tensor& x) {

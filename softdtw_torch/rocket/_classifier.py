@@ -56,7 +56,7 @@ from .._base import Estimator, NotFittedError, _int_seed, as_numeric_array, chec
 from .._errors import public_errors
 from .._input import _check_int
 from .._progress import Progress
-from ._input import as_series_tensor, check_finite
+from ._input import as_series_tensor, check_finite, check_like_fit
 from ._linalg import FixedOrderOps, fixed_order_ops
 
 __all__ = ["HydraClassifier", "MiniRocketClassifier", "MultiRocketClassifier", "MultiRocketHydraClassifier",
@@ -682,10 +682,8 @@ class _RocketPipeline(Estimator):
         self._check_is_fitted(method)
         name = type(self).__name__
         x = self._series(X, self.device_)
-        if x.shape[1] != self.n_channels_:
-            raise ValueError(f"{name}: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}")
-        if x.shape[2] != self.n_timepoints_:  # each transformer's rule (x_lengths is not passed on)
-            raise ValueError(f"{name}: expected X with {self.n_timepoints_} time points (as in fit), got {x.shape[2]}")
+        # x_lengths is not passed on: the pipelines transform series of fit's length only
+        check_like_fit(name, x, self.n_channels_, self.n_timepoints_, lengths_accepted=False)
         with Progress(self.verbose, f"{name}.{method}", 2, unit="stages") as progress:
             with public_errors(name):
                 features = getattr(self, self._transformer_attribute).transform(x)

@@ -47,4 +47,19 @@ def check_finite(t: Tensor, who: str, arg: str = "X") -> None:
     # One max-reduction (it propagates NaN; ±inf gives inf) and one host sync: measured 100x
     # faster than isfinite(t).all() on CPU.
     if t.numel() and not bool(torch.isfinite(t.abs().amax())):
-        raise ValueError(f"{who}: expected {arg} to contain only finite values, got NaN or infinity")
+        raise ValueError(f"{who}: expected {arg} to contain only finite values, got NaN or infinity ({arg} has "
+                         f"missing values or infinities)")
+
+
+def check_like_fit(who: str, x: Tensor, n_channels: Optional[int], n_timepoints: Optional[int],
+                   lengths_given: bool = False, lengths_accepted: bool = True) -> None:
+    """X at transform against fit's channels and length (``None``: not recorded). The messages end
+    with aeon's words ("X has different number of channels to the data seen in fit", "X has
+    different length to the data seen in fit"), so that code matching aeon's errors matches ours."""
+    if n_channels is not None and x.shape[1] != n_channels:
+        raise ValueError(f"{who}: expected X with {n_channels} channels (as in fit), got {x.shape[1]}; X has "
+                         f"different number of channels to the data seen in fit")
+    if not lengths_given and n_timepoints is not None and x.shape[2] != n_timepoints:
+        hint = "pass x_lengths to transform series of other lengths; " if lengths_accepted else ""
+        raise ValueError(f"{who}: expected X with {n_timepoints} time points (as in fit), got {x.shape[2]}; {hint}"
+                         f"X has different length to the data seen in fit")

@@ -35,7 +35,7 @@ from .._base import Estimator, check_device, draw_seed, series_tags
 from .._errors import public_errors
 from .._ops import _C
 from .._progress import Progress
-from ._input import as_series_tensor
+from ._input import as_series_tensor, check_like_fit
 
 __all__ = ["MiniRocket"]
 
@@ -77,13 +77,7 @@ class _KernelParametersTransformer(TransformerMixin, Estimator):
         and x_lengths as a tensor there (or None)."""
         self._check_is_fitted("transform")
         x = as_series_tensor(X, who, integer_dtype=torch.float32)
-        if self.n_channels_ is not None and x.shape[1] != self.n_channels_:
-            raise ValueError(f"{who}: expected X with {self.n_channels_} channels (as in fit), got {x.shape[1]}")
-        if x_lengths is None and self.n_timepoints_ is not None and x.shape[2] != self.n_timepoints_:
-            raise ValueError(
-                f"{who}: expected X with {self.n_timepoints_} time points (as in fit), got "
-                f"{x.shape[2]}; pass x_lengths to transform series of other lengths"
-            )
+        check_like_fit(who, x, self.n_channels_, self.n_timepoints_, lengths_given=x_lengths is not None)
         device = check_device(self.device, who) or x.device
         x = x.to(device)
         lengths = None

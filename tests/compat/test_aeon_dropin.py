@@ -70,3 +70,37 @@ def test_what_is_not_provided_is_refused_by_name():
     ragged = [rng.standard_normal((1, n)) for n in (10, 12)]
     with pytest.raises(ValueError, match="needs series of one length"):
         KNeighborsTimeSeriesClassifier(distance_params={"window": 0.1}).fit(ragged, [0, 1])
+
+
+# Code written for aeon matches its error texts; ours carry them (after our own message, which
+# names the method called). Each case runs aeon's estimator too, so the phrase is aeon's own.
+def _rocket_family():
+    from aeon.classification.convolution_based import MiniRocketClassifier as AeonMiniRocketClassifier
+    from aeon.transformations.collection.convolution_based import MiniRocket as AeonMiniRocket
+    from aeon.transformations.collection.convolution_based import MultiRocket as AeonMultiRocket
+
+    import softdtw_torch.aeon as ours
+    return [(ours.MiniRocket, AeonMiniRocket), (ours.MultiRocket, AeonMultiRocket),
+            (ours.MiniRocketClassifier, AeonMiniRocketClassifier)]
+
+
+@pytest.mark.parametrize("case", ["short", "missing", "channels", "length"])
+def test_rocket_family_errors_carry_aeons_words(case):
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((6, 2, 20)), np.array([0, 1] * 3)
+    phrase = {"short": r"n_timepoints must be >= \d+, but found 5", "missing": "has missing values",
+              "channels": "X has different number of channels to the data seen in fit",
+              "length": "X has different length to the data seen in fit"}[case]
+    for ours_cls, aeon_cls in _rocket_family():
+        for make in (ours_cls, aeon_cls):
+            estimator = make()
+            fit = (lambda X_: estimator.fit(X_, y)) if hasattr(estimator, "predict") else estimator.fit
+            apply = estimator.predict if hasattr(estimator, "predict") else estimator.transform
+            with pytest.raises(ValueError, match=phrase):
+                if case == "short":
+                    fit(X[:, :, :5])
+                elif case == "missing":
+                    fit(np.where(rng.random(X.shape) > 0.9, np.nan, X))
+                else:
+                    fit(X)
+                    apply(X[:, :1] if case == "channels" else X[:, :, :15])

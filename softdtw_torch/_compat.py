@@ -1,5 +1,5 @@
-"""What the drop-in modules for other libraries' users share (``softdtw_torch.tslearn``,
-``softdtw_torch.pysdtw``, ``softdtw_torch.soft_dtw_cuda``): a soft-DTW loss module with a
+"""What the drop-in modules for pysdtw's and Maghoumi's users share (``softdtw_torch.pysdtw``,
+``softdtw_torch.soft_dtw_cuda``): a soft-DTW loss module with a
 user-given pairwise distance and those libraries' Sakoe–Chiba bands, each written as a mask of
 forbidden (+inf) cells of the cost, which soft-DTW reads as cells no path may use."""
 from typing import Callable, Optional, Tuple
@@ -8,15 +8,7 @@ import torch
 from torch import Tensor
 from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
 
-from ._input import _tslearn_constraint
 from .functional import pairwise_cost, soft_dtw, soft_dtw_from_cost
-
-def tslearn_constraint(op: str, global_constraint: Optional[str], sakoe_chiba_radius: Optional[int],
-                       itakura_max_slope: Optional[float]) -> Tuple[Optional[int], Optional[float]]:
-    """tslearn's reading of its constraint arguments as ``(bandwidth, itakura_max_slope)``
-    (:func:`softdtw_torch._input._tslearn_constraint`, with tslearn's metrics' warning when both are
-    given without a name)."""
-    return _tslearn_constraint(op, global_constraint, sakoe_chiba_radius, itakura_max_slope)
 
 
 def _unpacked(sequences, name: str, module: str) -> Tuple[Tensor, Optional[Tensor]]:

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from . import functional as F
-from ._compat import tslearn_constraint
+from ._input import _tslearn_constraint as tslearn_constraint
 from .clustering import SoftDTWKMeans
 
 __all__ = ["soft_dtw", "soft_dtw_alignment", "cdist_soft_dtw", "cdist_soft_dtw_normalized", "softdtw_barycenter",

@@ -560,6 +560,14 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
     there).
     """
 
+    def __init__(self, n_neighbors: int = 5, weights: Union[str, Callable[[np.ndarray], np.ndarray]] = "uniform",
+                 metric: str = "dtw", metric_params: Optional[Dict[str, Any]] = None, n_jobs: Optional[int] = None,
+                 verbose: int = 0, pruning: bool = True, chunk_size: int = 1024,
+                 device: Optional[Union[str, torch.device]] = None):
+        # Its own constructor, so that an unknown argument's TypeError names this class (aeon's
+        # distance= and distance_params: softdtw_torch.aeon).
+        super().__init__(n_neighbors, weights, metric, metric_params, n_jobs, verbose, pruning, chunk_size, device)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = False
@@ -616,6 +624,14 @@ class KNeighborsTimeSeriesRegressor(RegressorMixin, _KNeighborsTimeSeries):
     Attributes after fit: ``n_features_in_``, ``n_samples_fit_``, ``last_search_``,
     ``pruning_rate_``.
     """
+
+    def __init__(self, n_neighbors: int = 5, weights: Union[str, Callable[[np.ndarray], np.ndarray]] = "uniform",
+                 metric: str = "dtw", metric_params: Optional[Dict[str, Any]] = None, n_jobs: Optional[int] = None,
+                 verbose: int = 0, pruning: bool = True, chunk_size: int = 1024,
+                 device: Optional[Union[str, torch.device]] = None):
+        # Its own constructor, so that an unknown argument's TypeError names this class (aeon's
+        # distance= and distance_params: softdtw_torch.aeon).
+        super().__init__(n_neighbors, weights, metric, metric_params, n_jobs, verbose, pruning, chunk_size, device)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

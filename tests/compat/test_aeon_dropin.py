@@ -104,3 +104,11 @@ def test_rocket_family_errors_carry_aeons_words(case):
                 else:
                     fit(X)
                     apply(X[:, :1] if case == "channels" else X[:, :, :15])
+
+
+def test_the_tslearn_style_classes_name_themselves_for_aeons_arguments():
+    import softdtw_torch as st
+
+    for cls in (st.KNeighborsTimeSeriesClassifier, st.KNeighborsTimeSeriesRegressor):
+        with pytest.raises(TypeError, match=rf"^{cls.__name__}\.__init__\(\) got an unexpected keyword argument 'distance'"):
+            cls(distance="dtw")

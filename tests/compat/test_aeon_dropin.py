@@ -84,6 +84,7 @@ def _rocket_family():
             (ours.MiniRocketClassifier, AeonMiniRocketClassifier)]
 
 
+@pytest.mark.slow  # aeon's numba kernels compile on first use: 37 s with an empty numba cache
 @pytest.mark.parametrize("case", ["short", "missing", "channels", "length"])
 def test_rocket_family_errors_carry_aeons_words(case):
     rng = np.random.default_rng(3)

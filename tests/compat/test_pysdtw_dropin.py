@@ -50,6 +50,7 @@ def compare(ours_module, theirs_module, X, Y):
         torch.testing.assert_close(xa.grad, xb.grad, **TOL)
 
 
+@pytest.mark.slow  # pysdtw's numba code compiles on first use; 12 settings of lengths and bands
 @pytest.mark.parametrize("bandwidth", [None, 1, 2, 5])
 @pytest.mark.parametrize("n,m", [(8, 8), (7, 12), (12, 5)])
 def test_values_and_gradients_match_pysdtw(bandwidth, n, m):

@@ -76,6 +76,7 @@ CONSTRAINTS = [{}, {"global_constraint": "sakoe_chiba"}, {"sakoe_chiba_radius": 
                {"global_constraint": "sakoe_chiba", "sakoe_chiba_radius": 3, "itakura_max_slope": 2.5}]
 
 
+@pytest.mark.slow  # tslearn's numba code compiles on first use; the doctests keep the drop-in in the inner loop
 @pytest.mark.parametrize("constraint", CONSTRAINTS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()) or "none")
 def test_pair_functions_match_tslearn(constraint):
     rng = np.random.default_rng(3)
@@ -97,6 +98,7 @@ def test_both_parameters_without_a_name_warn_as_tslearn():
     assert got == pytest.approx(ts_metrics.soft_dtw(s1, s2), rel=1e-10)
 
 
+@pytest.mark.slow  # tslearn's numba code compiles on first use; the doctests keep the drop-in in the inner loop
 @pytest.mark.parametrize("fn", ["cdist_soft_dtw", "cdist_soft_dtw_normalized"])
 def test_cdist_matches_tslearn(fn):
     rng = np.random.default_rng(4)
@@ -151,6 +153,7 @@ def test_timeserieskmeans_softdtw_finds_tslearns_clusters():
         ours.TimeSeriesKMeans(n_clusters=2).fit(X)
 
 
+@pytest.mark.slow  # tslearn's numba code compiles on first use; the doctests keep the drop-in in the inner loop
 @pytest.mark.parametrize("options", [{}, {"normalize": True}, {"sakoe_chiba_radius": 1},
                                      {"dist_func": lambda x, y: (x.unsqueeze(2) - y.unsqueeze(1)).abs().sum(-1)}],
                          ids=["plain", "normalize", "band", "dist_func"])

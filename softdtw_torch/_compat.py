@@ -6,15 +6,16 @@ from typing import Callable, Optional, Tuple
 
 import torch
 from torch import Tensor
-from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
+from torch.nn.utils.rnn import PackedSequence
 
 from .functional import pairwise_cost, soft_dtw, soft_dtw_from_cost
+from .nn import _unpack
 
 
 def _unpacked(sequences, name: str, module: str) -> Tuple[Tensor, Optional[Tensor]]:
+    """A PackedSequence as the loss modules read one (``nn._unpack``), or a checked 3-D tensor."""
     if isinstance(sequences, PackedSequence):
-        padded, lengths = pad_packed_sequence(sequences, batch_first=True)
-        return padded, lengths.to(padded.device)
+        return _unpack(module, name, f"{name}_lengths", sequences, None)
     if not isinstance(sequences, Tensor):
         raise TypeError(f"{module}: expected {name} to be a tensor or a PackedSequence, got {type(sequences).__name__}")
     if sequences.dim() != 3:

@@ -233,13 +233,56 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #include "multirocket/math.h"
 #include "softdtw/constants.h"
 
+#include "common/memory.h"
 #include "common/table_memory.h"
 
 namespace {
 PyObject* release_table_memory(PyObject*, PyObject*) {
   return PyLong_FromLongLong(softdtw_torch::table_memory::release());
 }
+
+// memory::set_cpu_limit(bytes or None); its ValueError (a bound below 1) as Python's.
+PyObject* set_memory_limit(PyObject*, PyObject* bytes) {
+  std::optional<int64_t> limit;
+  if (bytes != Py_None) {
+    limit = PyLong_AsLongLong(bytes);
+    if (PyErr_Occurred()) return nullptr;
+  }
+  if (limit.has_value() && *limit <= 0) {
+    PyErr_SetString(PyExc_ValueError, "expected a positive number of bytes or None");
+    return nullptr;
+  }
+  softdtw_torch::memory::set_cpu_limit(limit);
+  Py_RETURN_NONE;
+}
+
+PyObject* memory_limit(PyObject*, PyObject*) {
+  const auto limit = softdtw_torch::memory::cpu_limit();
+  if (!limit.has_value()) Py_RETURN_NONE;
+  return PyLong_FromLongLong(*limit);
+}
+
+// memory::refusal(op, what, bytes, torch.device(device_type, index), remedies): "" when it fits.
+PyObject* memory_refusal(PyObject*, PyObject* args) {
+  const char *op, *what, *device_type, *remedies;
+  double bytes;
+  int index;
+  if (!PyArg_ParseTuple(args, "ssdsis", &op, &what, &bytes, &device_type, &index, &remedies)) return nullptr;
+  try {
+    const c10::DeviceType type = c10::Device(device_type).type();
+    const c10::Device device(type, static_cast<c10::DeviceIndex>(index));
+    return PyUnicode_FromString(softdtw_torch::memory::refusal(op, what, bytes, device, remedies).c_str());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+}
+
 PyMethodDef module_methods[] = {
+    {"set_memory_limit", set_memory_limit, METH_O, "The CPU memory limit of the preflight, bytes or None."},
+    {"memory_limit", memory_limit, METH_NOARGS, "The CPU memory limit set, bytes or None (the default)."},
+    {"memory_refusal", memory_refusal, METH_VARARGS,
+     "(op, what, bytes, device_type, device_index, remedies): the preflight's message, '' when it fits."},
     {"release_table_memory", release_table_memory, METH_NOARGS,
      "Frees the block kept from the last freed big CPU table (a SoftDTW DP table or the features of "
      "MiniRocket, MultiRocket or Hydra); returns its size in bytes."},

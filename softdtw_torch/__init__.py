@@ -30,6 +30,7 @@ from .functional import (
 from .metrics import cdist_dtw, dtw, dtw_path, gamma_soft_dtw, lb_envelope, lb_keogh
 from .barycenter import softdtw_barycenter
 from .nn import DILATELoss, SharpSoftDTW, SoftDTW
+from ._memory import memory_limit, set_memory_limit
 
 # The estimators (and the submodules that define them) import scikit-learn, which takes longer to
 # import than the rest of the package: they load on first use (PEP 562), so that `import
@@ -98,6 +99,8 @@ __all__ = [
     *_LAZY,
     "info",
     "release_table_memory",
+    "set_memory_limit",
+    "memory_limit",
     "ExtensionLoadError",
     "TorchVersionMismatchWarning",
     "__version__",

@@ -93,7 +93,9 @@ def read_series(X: Any, x_lengths: Any, who: str) -> _Data:
 
 
 def _int_seed(random_state: Any, who: str, check_range: bool) -> int:
-    if not isinstance(random_state, numbers.Integral):
+    # A bool is not a seed (scikit-learn's check_random_state reads True as 1; we refuse it, as a
+    # flag passed in the seed's place is a mistake)
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, numbers.Integral):
         raise TypeError(f"{who}: expected random_state to be None, an int or a numpy.random.RandomState, "
                         f"got {type(random_state).__name__}")
     seed = int(random_state)

@@ -13,6 +13,8 @@ import contextlib
 import re
 from typing import Iterator
 
+import torch
+
 __all__ = ["public_errors", "with_public_name"]
 
 # The leading "<name>: " of a message: an op (``minirocket_fit``), a function or a method
@@ -33,15 +35,16 @@ def with_public_name(who: str, message: str) -> str:
 
 @contextlib.contextmanager
 def public_errors(who: str) -> Iterator[None]:
-    """Re-raises a ValueError or TypeError of the body, same type, named ``who``
+    """Re-raises a ValueError, TypeError or torch.OutOfMemoryError (the memory preflight's
+    refusal) of the body, same type, named ``who``
     (:func:`with_public_name`). Subclasses (``NotFittedError``, ...) pass as they are.
 
     Eager code only: TorchScript compiles no ``with`` of it, so scriptable functions call it under
     ``if not torch.jit.is_scripting():`` (scripted code keeps the callee's name)."""
     try:
         yield
-    except (ValueError, TypeError) as error:
-        if type(error) not in (ValueError, TypeError):
+    except (ValueError, TypeError, torch.OutOfMemoryError) as error:
+        if type(error) not in (ValueError, TypeError, torch.OutOfMemoryError):
             raise
         message = str(error)
         renamed = with_public_name(who, message)

@@ -52,10 +52,10 @@ from typing import Any, Callable, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from . import _ops  # noqa: F401  (registers the operators)
+from . import _memory, _ops  # noqa: F401  (_ops registers the operators)
 from ._errors import public_errors
-from ._input import (_checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays, _to_numpy,
-                     _to_tensor)
+from ._input import (_check_int, _checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays,
+                     _to_numpy, _to_tensor)
 from ._progress import Progress
 
 __all__ = ["soft_dtw", "soft_dtw_from_cost", "soft_dtw_alignment", "soft_dtw_alignment_from_cost", "soft_dtw_sharp",
@@ -674,6 +674,7 @@ def cdist_soft_dtw(
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
             "cdist_soft_dtw", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+        chunk_size = _check_int(chunk_size, "cdist_soft_dtw", "chunk_size", 1)
         if _is_array_input(X, Y):
             a, b, la, lb = _datasets_from_arrays("cdist_soft_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
@@ -683,6 +684,7 @@ def cdist_soft_dtw(
     if chunk_size < 1:
         raise ValueError("cdist_soft_dtw: chunk_size must be >= 1, got " + str(chunk_size))
     if not torch.jit.is_scripting():  # a Progress is a Python object, and so is public_errors: eager only
+        _check_cdist_memory("cdist_soft_dtw", X, Y, normalize)
         with public_errors("cdist_soft_dtw"):  # soft_dtw's errors name this function
             if verbose:
                 total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], normalize)
@@ -693,6 +695,18 @@ def cdist_soft_dtw(
                                    itakura_max_slope, None)
     return _cdist_soft_dtw(X, Y, gamma, normalize, bandwidth, cost, fused, x_lengths, y_lengths, chunk_size,
                            itakura_max_slope, None)
+
+
+def _check_cdist_memory(who: str, X: Tensor, Y: Optional[Tensor], normalize: bool) -> None:
+    """The memory preflight of an all-pairs matrix (_memory.check): per pair, its two int64 indices,
+    its value, its entry of the (A, B') output and index_put's copy of it."""
+    n_y = X.shape[0] if Y is None else Y.shape[0]
+    pairs = _cdist_pair_count(X.shape[0], None if Y is None else n_y, normalize)
+    element = X.element_size()
+    nbytes = pairs * (16 + element) + 2 * X.shape[0] * n_y * element
+    _memory.check(who, f"the {X.shape[0]} x {n_y} matrix and its pairs' indices", nbytes, X.device,
+                  "compute it in blocks of rows (X[i:i + k] against Y), each block's result kept or reduced "
+                  "before the next")
 
 
 def _cdist_pair_count(n_x: int, n_y: Optional[int], normalize: bool) -> int:

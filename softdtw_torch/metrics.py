@@ -41,7 +41,8 @@ from ._input import (_check_int, _check_itakura_slope, _checked_argument_types, 
                      _pair_from_arrays, _prepare_series, _to_numpy)
 from ._lower_bounds import itakura_column_bounds, lb_envelope, lb_keogh
 from ._progress import Progress
-from .functional import _cdist_pair_count, _cdist_soft_dtw, _check_datasets, _unbatched_pair, cdist_soft_dtw, soft_dtw
+from .functional import (_cdist_pair_count, _cdist_soft_dtw, _check_cdist_memory, _check_datasets, _unbatched_pair,
+                         cdist_soft_dtw, soft_dtw)
 
 __all__ = ["dtw", "dtw_path", "cdist_dtw", "gamma_soft_dtw", "lb_envelope", "lb_keogh", "sakoe_chiba_mask",
            "itakura_mask"]
@@ -155,6 +156,7 @@ def cdist_dtw(
     if not torch.jit.is_scripting():
         _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
             "cdist_dtw", 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+        chunk_size = _check_int(chunk_size, "cdist_dtw", "chunk_size", 1)
         if _is_array_input(X, Y):
             a, b, la, lb = _datasets_from_arrays("cdist_dtw", X, Y, x_lengths, y_lengths)
             with torch.no_grad():
@@ -163,6 +165,7 @@ def cdist_dtw(
     if chunk_size < 1:
         raise ValueError("cdist_dtw: chunk_size must be >= 1, got " + str(chunk_size))
     if not torch.jit.is_scripting():  # cdist_soft_dtw's work and errors, under this function's name (eager only)
+        _check_cdist_memory("cdist_dtw", X, Y, False)
         with public_errors("cdist_dtw"):
             if verbose:
                 total = _cdist_pair_count(X.shape[0], None if Y is None else Y.shape[0], False)

@@ -73,6 +73,11 @@ def _unpack(module: str, name: str, lengths_name: str, sequences: Any, lengths: 
     the lengths on the data's device; anything else unchanged. Eager only: the modules call it
     under ``if not torch.jit.is_scripting():``, so scripting never compiles it."""
     if not isinstance(sequences, PackedSequence):
+        if not isinstance(sequences, Tensor):  # as torch's losses: modules take tensors
+            raise TypeError(
+                f"{module}: expected {name} to be a torch.Tensor or a PackedSequence, got {type(sequences).__name__} "
+                f"(convert arrays with torch.as_tensor; the functions of softdtw_torch also take numpy arrays)"
+            )
         return sequences, lengths
     if lengths is not None:
         raise ValueError(

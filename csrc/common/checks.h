@@ -20,6 +20,16 @@ inline void check_float_tensor(const char* op, const char* name, const at::Tenso
                    " to be a floating-point tensor (float16, bfloat16, float32 or float64), got ", t.scalar_type());
 }
 
+// Optional lengths are read on `device` or copied there from the CPU; any other device (meta
+// included: a meta tensor holds no data, and a call mixing it with data would run the fake kernel)
+// is refused. The public ops made of other ops check this first, under their own name.
+inline void check_lengths_device(const char* op, const char* name, const std::optional<at::Tensor>& lengths,
+                                 const at::Device& device) {
+  if (!lengths.has_value() || !lengths->defined()) return;
+  TORCH_CHECK_VALUE(lengths->device() == device || lengths->device().is_cpu(), op, ": expected ", name, " on ",
+                    device, device.is_cpu() ? "" : " or the CPU", ", got ", lengths->device());
+}
+
 // Optional lengths, one per pair or case (`per`): a 1-D integer tensor of `count` values on
 // `device` or the CPU, each in [min_length, max_length] (a minimum above 1 is stated with its
 // remedy), returned as int64 on `device`; an undefined tensor when absent. The range check reads
@@ -34,8 +44,7 @@ inline at::Tensor checked_lengths(const char* op, const char* name, const std::o
                    " to be an integer tensor, got ", l.scalar_type());
   TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == count, op, ": expected ", name, " of shape (", count,
                     ",) (one length per ", per, "), got shape ", l.sizes());
-  TORCH_CHECK_VALUE(l.device() == device || l.device().is_cpu(), op, ": expected ", name, " on ", device,
-                    " or the CPU, got ", l.device());
+  check_lengths_device(op, name, lengths, device);
   at::Tensor out = l.to(device, at::kLong).contiguous();
   if (read_values && count > 0) {
     const int64_t lo = out.min().item<int64_t>(), hi = out.max().item<int64_t>();
@@ -69,6 +78,8 @@ auto with_public_name(const char* op, Body&& body) -> decltype(body()) {
     C10_THROW_ERROR(TypeError, with_op_name(op, e.msg()));
   } catch (const c10::ValueError& e) {
     C10_THROW_ERROR(ValueError, with_op_name(op, e.msg()));
+  } catch (const c10::OutOfMemoryError& e) {  // the memory preflight's refusal (common/memory.h)
+    C10_THROW_ERROR(OutOfMemoryError, with_op_name(op, e.msg()));
   }
 }
 

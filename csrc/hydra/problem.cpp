@@ -1,4 +1,5 @@
 // Hydra: validation of the ops' inputs, shared by the CPU and CUDA kernels, and the fit.
+#include "../common/memory.h"
 #include "problem.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -62,6 +63,8 @@ TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at
   p.n_groups = G;
   p.n_kernels = K;
   p.channels_per_group = channels.size(3);
+  memory::check(op, c10::str("the features of ", p.n_cases, " cases"), 4.0 * p.n_cases * p.n_features(), device,
+                "transform fewer cases per call");
   const at::ScalarType dtype = x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   p.channels = channels.to(device, at::kLong).contiguous();
   if (p.n_channels > 1 && p.channels.numel() > 0) {  // one channel: aeon reads channel 0, not the indices
@@ -108,6 +111,10 @@ Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t n_groups, int
   const int64_t channels_per_group = std::min(std::max<int64_t>(n_channels / 2, 2), max_num_channels);
 
   // torch.manual_seed(seed) then aeon's draws in its order, on a generator of the same kind.
+  // The weights (float32, 9 taps) and two temporaries of their size
+  memory::check(op, c10::str("the weights of ", n_dilations * divisor * n_kernels * h, " kernels"),
+                3.0 * 4.0 * kTaps * n_dilations * divisor * static_cast<double>(n_kernels) * h, at::kCPU,
+                "use fewer kernels (n_kernels) or groups (n_groups)");
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
   const at::TensorOptions f32 = at::TensorOptions().dtype(at::kFloat);
   at::Tensor w = at::randn({n_dilations, divisor, n_kernels * h, 1, kTaps}, generator, f32);

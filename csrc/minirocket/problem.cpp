@@ -1,4 +1,5 @@
 // MiniRocket: validation of the ops' inputs, shared by the CPU and CUDA kernels.
+#include "../common/memory.h"
 #include "problem.h"
 
 #include "../common/checks.h"
@@ -105,6 +106,10 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
                     max_of(channels) + 1, " channels (the parameters use channel index ", max_of(channels), "), got ",
                     x.size(1), " channels");
 
+  // The features: float32, n_cases x n_features (MultiRocket: 4 per feature and representation)
+  memory::check(names.op, c10::str("the features of ", x.size(0), " cases"),
+                4.0 * x.size(0) * n_features * names.outputs_per_feature, device,
+                "transform fewer cases per call");
   TransformProblem p;
   p.n_cases = x.size(0);
   p.n_channels = x.size(1);

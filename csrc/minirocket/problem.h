@@ -54,6 +54,7 @@ struct TransformNames {
   const char* op = kTransformOp;
   int64_t min_length = kMinLength;
   const char* parameter_prefix = "";
+  int64_t outputs_per_feature = 1;  // float32 outputs per fitted feature (memory preflight; 0: none)
 };
 
 TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_channels_per_combination,

@@ -16,7 +16,7 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
   TransformProblem p;
   p.series =
       minirocket::prepare_transform(x, num_channels_per_combination, channel_indices, dilations,
-                                    num_features_per_dilation, biases, x_lengths, to_float32, {op, kMinLength, ""});
+                                    num_features_per_dilation, biases, x_lengths, to_float32, {op, kMinLength, "", 2 * kPoolings});
   // The CPU kernel counts positions in 32-bit lanes.
   TORCH_CHECK_VALUE(x.size(2) <= std::numeric_limits<int32_t>::max(), op,
                     ": expected at most 2**31 - 1 time points, got x of shape ", x.sizes());
@@ -31,7 +31,7 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
   p.difference =
       minirocket::prepare_transform(x, diff_channels_per_combination, channel_indices.narrow(0, 0, n_diff_channels),
                                     diff_dilations, diff_num_features_per_dilation, diff_biases, x_lengths,
-                                    /*to_float32=*/false, {op, kMinLength, "diff_"});
+                                    /*to_float32=*/false, {op, kMinLength, "diff_", /*outputs_per_feature=*/0});
   p.difference.x = p.series.x;  // converted (and checked) once
   p.n_features = p.series.n_features;
   TORCH_CHECK_VALUE(p.difference.n_features == p.n_features, op,

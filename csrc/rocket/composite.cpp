@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../common/checks.h"
+#include "../common/memory.h"
 #include "ops.h"
 #include "random.h"
 
@@ -82,6 +83,9 @@ generate_kernels(int64_t n_timepoints, int64_t n_channels, int64_t n_kernels, in
   NumpyLegacyRandom rng(static_cast<uint64_t>(seed) & 0xffffffffu);
   const int64_t K = n_kernels;
   const int64_t C = n_channels;
+  // Five int32/float32 fields per kernel now, then weights and channel indices (at least 7 and 1 per kernel).
+  memory::check("rocket_generate_kernels", c10::str("the fields of ", K, " kernels"), (20.0 + 32.0) * K, at::kCPU,
+                "use fewer kernels (n_kernels)");
 
   at::Tensor lengths = at::empty({K}, at::kInt);
   at::Tensor num_channel_indices = at::empty({K}, at::kInt);

@@ -1,3 +1,4 @@
+#include "../common/memory.h"
 #include "problem.h"
 
 #include <cmath>
@@ -112,6 +113,9 @@ ConvolveInputs prepare_convolve(const at::Tensor& x, const RocketKernels& kernel
   in.mode = parse_rocket_accumulate(op, std::string(accumulate));
   check_ppv_temperature(op, ppv_temperature);
   in.plan = plan_rocket_kernels(op, kernels, x.size(1), x.device());
+  // The features (2 float32 per kernel) and the argmax kept for the backward (an int64 per kernel)
+  memory::check(op, c10::str("the features of ", x.size(0), " cases and ", in.plan.n_kernels, " kernels"),
+                16.0 * x.size(0) * in.plan.n_kernels, x.device(), "transform fewer cases per call");
   in.lengths = checked_rocket_lengths(op, x_lengths, x);
   in.x = x.to(rocket_compute_dtype(in.mode)).contiguous();
   return in;

@@ -14,10 +14,13 @@
 //   kernel on devices without a dedicated one (CPU).
 #include <torch/library.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "../common/autograd.h"
 #include "../common/checks.h"
+#include "../common/memory.h"
 #include "constants.h"
 #include "ops.h"
 #include "problem.h"
@@ -43,34 +46,75 @@ void check_cost(const char* op, c10::string_view cost) {
                     ": cost must be one of \"sqeuclidean\", \"l1\", \"cosine\", got \"", std::string(cost), "\"");
 }
 
+// A power of two per pair, s = 2^floor(log2 max(|x_b|, |y_b|)) (1 for all-zero pairs), (B, 1, 1)
+// and detached: dividing by it is exact, and rounding commutes with it, so a cost computed on x/s
+// and y/s and multiplied back by s is bit for bit the unscaled one wherever neither over- nor
+// underflows, and stays finite (or +inf) where ||x_i||² alone would overflow.
+at::Tensor power_of_two_scale(const at::Tensor& x, const at::Tensor& y) {
+  const at::Tensor largest = at::maximum(x.detach().abs().amax({1, 2}), y.detach().abs().amax({1, 2}));
+  const at::Tensor scale = at::where(largest > 0, at::exp2(at::floor(at::log2(largest))), at::ones_like(largest));
+  return scale.view({-1, 1, 1});
+}
+
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view cost) {
   check_sequence_pair("pairwise_cost", x, y);
   check_cost("pairwise_cost", cost);
+  // The cost tensor and one temporary of its size (baddbmm's or bmm's output before the clamp).
+  // Under torch.compile and torch.export the sizes may be symbols: nothing is allocated then.
+  const auto batch = x.sym_size(0).maybe_as_int(), n = x.sym_size(1).maybe_as_int(), m = y.sym_size(1).maybe_as_int();
+  if (batch && n && m) {
+    memory::check("pairwise_cost", c10::str("the cost tensor of ", *batch, " pairs of ", *n, " x ", *m, " cells and a "
+                                            "temporary of its size"),
+                  2.0 * x.element_size() * *batch * *n * static_cast<double>(*m), x.device(),
+                  "use the fused mode (cost=\"sqeuclidean\", fused=None or True), which holds no cost tensor, or "
+                  "split the batch into smaller calls");
+  }
   if (is_sqeuclidean(cost)) {
-    // ||x_i||² + ||y_j||² − 2 x_i·y_j, whose value is clamped at 0 against cancellation while its
-    // derivatives, of every order, stay those of the polynomial ||x_i − y_j||² (a clamp's would be
-    // 0 where rounding made the sum negative: at x_i ≈ y_j, e.g. on the divergence's self terms,
-    // the second derivative would lose E_ij·2I there). expanded + (clamped − expanded) has the
-    // clamp's value exactly (e + (−e) = 0), and no more (B, N, M) tensors alive than the clamp.
-    const at::Tensor x_sq = x.pow(2).sum(-1).unsqueeze(2);
-    const at::Tensor y_sq = y.pow(2).sum(-1).unsqueeze(1);
-    const at::Tensor expanded = at::baddbmm(x_sq + y_sq, x, y.transpose(1, 2), /*beta=*/1, /*alpha=*/-2);
+    // ||x_i||² + ||y_j||² − 2 x_i·y_j on x/s and y/s (power_of_two_scale: no inf − inf where a
+    // squared norm overflows), times s twice: +inf only where the distance itself is beyond the
+    // dtype. The value is clamped at 0 against cancellation while its derivatives, of every
+    // order, stay those of the polynomial ||x_i − y_j||² (a clamp's would be 0 where rounding made
+    // the sum negative: at x_i ≈ y_j, e.g. on the divergence's self terms, the second derivative
+    // would lose E_ij·2I there). expanded + (clamped − expanded) has the clamp's value exactly
+    // (e + (−e) = 0), and no more (B, N, M) tensors alive than the clamp.
+    const at::Tensor scale = power_of_two_scale(x, y);
+    const at::Tensor xs = x / scale, ys = y / scale;
+    const at::Tensor x_sq = xs.pow(2).sum(-1).unsqueeze(2);
+    const at::Tensor y_sq = ys.pow(2).sum(-1).unsqueeze(1);
+    const at::Tensor expanded = at::baddbmm(x_sq + y_sq, xs, ys.transpose(1, 2), /*beta=*/1, /*alpha=*/-2);
     const bool differentiated = (at::GradMode::is_enabled() && expanded.requires_grad()) ||
                                 autograd::has_tangent(x) || autograd::has_tangent(y);
-    if (!differentiated) return expanded.clamp_min(0);
+    if (!differentiated) return expanded.clamp_min(0).mul_(scale).mul_(scale);
     const at::Tensor correction = expanded.detach().clamp_min(0).sub_(expanded.detach());
-    return expanded + correction;
+    return (expanded + correction) * scale * scale;
   }
   if (cost == "l1") {
-    // Σ_k |x_ik − y_jk|; the subgradient at 0 is 0.
-    return at::cdist(x, y, /*p=*/1.0);
+    // Σ_k |x_ik − y_jk|; the subgradient at 0 is 0. cdist has no float16 kernel on every device:
+    // float16 and bfloat16 compute in float32, as the DP does.
+    const auto dtype = compute_dtype(x.scalar_type());
+    return at::cdist(x.to(dtype), y.to(dtype), /*p=*/1.0).to(x.scalar_type());
   }
-  // cosine: 1 − cos(x_i, y_j), in [0, 2].
-  const at::Tensor xn = x / x.norm(2, -1, /*keepdim=*/true).clamp_min(kCosineNormEps);
-  const at::Tensor yn = y / y.norm(2, -1, /*keepdim=*/true).clamp_min(kCosineNormEps);
-  return 1 - at::bmm(xn, yn.transpose(1, 2));
+  // cosine: 1 − cos(x_i, y_j), in [0, 2]; each vector is divided by max(||v||, kCosineNormEps).
+  // The norm is taken of v/s (s = max|v_k|, detached), so it cannot overflow (1e20 in float32):
+  // v / max(||v||, eps) = (v/s) / max(||v/s||, eps/s) for any s > 0.
+  // float16 and bfloat16 compute in float32 (their squares overflow at 256).
+  const auto dtype = compute_dtype(x.scalar_type());
+  auto unit = [dtype](const at::Tensor& v) {
+    const at::Tensor w = v.to(dtype);
+    const at::Tensor s = w.detach().abs().amax(-1, /*keepdim=*/true).clamp_min(std::numeric_limits<float>::min());
+    const at::Tensor scaled = w / s;
+    return scaled / at::maximum(scaled.norm(2, -1, /*keepdim=*/true), s.reciprocal().mul_(kCosineNormEps));
+  };
+  return (1 - at::bmm(unit(x), unit(y).transpose(1, 2))).to(x.scalar_type());
 }
 
+// Both lengths' devices (check_lengths_device), under the name of the public op called.
+void check_lengths_devices(const char* op, const at::Device& device, const OptTensor& x_lengths,
+                           const OptTensor& y_lengths, const char* x_name = "x_lengths",
+                           const char* y_name = "y_lengths") {
+  check_lengths_device(op, x_name, x_lengths, device);
+  check_lengths_device(op, y_name, y_lengths, device);
+}
 
 // Whether autograd will differentiate a function of these inputs (then the forward keeps its table).
 bool gradient_needed(const at::Tensor& a, const at::Tensor& b = at::Tensor()) {
@@ -80,6 +124,7 @@ bool gradient_needed(const at::Tensor& a, const at::Tensor& b = at::Tensor()) {
 at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
                               const OptTensor& x_lengths, const OptTensor& y_lengths,
                               std::optional<double> itakura_max_slope) {
+  check_lengths_devices(kFromCostOp, D.device(), x_lengths, y_lengths);
   return std::get<0>(
       ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, gradient_needed(D)));
 }
@@ -89,6 +134,7 @@ at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<i
 at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                           const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint,
                           std::optional<double> itakura_max_slope) {
+  check_lengths_devices(kFusedOp, x.device(), x_lengths, y_lengths);
   const bool keep = gradient_needed(x, y);
   if (keep && checkpoint) {
     return std::get<0>(
@@ -128,6 +174,16 @@ at::Tensor value_or_divergence(const Value& value, const at::Tensor& x, const at
   return xy - 0.5 * value(x, x, x_lengths, x_lengths) - 0.5 * value(y, y, y_lengths, y_lengths);
 }
 
+// soft-DTW is positively homogeneous, sdtw_γ(c·D) = c·sdtw_{γ/c}(D), and so is its sharp value. A
+// divergence at a large γ combines terms near −γ·log(#paths) that may overflow while the
+// divergence does not (γ = 5e37 in float32: a self term below −3.4e38): above 2^32 its terms are
+// computed at γ/c on D/c (x/√c for the fused cost) and the divergence multiplied by c, with
+// c = 4^round(log4 γ): scalings by powers of two, exact where nothing underflows. 1: no scaling.
+double divergence_scale(bool normalize, double gamma) {
+  if (!normalize || gamma <= 4294967296.0) return 1.0;
+  return std::ldexp(1.0, 2 * static_cast<int>(std::lround(std::log2(gamma) / 2)));
+}
+
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                     bool normalize, std::optional<bool> fused, const OptTensor& x_lengths, const OptTensor& y_lengths,
                     c10::string_view cost, bool checkpoint, std::optional<double> itakura_max_slope) {
@@ -135,15 +191,25 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std:
   check_sequence_pair(kFusedOp, x, y);
   check_gamma(kFusedOp, gamma, x.scalar_type());
   checked_window(kFusedOp, bandwidth, itakura_max_slope);
+  check_lengths_devices(kFusedOp, x.device(), x_lengths, y_lengths);
   const bool use_fused = runs_fused(kFusedOp, x, fused, cost, checkpoint);
+  const double scale = divergence_scale(normalize, gamma);
   auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
     if (use_fused) {
-      return ops::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint, itakura_max_slope);
+      if (scale == 1.0) {
+        return ops::soft_dtw_fused(a, b, gamma, bandwidth, a_lengths, b_lengths, checkpoint, itakura_max_slope);
+      }
+      const double root = std::sqrt(scale);
+      return ops::soft_dtw_fused(a / root, b / root, gamma / scale, bandwidth, a_lengths, b_lengths, checkpoint,
+                                 itakura_max_slope);
     }
-    return ops::soft_dtw_from_cost(ops::pairwise_cost(a, b, cost), gamma, bandwidth, a_lengths, b_lengths,
+    const at::Tensor D = ops::pairwise_cost(a, b, cost);
+    return ops::soft_dtw_from_cost(scale == 1.0 ? D : D / scale, gamma / scale, bandwidth, a_lengths, b_lengths,
                                    itakura_max_slope);
   };
-  return with_public_name(kFusedOp, [&] { return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths); });
+  const at::Tensor result =
+      with_public_name(kFusedOp, [&] { return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths); });
+  return scale == 1.0 ? result : result * scale;
 }
 
 // The sharp soft-DTW ⟨E, D⟩: the directional derivative of sdtw along D itself, one forward
@@ -151,6 +217,7 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, double gamma, std:
 at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
                                     const OptTensor& x_lengths, const OptTensor& y_lengths,
                                     std::optional<double> itakura_max_slope) {
+  check_lengths_devices(kSharpFromCostOp, D.device(), x_lengths, y_lengths);
   return with_public_name(kSharpFromCostOp, [&] {
     return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
   });
@@ -162,16 +229,25 @@ at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma
   check_sequence_pair(kSharpOp, x, y);
   check_gamma(kSharpOp, gamma, x.scalar_type());
   checked_window(kSharpOp, bandwidth, itakura_max_slope);
+  check_lengths_devices(kSharpOp, x.device(), x_lengths, y_lengths);
   const bool use_fused = runs_fused(kSharpOp, x, fused, cost, /*checkpoint=*/false);
-  auto value = [&](const at::Tensor& a, const at::Tensor& b, const OptTensor& a_lengths, const OptTensor& b_lengths) {
+  const double scale = divergence_scale(normalize, gamma);
+  auto value = [&](const at::Tensor& a_in, const at::Tensor& b_in, const OptTensor& a_lengths,
+                   const OptTensor& b_lengths) {
     if (use_fused) {
+      const double root = std::sqrt(scale);
+      const at::Tensor a = scale == 1.0 ? a_in : a_in / root, b = scale == 1.0 ? b_in : b_in / root;
       // Along (ẋ, ẏ) = (x, y) the fused tangent cost is 2 (x_i − y_j)·(x_i − y_j) = 2·D exactly.
-      return 0.5 * std::get<1>(ops::fused_jvp(a, b, a, b, gamma, bandwidth, itakura_max_slope, a_lengths, b_lengths));
+      return 0.5 * std::get<1>(
+                       ops::fused_jvp(a, b, a, b, gamma / scale, bandwidth, itakura_max_slope, a_lengths, b_lengths));
     }
-    const at::Tensor D = ops::pairwise_cost(a, b, cost);
-    return soft_dtw_sharp_from_cost(D, gamma, bandwidth, a_lengths, b_lengths, itakura_max_slope);
+    const at::Tensor D = ops::pairwise_cost(a_in, b_in, cost);
+    return soft_dtw_sharp_from_cost(scale == 1.0 ? D : D / scale, gamma / scale, bandwidth, a_lengths, b_lengths,
+                                    itakura_max_slope);
   };
-  return with_public_name(kSharpOp, [&] { return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths); });
+  const at::Tensor result =
+      with_public_name(kSharpOp, [&] { return value_or_divergence(value, x, y, normalize, x_lengths, y_lengths); });
+  return scale == 1.0 ? result : result * scale;
 }
 
 // DILATE's time penalty for each pair's own lengths: Ω_ij = ((i + 1)/n − (j + 1)/m)², (B, N, M).
@@ -197,6 +273,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
   check_sequence_pair(kDilateOp, prediction, target, "prediction", "target");
   check_gamma(kDilateOp, gamma, prediction.scalar_type());
   checked_window(kDilateOp, bandwidth, itakura_max_slope);
+  check_lengths_devices(kDilateOp, prediction.device(), prediction_lengths, target_lengths, "prediction_lengths",
+                        "target_lengths");
   TORCH_CHECK_VALUE(alpha >= 0 && alpha <= 1, kDilateOp, ": alpha must be in [0, 1], got ", alpha);
   const at::Tensor D = ops::pairwise_cost(prediction, target, "sqeuclidean");
   at::Tensor omega;
@@ -226,6 +304,7 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor
                                                                 std::optional<double> itakura_max_slope) {
   // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair, differentiable
   // through the backward op's own derivatives (design doc §3).
+  check_lengths_devices(kAlignmentFromCostOp, D.device(), x_lengths, y_lengths);
   auto [values, R] = with_public_name(kAlignmentFromCostOp, [&] {
     return ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
   });
@@ -241,6 +320,7 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const
   check_sequence_pair(kAlignmentOp, x, y);
   check_gamma(kAlignmentOp, gamma, x.scalar_type());
   checked_window(kAlignmentOp, bandwidth, itakura_max_slope);
+  check_lengths_devices(kAlignmentOp, x.device(), x_lengths, y_lengths);
   check_cost(kAlignmentOp, cost);
   return with_public_name(kAlignmentOp, [&] {
     return soft_dtw_alignment_from_cost(ops::pairwise_cost(x, y, cost), gamma, bandwidth, x_lengths, y_lengths,

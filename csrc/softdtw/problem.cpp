@@ -1,9 +1,11 @@
 #include "problem.h"
 
 #include "../common/checks.h"
+#include "../common/memory.h"
 #include "ops.h"
 #include "../common/table_memory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -34,11 +36,15 @@ SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m,
                             const at::Device& device, at::ScalarType dtype) {
   check_gamma(op, gamma, dtype);
   SoftDTWProblem p;
+  p.op = op;
   p.batch = batch;
   p.n = n;
   p.m = m;
   p.gamma = gamma;
   p.window = checked_window(op, bandwidth, itakura_max_slope);
+  // A radius of max(n, m) already admits every cell; a larger one (up to 2**63 − 1) would
+  // overflow the band's int64 bounds (i + (m − n) + radius), so it is that radius.
+  p.window.radius = std::min(p.window.radius, std::max(n, m));
   // No host read of the values while a CUDA graph is captured (the kernels clamp lengths into range).
   const bool read_values = !capturing_cuda_graph(device);
   p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, "pair", 1, n, device, read_values);
@@ -151,7 +157,15 @@ ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gam
   return in;
 }
 
+// The remedies a refused DP table names: what keeps no (B, N, M) table on that device.
+static std::string table_remedies(const at::Device& device) {
+  return c10::str("call it under torch.no_grad() (then no table is kept)",
+                  device.is_cuda() ? ", pass checkpoint=True (the CUDA backward recomputes from tile borders)" : "",
+                  ", or split the batch into smaller calls (a band does not shrink the table)");
+}
+
 PathOutputs new_path_outputs(const SoftDTWProblem& p, const at::Device& device) {
+  memory::check(p.op, "the paths", 16.0 * p.batch * (p.n + p.m - 1), device, "split the batch into smaller calls");
   const auto options = at::TensorOptions().dtype(at::kLong).device(device);
   return {at::full({p.batch, p.n + p.m - 1, 2}, -1, options), at::zeros({p.batch}, options)};
 }
@@ -167,6 +181,10 @@ std::vector<int64_t> table_sizes(const SoftDTWProblem& p, at::ScalarType dtype) 
 
 ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
   ForwardOutputs out;
+  if (keep_table) {
+    memory::check(p.op, c10::str("the DP table of ", p.batch, " pairs of ", p.n, " x ", p.m, " cells"),
+                  8.0 * p.batch * p.n * p.m, options.device(), table_remedies(options.device()));
+  }
   out.values = at::empty({p.batch}, options);
   if (!keep_table) {
     out.R = at::empty({0}, options);

@@ -25,6 +25,7 @@ constexpr const char* kDtwPathOp = "dtw_path";
 
 // Validated inputs of one op call, converted to what the kernels read.
 struct SoftDTWProblem {
+  const char* op = kFromCostOp;     // the public op the errors name
   int64_t batch = 0, n = 0, m = 0;  // padded lengths
   double gamma = 1.0;
   Window window;                    // band and/or parallelogram (math.h), by default neither

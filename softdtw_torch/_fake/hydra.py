@@ -9,7 +9,7 @@ import math
 import torch
 
 from .._ops import _C
-from ._checks import _check_lengths, _check_rocket_series, _is_integer
+from ._checks import _check_lengths, _check_rocket_series, _is_integer, register_fake
 
 _FIT_OP = "hydra_fit"
 _TRANSFORM_OP = "hydra_transform"
@@ -69,7 +69,7 @@ def _check_transform(op: str, x, weights, channels, x_lengths):
     return D, R, G, K
 
 
-@torch.library.register_fake("softdtw_torch::hydra_fit")
+@register_fake("softdtw_torch::hydra_fit")
 def _(x, n_kernels, n_groups, max_num_channels, seed):
     op = _FIT_OP
     _check_series(op, x)
@@ -92,13 +92,13 @@ def _(x, n_kernels, n_groups, max_num_channels, seed):
     )
 
 
-@torch.library.register_fake("softdtw_torch::hydra_transform")
+@register_fake("softdtw_torch::hydra_transform")
 def _(x, weights, channels, x_lengths=None):
     D, R, G, K = _check_transform(_TRANSFORM_OP, x, weights, channels, x_lengths)
     return x.new_empty((x.shape[0], D * R * 2 * G * K), dtype=_compute_dtype(x))
 
 
-@torch.library.register_fake("softdtw_torch::_hydra_transform_backward")
+@register_fake("softdtw_torch::_hydra_transform_backward")
 def _(grad, x, weights, channels, x_lengths):
     op = _BACKWARD_OP
     D, R, G, K = _check_transform(op, x, weights, channels, x_lengths)

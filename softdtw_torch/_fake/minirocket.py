@@ -9,7 +9,7 @@ from typing import Tuple
 import torch
 
 from .._ops import _C
-from ._checks import _check_lengths, _check_rocket_series, _is_integer
+from ._checks import _check_lengths, _check_rocket_series, _is_integer, register_fake
 
 _FIT_OP = "minirocket_fit"
 _TRANSFORM_OP = "minirocket_transform"
@@ -45,7 +45,7 @@ def _fit_dilations(n_timepoints: int, n_features: int, max_dilations: int) -> Tu
     return dilations, per_dilation
 
 
-@torch.library.register_fake("softdtw_torch::minirocket_fit")
+@register_fake("softdtw_torch::minirocket_fit")
 def _(x, n_features, max_dilations_per_kernel, seed):
     op = _FIT_OP
     _check_series(op, x)
@@ -93,7 +93,7 @@ def _check_parameter(op: str, name: str, t: torch.Tensor, x: torch.Tensor, integ
     )
 
 
-@torch.library.register_fake("softdtw_torch::minirocket_transform")
+@register_fake("softdtw_torch::minirocket_transform")
 def _(x, num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases, x_lengths=None):
     op = _TRANSFORM_OP
     _check_series(op, x)

@@ -6,7 +6,7 @@ Shapes and dtypes without computing, with the shape-level checks of
 import torch
 
 from .._ops import _C
-from ._checks import _check_lengths, _check_rocket_series
+from ._checks import _check_lengths, _check_rocket_series, register_fake
 from .minirocket import _PARAMETER_NAMES, _check_parameter, _fit_dilations
 
 _FIT_OP = "multirocket_fit"
@@ -40,7 +40,7 @@ def _fit_outputs(x: torch.Tensor, n_timepoints: int, n_kernels: int, max_dilatio
     )
 
 
-@torch.library.register_fake("softdtw_torch::multirocket_fit")
+@register_fake("softdtw_torch::multirocket_fit")
 def _(x, n_kernels, max_dilations_per_kernel, seed):
     op = _FIT_OP
     _check_series(op, x)
@@ -61,7 +61,7 @@ def _(x, n_kernels, max_dilations_per_kernel, seed):
     )
 
 
-@torch.library.register_fake("softdtw_torch::multirocket_transform")
+@register_fake("softdtw_torch::multirocket_transform")
 def _(
     x,
     num_channels_per_combination,

@@ -9,7 +9,7 @@ from typing import Optional
 import torch
 from torch import Tensor
 
-from ._checks import _check_3d_series
+from ._checks import _check_3d_series, register_fake
 
 _TRANSFORM_OP = "rocket_convolve"
 _NORMALISE_OP = "rocket_normalise"
@@ -27,13 +27,13 @@ def _n_kernels(lengths: Tensor) -> int:
     return lengths.shape[0]
 
 
-@torch.library.register_fake("softdtw_torch::rocket_normalise")
+@register_fake("softdtw_torch::rocket_normalise")
 def _(x, x_lengths=None):
     _check_series(_NORMALISE_OP, x)
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.register_fake("softdtw_torch::_rocket_convolve_forward")
+@register_fake("softdtw_torch::_rocket_convolve_forward")
 def _(x, weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices, accumulate, x_lengths,
       ppv_temperature):
     _check_series(_TRANSFORM_OP, x)
@@ -41,13 +41,13 @@ def _(x, weights, lengths, biases, dilations, paddings, num_channel_indices, cha
     return x.new_empty((x.shape[0], 2 * K), dtype=torch.float32), x.new_empty((x.shape[0], K), dtype=torch.int64)
 
 
-@torch.library.register_fake("softdtw_torch::_rocket_convolve_backward")
+@register_fake("softdtw_torch::_rocket_convolve_backward")
 def _(grad, x, weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices, argmax, accumulate,
       x_lengths, ppv_temperature):
     return torch.empty_like(x), torch.empty_like(weights), torch.empty_like(biases)
 
 
-@torch.library.register_fake("softdtw_torch::rocket_convolve")
+@register_fake("softdtw_torch::rocket_convolve")
 def _(x, weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices,
       accumulate="float32_fma", x_lengths: Optional[Tensor] = None, ppv_temperature: Optional[float] = None):
     _check_series(_TRANSFORM_OP, x)
@@ -59,7 +59,7 @@ def _(x, weights, lengths, biases, dilations, paddings, num_channel_indices, cha
 # schema takes `int`, so the dispatcher specialises symbolic ints before calling this (under
 # dynamic shapes each new value recompiles). So the fake runs the real generator, which is pure and
 # takes a few milliseconds per 10,000 kernels, and returns exact static sizes.
-@torch.library.register_fake("softdtw_torch::" + _GENERATE_OP)
+@register_fake("softdtw_torch::" + _GENERATE_OP)
 def _generate_kernels_fake(n_timepoints: int, n_channels: int, n_kernels: int, seed: int):
     torch._check_value(n_kernels >= 1, lambda: f"{_GENERATE_OP}: expected n_kernels >= 1, got {n_kernels}")
     torch._check_value(

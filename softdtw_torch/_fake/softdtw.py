@@ -9,7 +9,7 @@ from typing import Optional
 import torch
 
 from .._ops import _C
-from ._checks import _check_float, _check_lengths, _is_integer
+from ._checks import _check_float, _check_lengths, _is_integer, register_fake
 
 _FROM_COST_OP = "soft_dtw_from_cost"
 _FUSED_OP = "soft_dtw"
@@ -102,7 +102,7 @@ def _table(like: torch.Tensor, batch, n, m, keep_table: bool) -> torch.Tensor:
     return like.new_empty((batch, n, m, 2) if dtype == torch.float32 else (batch, n, m), dtype=dtype)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_forward")
+@register_fake("softdtw_torch::_soft_dtw_from_cost_forward")
 def _(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table):
     _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     batch, n, m = D.shape
@@ -122,20 +122,20 @@ def _check_tangent(op: str, name: str, tangent: Optional[torch.Tensor], primal_n
                            f"{list(primal.shape)}, got {list(tangent.shape)}")
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_backward")
+@register_fake("softdtw_torch::_soft_dtw_from_cost_backward")
 def _(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
     return D.new_empty(D.shape, dtype=_compute_dtype(D.dtype))
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward")
+@register_fake("softdtw_torch::_soft_dtw_fused_forward")
 def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     return x.new_empty((x.shape[0],)), _table(x, x.shape[0], x.shape[1], y.shape[1], keep_table)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward")
+@register_fake("softdtw_torch::_soft_dtw_fused_backward")
 def _(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
@@ -143,7 +143,7 @@ def _(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
+@register_fake("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
 def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
@@ -158,20 +158,20 @@ def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     return x.new_empty((batch,)), x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward_checkpointed")
+@register_fake("softdtw_torch::_soft_dtw_fused_backward_checkpointed")
 def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     dtype = _compute_dtype(x.dtype)
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_forward_with_grad")
+@register_fake("softdtw_torch::_soft_dtw_fused_forward_with_grad")
 def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     return (x.new_empty((x.shape[0],)), torch.empty_like(x, dtype=torch.float64),
             torch.empty_like(y, dtype=torch.float64))
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_backward_from_grad")
+@register_fake("softdtw_torch::_soft_dtw_fused_backward_from_grad")
 def _(grad, x, y, x_grad, y_grad, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
@@ -184,7 +184,7 @@ def _(grad, x, y, x_grad, y_grad, gamma, bandwidth, itakura_max_slope, x_lengths
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
+@register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
 def _(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     torch._check_value(weights.dim() == 1 and weights.shape[0] == x.shape[0],
@@ -192,7 +192,7 @@ def _(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     return x.new_empty((x.shape[0],)), torch.empty_like(x)
 
 
-@torch.library.register_fake("softdtw_torch::_dtw_path")
+@register_fake("softdtw_torch::_dtw_path")
 def _(x, y, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, op="dtw_path")
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
@@ -200,14 +200,14 @@ def _(x, y, bandwidth, itakura_max_slope, x_lengths, y_lengths):
             x.new_empty((batch,), dtype=torch.int64))
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_jvp")
+@register_fake("softdtw_torch::_soft_dtw_from_cost_jvp")
 def _(D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
     return D.new_empty((D.shape[0],)), D.new_empty((D.shape[0],))
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_jvp")
+@register_fake("softdtw_torch::_soft_dtw_fused_jvp")
 def _(x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)
@@ -215,7 +215,7 @@ def _(x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths
     return x.new_empty((x.shape[0],)), x.new_empty((x.shape[0],))
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_from_cost_hvp")
+@register_fake("softdtw_torch::_soft_dtw_from_cost_hvp")
 def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, with_grad):
     _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
     _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
@@ -226,7 +226,7 @@ def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, itakura_max_slope, x_l
     return D.new_empty((D.shape[0],), dtype=dtype), grad_D, D.new_empty(D.shape, dtype=dtype)
 
 
-@torch.library.register_fake("softdtw_torch::_soft_dtw_fused_hvp")
+@register_fake("softdtw_torch::_soft_dtw_fused_hvp")
 def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
       with_grad):
     _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
@@ -241,7 +241,7 @@ def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_
             y.new_empty(y.shape, dtype=dtype))
 
 
-@torch.library.register_fake("softdtw_torch::_itakura_rows")
+@register_fake("softdtw_torch::_itakura_rows")
 def _(n, m, columns, max_slope):
     op = "itakura_mask"  # as checked_itakura_lengths
     _check_slope(op, max_slope)

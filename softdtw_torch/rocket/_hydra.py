@@ -48,7 +48,7 @@ from .._base import Estimator, check_device, draw_seed, series_tags
 from .._errors import public_errors
 from .._input import _check_int
 from .._progress import Progress
-from ._input import as_series_tensor, check_finite, check_like_fit
+from ._input import as_series_tensor, check_finite, check_like_fit, lengths_on
 
 __all__ = ["HydraTransformer", "HydraLayer", "hydra_parameters_from_aeon"]
 
@@ -175,11 +175,8 @@ class HydraTransformer(TransformerMixin, Estimator):
         check_like_fit(who, x, self.n_channels_, self.n_timepoints_, lengths_given=x_lengths is not None)
         device = check_device(self.device, who) or x.device
         x = x.to(device)
-        lengths = None
-        if x_lengths is not None:
-            lengths = x_lengths if isinstance(x_lengths, Tensor) else torch.as_tensor(np.asarray(x_lengths))
-            lengths = lengths.to(device)
-        else:
+        lengths = lengths_on(x_lengths, device, who)
+        if lengths is None:
             check_finite(x, who)
         weights, channels = self._parameters_on(device)
         with torch.no_grad(), public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:

@@ -22,6 +22,8 @@ def as_series_tensor(X: Any, who: str, device: Optional[Union[str, torch.device]
     Raises ValueError naming ``who`` for any other rank.
     """
     t = X.detach() if isinstance(X, Tensor) else torch.from_numpy(np.ascontiguousarray(as_numeric_array(X, who)))
+    if t.device.type == "meta":
+        raise ValueError(f"{who}: expected X on a device that holds data (cpu or cuda), got meta")
     if not t.is_floating_point():
         t = t.to(integer_dtype)
     if t.dim() == 3:
@@ -39,6 +41,19 @@ def as_series_tensor(X: Any, who: str, device: Optional[Union[str, torch.device]
     if finite:
         check_finite(t, who)
     return t
+
+
+def lengths_on(x_lengths: Any, device: torch.device, who: str) -> Optional[Tensor]:
+    """The per-case ``x_lengths`` of a transform (a tensor, array or list of integers; None stays
+    None) as a tensor on ``device``; the operator checks its shape and values. A tensor must be on
+    ``device`` or the CPU, as the operators take it."""
+    if x_lengths is None:
+        return None
+    lengths = x_lengths if isinstance(x_lengths, Tensor) else torch.as_tensor(np.asarray(x_lengths))
+    if lengths.device != device and lengths.device.type != "cpu":
+        also = " or the CPU" if device.type != "cpu" else ""
+        raise ValueError(f"{who}: expected x_lengths on {device}{also}, got {lengths.device}")
+    return lengths.to(device)
 
 
 def check_finite(t: Tensor, who: str, arg: str = "X") -> None:

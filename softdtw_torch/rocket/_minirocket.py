@@ -35,7 +35,7 @@ from .._base import Estimator, check_device, draw_seed, series_tags
 from .._errors import public_errors
 from .._ops import _C
 from .._progress import Progress
-from ._input import as_series_tensor, check_like_fit
+from ._input import as_series_tensor, check_like_fit, lengths_on
 
 __all__ = ["MiniRocket"]
 
@@ -80,10 +80,7 @@ class _KernelParametersTransformer(TransformerMixin, Estimator):
         check_like_fit(who, x, self.n_channels_, self.n_timepoints_, lengths_given=x_lengths is not None)
         device = check_device(self.device, who) or x.device
         x = x.to(device)
-        lengths = None
-        if x_lengths is not None:
-            lengths = x_lengths if isinstance(x_lengths, torch.Tensor) else torch.as_tensor(np.asarray(x_lengths))
-            lengths = lengths.to(device)
+        lengths = lengths_on(x_lengths, device, who)
         return x, lengths
 
 

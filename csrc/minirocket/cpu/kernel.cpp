@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "../../common/memory.h"
 #include "../../common/macros.h"
 #if SOFTDTW_TORCH_X86_INTRINSICS
 #include <immintrin.h>
@@ -135,6 +136,13 @@ Parameters fit_parameters(const char* op, const at::Tensor& x, int64_t n_feature
                           NumpyLegacyRandom& numpy_rng, FitOrder order) {
   const int64_t n_cases = x.size(0), n_channels = x.size(1), T = x.size(2);
 
+  // The quantiles and the biases, a float32 of each per feature, before anything is drawn; the
+  // features per dilation are int32, as aeon's
+  const int64_t features = n_features / kKernels * kKernels;
+  memory::check(op, c10::str("the quantiles and biases of ", features, " features"), 8.0 * features, at::kCPU,
+                "use fewer kernels (n_kernels)");
+  TORCH_CHECK_VALUE(n_features / kKernels <= std::numeric_limits<int32_t>::max(), op,
+                    ": expected at most 84 * (2**31 - 1) features, got ", n_features);
   std::vector<int32_t> dilations, per_dilation;
   fit_dilations(T, n_features, max_dilations, &dilations, &per_dilation);
   const int64_t n_dilations = static_cast<int64_t>(dilations.size());

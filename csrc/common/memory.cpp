@@ -99,6 +99,12 @@ std::string readable(double bytes) {
 
 }  // namespace
 
+double bytes_of(at::IntArrayRef sizes, at::ScalarType dtype) {
+  double bytes = static_cast<double>(c10::elementSize(dtype));
+  for (const int64_t size : sizes) bytes *= static_cast<double>(size);
+  return bytes;
+}
+
 void set_cpu_limit(std::optional<int64_t> bytes) {
   TORCH_CHECK_VALUE(!bytes.has_value() || *bytes > 0, "set_memory_limit: expected a positive number of bytes or None, got ",
                     bytes.value_or(0));

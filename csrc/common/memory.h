@@ -34,6 +34,9 @@ std::string refusal(const char* op, const std::string& what, double bytes, const
 void check(const char* op, const std::string& what, double bytes, const at::Device& device,
            const std::string& remedies);
 
+// The bytes of a tensor of these sizes and dtype, as a double (a product beyond int64 still compares).
+double bytes_of(at::IntArrayRef sizes, at::ScalarType dtype);
+
 // Sizes up to this are never refused by default (no system call for the everyday sizes).
 constexpr double kAlwaysFits = 256.0 * (1 << 20);
 

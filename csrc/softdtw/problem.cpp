@@ -157,17 +157,21 @@ ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gam
   return in;
 }
 
-// The remedies a refused DP table names: what keeps no (B, N, M) table on that device.
-static std::string table_remedies(const at::Device& device) {
+// The remedies a refused DP table names: what keeps no (B, N, M) table for that op on that device.
+static std::string table_remedies(const char* op, const at::Device& device) {
+  if (std::string(op) == kDtwPathOp) {  // it traces its paths back through the whole table
+    return "pass fewer or shorter pairs per call (dtw_path keeps the whole table; a band does not shrink it)";
+  }
   return c10::str("call it under torch.no_grad() (then no table is kept)",
                   device.is_cuda() ? ", pass checkpoint=True (the CUDA backward recomputes from tile borders)" : "",
                   ", or split the batch into smaller calls (a band does not shrink the table)");
 }
 
 PathOutputs new_path_outputs(const SoftDTWProblem& p, const at::Device& device) {
-  memory::check(p.op, "the paths", 16.0 * p.batch * (p.n + p.m - 1), device, "split the batch into smaller calls");
+  const std::vector<int64_t> sizes = {p.batch, p.n + p.m - 1, 2};
+  memory::check(p.op, "the paths", memory::bytes_of(sizes, at::kLong), device, "split the batch into smaller calls");
   const auto options = at::TensorOptions().dtype(at::kLong).device(device);
-  return {at::full({p.batch, p.n + p.m - 1, 2}, -1, options), at::zeros({p.batch}, options)};
+  return {at::full(sizes, -1, options), at::zeros({p.batch}, options)};
 }
 
 std::vector<int64_t> r_tensor_sizes(std::vector<int64_t> cells, at::ScalarType dtype) {
@@ -181,15 +185,15 @@ std::vector<int64_t> table_sizes(const SoftDTWProblem& p, at::ScalarType dtype) 
 
 ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
   ForwardOutputs out;
-  if (keep_table) {
-    memory::check(p.op, c10::str("the DP table of ", p.batch, " pairs of ", p.n, " x ", p.m, " cells"),
-                  8.0 * p.batch * p.n * p.m, options.device(), table_remedies(options.device()));
-  }
   out.values = at::empty({p.batch}, options);
   if (!keep_table) {
     out.R = at::empty({0}, options);
   } else {
-    out.R = table_memory::empty(table_sizes(p, options.dtype().toScalarType()), options);
+    const at::ScalarType dtype = options.dtype().toScalarType();
+    const std::vector<int64_t> sizes = table_sizes(p, dtype);
+    memory::check(p.op, c10::str("the DP table of ", p.batch, " pairs of ", p.n, " x ", p.m, " cells"),
+                  memory::bytes_of(sizes, dtype), options.device(), table_remedies(p.op, options.device()));
+    out.R = table_memory::empty(sizes, options);
     if (p.ragged()) {  // padding: R = +inf (hi = +inf, lo = 0)
       out.R.fill_(0);
       (out.R.dim() == 4 ? out.R.select(3, 0) : out.R).fill_(INFINITY);

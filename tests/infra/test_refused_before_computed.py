@@ -125,11 +125,14 @@ BANDED = [
     ("cdist_soft_dtw", lambda b: st.cdist_soft_dtw(X, Y, bandwidth=b)),
     ("cdist_dtw", lambda b: st.cdist_dtw(X, Y, bandwidth=b)),
     ("SoftDTW", lambda b: st.SoftDTW(bandwidth=b)(X, Y)),
-    ("checkpointed gradient", lambda b: torch.autograd.grad(
-        st.soft_dtw(X.requires_grad_(), Y, bandwidth=b, checkpoint=True).sum(), X)[0]),
+    ("checkpointed gradient", lambda b: _checkpointed_gradient(X.clone().requires_grad_(), Y, b)),
     ("KNeighborsTimeSeriesClassifier", lambda b: st.KNeighborsTimeSeriesClassifier(
         n_neighbors=1, metric="dtw", metric_params={"sakoe_chiba_radius": b}).fit(X, [0, 1]).predict_proba(Y)),
 ]
+
+
+def _checkpointed_gradient(x, y, bandwidth):
+    return torch.autograd.grad(st.soft_dtw(x, y, bandwidth=bandwidth, checkpoint=True).sum(), x)[0]
 
 
 def _same(a, b):
@@ -143,7 +146,6 @@ def _same(a, b):
 @pytest.mark.parametrize("name, call", BANDED, ids=[n for n, _ in BANDED])
 @pytest.mark.parametrize("bandwidth", [6, 2**31, 2**62, 2**63 - 1])
 def test_a_band_wider_than_the_series_is_no_band(name, call, bandwidth):
-    X.requires_grad_(False)
     assert _same(call(bandwidth), call(None)), name
 
 
@@ -188,11 +190,11 @@ def test_the_divergence_at_a_huge_gamma_is_in_range_in_float32():
 
 
 def test_a_huge_gamma_scaling_changes_no_bit_of_the_everyday_divergence():
-    # The scaled path (gamma > 2**32) against gamma just below it, where nothing is scaled: the
-    # divergence is homogeneous, so doubling gamma and x (by √2 each way: D by 2) doubles it.
+    # The scaled path (gamma > 2**32) against gamma below it, where nothing is scaled: the
+    # divergence is homogeneous, so x and y doubled (D times 4) at 4 times gamma is 4 times it.
     x, y = X[:1], Y[:1]
     below = st.soft_dtw(x, y, gamma=2.0**31, normalize=True)
-    above = st.soft_dtw(x * math.sqrt(2.0**2), y * math.sqrt(2.0**2), gamma=2.0**33, normalize=True)
+    above = st.soft_dtw(x * 2, y * 2, gamma=2.0**33, normalize=True)
     assert torch.equal(above, below * 4)
 
 
@@ -304,6 +306,12 @@ def test_a_table_beyond_the_limit_is_refused_with_its_remedies(one_mebibyte):
     value = st.soft_dtw(x, x, checkpoint=True)  # the CPU's checkpointed forward keeps nothing...
     _refused("soft_dtw", lambda: value.sum().backward(), "the DP table")  # ...its backward rebuilds the table
     assert st.soft_dtw(x[:, :300], x[:, :300], fused=True).requires_grad  # 0.7 MiB: fits
+
+
+def test_dtw_path_names_the_remedy_that_fits_it(one_mebibyte):
+    x = torch.randn(600, 1, dtype=torch.float64)
+    message, _ = _refused("dtw_path", lambda: st.dtw_path(x, x), "the DP table of 1 pairs of 600 x 600 cells")
+    assert "fewer or shorter pairs" in message and "no_grad" not in message  # it always keeps its table
 
 
 def test_the_sizes_of_the_issue_are_refused_at_once():

@@ -183,6 +183,16 @@ std::vector<int64_t> table_sizes(const SoftDTWProblem& p, at::ScalarType dtype) 
   return r_tensor_sizes({p.batch, p.n, p.m}, dtype);
 }
 
+void check_table_memory(const SoftDTWProblem& p, int64_t pairs, at::ScalarType dtype, const at::Device& device,
+                        int64_t tables) {
+  std::vector<int64_t> sizes = table_sizes(p, dtype);
+  sizes[0] = pairs;
+  memory::check(p.op,
+                c10::str(tables == 1 ? "the DP table of " : "the DP tables (R and its tangent) of ", pairs,
+                         " pairs of ", p.n, " x ", p.m, " cells"),
+                static_cast<double>(tables) * memory::bytes_of(sizes, dtype), device, table_remedies(p.op, device));
+}
+
 ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table) {
   ForwardOutputs out;
   out.values = at::empty({p.batch}, options);
@@ -190,10 +200,8 @@ ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOpti
     out.R = at::empty({0}, options);
   } else {
     const at::ScalarType dtype = options.dtype().toScalarType();
-    const std::vector<int64_t> sizes = table_sizes(p, dtype);
-    memory::check(p.op, c10::str("the DP table of ", p.batch, " pairs of ", p.n, " x ", p.m, " cells"),
-                  memory::bytes_of(sizes, dtype), options.device(), table_remedies(p.op, options.device()));
-    out.R = table_memory::empty(sizes, options);
+    check_table_memory(p, p.batch, dtype, options.device());
+    out.R = table_memory::empty(table_sizes(p, dtype), options);
     if (p.ragged()) {  // padding: R = +inf (hi = +inf, lo = 0)
       out.R.fill_(0);
       (out.R.dim() == 4 ? out.R.select(3, 0) : out.R).fill_(INFINITY);

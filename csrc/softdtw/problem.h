@@ -98,6 +98,14 @@ RValue<T>* r_data(const at::Tensor& values) {
 
 ForwardOutputs new_forward_outputs(const SoftDTWProblem& p, const at::TensorOptions& options, bool keep_table);
 
+// The memory preflight (common/memory.h) of `tables` DP tables (R; with a tangent, Ṙ too) for each
+// of `pairs` pairs held at once, in table_sizes' layout: torch.OutOfMemoryError naming p.op and the
+// remedies that fit it when the device cannot give them. new_forward_outputs checks the table it
+// keeps; the CPU kernels that hold tables of their own (packs keeping all their diagonals, the
+// second order's per-pair tables) check theirs.
+void check_table_memory(const SoftDTWProblem& p, int64_t pairs, at::ScalarType dtype, const at::Device& device,
+                        int64_t tables = 1);
+
 // Raises when a pair was flagged (the message says `what` was wrong), else returns (values in
 // the input dtype, R): the forward ops' results.
 std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardOutputs& out, at::ScalarType input_dtype,

@@ -308,10 +308,30 @@ def test_a_table_beyond_the_limit_is_refused_with_its_remedies(one_mebibyte):
     assert st.soft_dtw(x[:, :300], x[:, :300], fused=True).requires_grad  # 0.7 MiB: fits
 
 
-def test_dtw_path_names_the_remedy_that_fits_it(one_mebibyte):
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def threads(request):
+    # One thread packs a batch of one pair (the packed paths hold tables of their own); two do not
+    before = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(before)
+
+
+def test_dtw_path_names_the_remedy_that_fits_it(one_mebibyte, threads):
     x = torch.randn(600, 1, dtype=torch.float64)
     message, _ = _refused("dtw_path", lambda: st.dtw_path(x, x), "the DP table of 1 pairs of 600 x 600 cells")
     assert "fewer or shorter pairs" in message and "no_grad" not in message  # it always keeps its table
+    assert st.dtw_path(x[:300], x[:300])[1] >= 0  # 0.7 MiB: fits
+
+
+def test_second_order_tables_beyond_the_limit_are_refused(one_mebibyte, threads):
+    x = torch.randn(1, 600, 1, dtype=torch.float64)
+    ones = torch.ones(1, dtype=torch.float64)
+    _refused("soft_dtw", lambda: OPS._soft_dtw_fused_hvp(ones, None, x, x, x, None, 1.0, None, None, None, None, True),
+             r"the DP tables \(R and its tangent\) of 1 pairs of 600 x 600 cells")
+    D = torch.rand(1, 600, 600, dtype=torch.float64)
+    _refused("soft_dtw_from_cost", lambda: OPS._soft_dtw_from_cost_hvp(ones, None, D, D, 1.0, None, None, None, None,
+                                                                       True), r"the DP tables")
 
 
 def test_the_sizes_of_the_issue_are_refused_at_once():

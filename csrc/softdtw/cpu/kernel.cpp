@@ -163,6 +163,11 @@ struct Pack {
   int64_t lanes() const { return end - begin; }
 };
 
+// The pairs whose packs run at once: a pack of kMaxPackLanes pairs per thread.
+int64_t pairs_held_in_packs(const SoftDTWProblem& p) {
+  return std::min<int64_t>(p.batch, at::get_num_threads() * kMaxPackLanes);
+}
+
 // Splits the batch into packs of at most kMaxPackLanes pairs, a multiple of the thread count of
 // them in near-equal sizes (so that every thread gets the same work), cut where the lengths
 // change. Empty when packing does not apply (long pairs with many features, fewer pairs than
@@ -969,6 +974,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   const std::vector<Pack> packs = make_packs(p, in.x.size(2), xl, yl);
+  if (!packs.empty()) check_table_memory(p, pairs_held_in_packs(p), in.x.scalar_type(), x_in.device());
   const ForwardOutputs out =
       packs.empty() ? run_fused_forward(in, /*keep_table=*/true) : new_forward_outputs(p, in.x.options(), false);
   const PathOutputs paths = new_path_outputs(p, x_in.device());
@@ -1316,6 +1322,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
   const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", D);
   const at::Tensor grad = prepare_pair_scalars(kFromCostOp, "grad", grad_in, p.batch, D);
   const at::Tensor grad_tangent = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent_in, p.batch, D);
+  // R and Ṙ whole, for each pair a thread holds
+  check_table_memory(p, std::min<int64_t>(p.batch, at::get_num_threads()), D.scalar_type(), D_in.device(),
+                     /*tables=*/2);
   const ForwardOutputs out = new_forward_outputs(p, D.options(), /*keep_table=*/false);
   at::Tensor value_tangent = at::zeros({p.batch}, D.options());
   auto new_like_D = [&] { return p.ragged() ? at::zeros_like(D) : at::empty_like(D); };
@@ -1416,6 +1425,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   const std::vector<Pack> packs = make_packs(p, d, xl, yl);
+  // R and Ṙ whole, for each pair a thread holds (packs keep all their diagonals)
+  check_table_memory(p, packs.empty() ? std::min<int64_t>(p.batch, at::get_num_threads()) : pairs_held_in_packs(p),
+                     x.scalar_type(), x_in.device(), /*tables=*/2);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_hvp_cpu", [&] {
     if (!packs.empty()) {
       fused_hvp_packs<scalar_t>(packs, p, x, y, u, v, grad, grad_tangent, with_grad, value_tangent, grad_x, grad_y,

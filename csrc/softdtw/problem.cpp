@@ -29,6 +29,74 @@ bool capturing_cuda_graph(const at::Device& device) {
   return false;
 }
 
+// ln of the number of warping paths through an n × m table, the Delannoy number
+// D(n − 1, m − 1) = Σ_k C(n − 1, k)·C(m − 1, k)·2^k, summed in logs (O(min(n, m)); asked only
+// when the quick bound (n + m − 2)·ln 3 is not small enough).
+double log_path_count(int64_t n, int64_t m) {
+  const double a = static_cast<double>(n - 1), b = static_cast<double>(m - 1);
+  const auto log_term = [&](double k) {
+    return std::lgamma(a + 1) - std::lgamma(k + 1) - std::lgamma(a - k + 1) + std::lgamma(b + 1) -
+           std::lgamma(k + 1) - std::lgamma(b - k + 1) + k * std::log(2.0);
+  };
+  double largest = -std::numeric_limits<double>::infinity();
+  for (int64_t k = 0; k <= std::min(n, m) - 1; ++k) largest = std::max(largest, log_term(static_cast<double>(k)));
+  double sum = 0;
+  for (int64_t k = 0; k <= std::min(n, m) - 1; ++k) sum += std::exp(log_term(static_cast<double>(k)) - largest);
+  return largest + std::log(sum);
+}
+
+// Refuses a problem whose DP could leave the compute dtype's range: a cell's R lies between the
+// cheapest path sum to it and that minus γ·ln(paths) (a soft minimum falls at most that far below
+// a minimum). With costs of magnitude at most `largest_cost`, path sums lie in ±cost_reach,
+// cost_reach = (n + m − 1)·largest_cost, and every R, and every difference of two that the cell
+// math and the backward take, is finite when cost_reach + γ·ln(paths) + cost_reach is. Beyond it a
+// sum could overflow to ±inf, and +inf reads as "no admissible path", losing the sign: the call is
+// refused rather than answered with the wrong infinity.
+void check_dp_range(const char* op, const SoftDTWProblem& p, at::ScalarType dtype, double largest_cost) {
+  const bool is_double = compute_dtype(dtype) == at::kDouble;
+  const double cost_reach = static_cast<double>(p.n + p.m - 1) * largest_cost;  // may be inf: compared only
+  const double largest = is_double ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+  const double soft_reach_bound = p.gamma * static_cast<double>(p.n + p.m - 2) * std::log(3.0);
+  if (2 * cost_reach + soft_reach_bound <= largest) return;  // the quick bound (paths <= 3^(n+m−2))
+  const double soft_reach = p.gamma * log_path_count(p.n, p.m);
+  const double reach = 2 * cost_reach + soft_reach;
+  if (reach <= largest) return;
+  const char* name = is_double ? "float64" : "float32";
+  TORCH_CHECK_VALUE(cost_reach > 0, op, ": gamma = ", p.gamma, " is too large for sequences of lengths ", p.n,
+                    " and ", p.m, " in ", name, ": a soft minimum over their warping paths falls up to gamma·ln(paths) = ",
+                    soft_reach, " below the cheapest one, beyond ", name, "'s largest value ", largest,
+                    is_double ? "; use a smaller gamma" : "; compute in float64 or use a smaller gamma");
+  TORCH_CHECK_VALUE(false, op, ": D's finite costs reach ", largest_cost,
+                    " in magnitude; summed along a warping path of up to n + m - 1 = ", p.n + p.m - 1,
+                    " cells, the DP's values and the differences the kernels take of them could reach ", reach,
+                    ", beyond ", name, "'s largest value ", largest,
+                    " (a sum that overflows turns into an infinity of the wrong sign); ",
+                    is_double ? "scale D down" : "pass D as float64 (D.double()) or scale it down");
+}
+
+// The largest magnitude of D's finite costs (+inf is a forbidden cell, NaN and −inf are refused by
+// the kernels, which flag them). One reduction pass over D; when D holds +inf, a second over
+// slices of it (bounded scratch) for the largest finite cost.
+double largest_finite_cost(const at::Tensor& D) {
+  const auto [lowest_t, highest_t] = at::aminmax(D);
+  const at::Tensor extremes = at::stack({lowest_t, highest_t}).to(at::kCPU, at::kDouble);  // one host sync
+  const double lowest = extremes[0].item<double>(), highest = extremes[1].item<double>();
+  if (!(lowest > -std::numeric_limits<double>::infinity())) return 0;  // NaN or −inf: the kernel refuses D
+  if (lowest == std::numeric_limits<double>::infinity()) return 0;     // every cell forbidden
+  double finite_highest = highest;
+  if (highest == std::numeric_limits<double>::infinity()) {
+    const at::Tensor flat = D.reshape(-1);
+    constexpr int64_t kSlice = int64_t{1} << 22;
+    finite_highest = lowest;
+    for (int64_t first = 0; first < flat.numel(); first += kSlice) {
+      const at::Tensor slice = flat.slice(0, first, std::min(flat.numel(), first + kSlice));
+      const at::Tensor finite = at::where(at::isinf(slice), lowest_t, slice);
+      finite_highest = std::max(finite_highest, finite.max().item<double>());
+    }
+  }
+  return std::max(std::abs(lowest), std::abs(finite_highest));
+}
+
 // The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
 SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
                             std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
@@ -49,6 +117,7 @@ SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m,
   const bool read_values = !capturing_cuda_graph(device);
   p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, "pair", 1, n, device, read_values);
   p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, "pair", 1, m, device, read_values);
+  check_dp_range(op, p, dtype, /*largest_cost=*/0.0);
   return p;
 }
 
@@ -117,6 +186,11 @@ ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional
   in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, itakura_max_slope, x_lengths,
                             y_lengths, D.device(), D.scalar_type());
   in.D = D.to(compute_dtype(D.scalar_type())).contiguous();
+  // Negative costs can take a path sum below the dtype's range (and positive ones above it, then
+  // back): checked on D's values, except while a CUDA graph is captured (no host reads then).
+  if (in.D.numel() > 0 && !capturing_cuda_graph(D.device())) {
+    check_dp_range(op, in.problem, D.scalar_type(), largest_finite_cost(in.D));
+  }
   return in;
 }
 

@@ -160,7 +160,7 @@ def _soft_dtw_reference(cost: np.ndarray, gamma: float) -> float:
         for j in range(1, m + 1):
             previous = np.array([R[i - 1, j - 1], R[i - 1, j], R[i, j - 1]])
             low = previous.min()
-            if gamma == 0:
+            if gamma == 0 or low == np.inf:  # hard minimum, or no admissible predecessor
                 soft = low
             else:
                 soft = low - gamma * np.log(np.exp(-(previous - low) / gamma).sum())
@@ -187,6 +187,84 @@ def test_the_divergence_at_a_huge_gamma_is_in_range_in_float32():
         assert got.item() == pytest.approx(expected, rel=1e-4)
     sharp = st.soft_dtw_sharp(x, y, gamma=gamma, normalize=True)
     assert torch.isfinite(sharp).all()
+
+
+def _log_warping_paths(n: int, m: int) -> float:
+    """ln of the number of warping paths of an n x m table (the Delannoy number, exact integers)."""
+    return math.log(sum(math.comb(n - 1, k) * math.comb(m - 1, k) * 2**k for k in range(min(n, m))))
+
+
+FROM_COST_CALLS = [
+    ("soft_dtw_from_cost", lambda D: st.soft_dtw_from_cost(D, gamma=1.0)),
+    ("soft_dtw_alignment_from_cost", lambda D: st.soft_dtw_alignment_from_cost(D, gamma=1.0)),
+    ("soft_dtw_sharp_from_cost", lambda D: st.soft_dtw_sharp_from_cost(D, gamma=1.0)),
+]
+
+
+@pytest.mark.parametrize("who, call", FROM_COST_CALLS, ids=[w for w, _ in FROM_COST_CALLS])
+def test_costs_whose_path_sums_leave_float32_are_refused_not_signed_wrong(who, call):
+    # The true value is about -1.5e39, below float32's range: it came out +inf, the "no admissible
+    # path" marker. Every path sum of these costs lies beyond float32, so float32 refuses, by name.
+    costs = np.full((3, 3), -3e38)
+    expected = _soft_dtw_reference(costs, 1.0)
+    assert expected < -1e39
+    _raises(who, ValueError, r"D's finite costs reach 3e\+38 in magnitude.*float32's largest value.*"
+            r"pass D as float64 \(D.double\(\)\)", lambda: call(torch.tensor(costs[None], dtype=torch.float32)))
+    # float64 holds the value: exact there.
+    assert st.soft_dtw_from_cost(torch.tensor(costs[None]), gamma=1.0).item() == pytest.approx(expected, rel=1e-12)
+
+
+def test_costs_that_overflow_and_come_back_are_refused():
+    # +3e38 then -3e38 along the diagonal: the true value (about 0) is representable, but partial
+    # sums are not, and +inf there reads as a forbidden cell. Refused in float32, exact in float64.
+    costs = np.array([[3e38, 0.0, 0.0], [0.0, -3e38, 0.0], [0.0, 0.0, 3e38]])
+    costs[0, 1] = costs[1, 0] = costs[1, 2] = costs[2, 1] = 3e38
+    expected = _soft_dtw_reference(costs, 1.0)
+    assert abs(expected) < 1e39
+    _raises("soft_dtw_from_cost", ValueError, r"could reach", lambda: st.soft_dtw_from_cost(
+        torch.tensor(costs[None], dtype=torch.float32), gamma=1.0))
+    assert st.soft_dtw_from_cost(torch.tensor(costs[None]), gamma=1.0).item() == pytest.approx(expected, rel=1e-12)
+
+
+def test_costs_beyond_float64_paths_are_refused_and_the_internal_ops_refuse_them_too():
+    costs = torch.full((1, 3, 3), -1e308, dtype=torch.float64)
+    _raises("soft_dtw_from_cost", ValueError, r"reach 1e\+308 in magnitude.*float64's largest value.*scale D down$",
+            lambda: st.soft_dtw_from_cost(costs, gamma=1.0))
+    # The ops themselves (not only the Python functions) refuse: backward, jvp and hvp alike.
+    grad = torch.ones(1, dtype=torch.float64)
+    for call in (lambda: OPS._soft_dtw_from_cost_forward(costs, 1.0, None, None, None, None, True),
+                 lambda: OPS._soft_dtw_from_cost_backward(grad, costs, torch.empty(0, dtype=torch.float64), 1.0,
+                                                          None, None, None, None),
+                 lambda: OPS._soft_dtw_from_cost_jvp(costs, costs, 1.0, None, None, None, None),
+                 lambda: OPS._soft_dtw_from_cost_hvp(grad, None, costs, costs, 1.0, None, None, None, None, True)):
+        with pytest.raises(ValueError, match=r"in magnitude.*float64's largest value"):
+            call()
+
+
+def test_forbidden_cells_are_not_counted_as_huge_costs():
+    # +inf marks a forbidden cell: the range check looks at the finite costs only.
+    costs = np.random.default_rng(3).uniform(-1.0, 1.0, size=(4, 5))
+    costs[0, 3] = costs[2, 0] = np.inf
+    got = st.soft_dtw_from_cost(torch.tensor(costs[None], dtype=torch.float32), gamma=0.5)
+    assert got.item() == pytest.approx(_soft_dtw_reference(costs, 0.5), rel=1e-6)
+    # Every cell forbidden: no admissible path, +inf (not a refusal).
+    assert st.soft_dtw_from_cost(torch.full((1, 3, 4), math.inf), gamma=0.5).item() == math.inf
+
+
+def test_a_gamma_whose_soft_minimum_leaves_float32_is_refused():
+    # At gamma = 8e37 the soft minimum over the warping paths of two 100-point series falls
+    # gamma * ln(paths) = 1.4e40 below the cheapest path: beyond float32, refused by name;
+    # float64 holds it and gives -gamma * ln(paths) to its rounding (the costs are negligible).
+    x, y = torch.randn(1, 100, 2), torch.randn(1, 100, 2)
+    expected = -8e37 * _log_warping_paths(100, 100)
+    for fused in (None, False):
+        _raises("soft_dtw", ValueError, r"gamma = 8e\+37 is too large for sequences of lengths 100 and 100 in float32"
+                r".*compute in float64", lambda: st.soft_dtw(x, y, gamma=8e37, fused=fused))
+        assert st.soft_dtw(x.double(), y.double(), gamma=8e37, fused=fused).item() == pytest.approx(expected, rel=1e-9)
+    # Short series at the same gamma stay in range (tests/softdtw/test_input_conventions.py checks
+    # the value): the bound is the number of paths, not a step count.
+    assert -8e37 * _log_warping_paths(4, 3) > -torch.finfo(torch.float32).max
+    assert torch.isfinite(st.soft_dtw(x[:, :4].float(), y[:, :3].float(), gamma=8e37)).all()
 
 
 def test_a_huge_gamma_scaling_changes_no_bit_of_the_everyday_divergence():

@@ -1,5 +1,5 @@
 """The CPU allocator's events during one SoftDTW call, from torch.profiler: shared by
-benchmarks/bench_memory.py (the README's numbers) and tests/softdtw/test_memory.py (the README's
+benchmarks/bench_memory.py (the numbers of docs/guarantees.md) and tests/softdtw/test_memory.py (its
 statements at a small size), so both read memory the same way."""
 import torch
 from torch._C._profiler import _EventType

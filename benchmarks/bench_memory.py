@@ -1,4 +1,4 @@
-"""Extra CPU memory of each SoftDTW mode, forward + backward: what the README's memory statements rest on.
+"""Extra CPU memory of each SoftDTW mode, forward + backward: what the memory statements of docs/guarantees.md rest on.
 
 For each mode, ``v = soft_dtw(x, y, ...); v.sum().backward()`` runs once under
 ``torch.profiler.profile(profile_memory=True)`` (after one unprofiled warm-up call of the same

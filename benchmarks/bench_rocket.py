@@ -164,7 +164,7 @@ def main():
         ours.transform(X[:2])
         t_aeon, ref = best_of(lambda: aeon.transform(X), args.repeats)
         t_ours, got = best_of(lambda: ours.transform(X), args.repeats)
-        # aeon >= 1.6's float32 sums are reassociated by numba for the host CPU (see README):
+        # aeon >= 1.6's float32 sums are reassociated by numba for the host CPU (see docs/user_guide/rocket.md):
         # equal here means MAX within 1e-5 and PPV equal on >= 99% of features.
         equal = np.allclose(got[:, 1::2], ref[:, 1::2], rtol=1e-5, atol=1e-5) and np.mean(
             got[:, 0::2] == ref[:, 0::2]) > 0.99

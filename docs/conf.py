@@ -1,13 +1,15 @@
-"""Sphinx configuration of the API reference, built from the package's docstrings.
+"""Sphinx configuration of the documentation site: the user guide (MyST markdown), the gallery
+(sphinx-gallery, run from examples/gallery at every build) and the API reference (autodoc of the
+real package, extension included: nothing is mocked, so the reference documents what is installed).
 
-Build: ``python -m sphinx -W --keep-going -b html docs/api build/api-docs`` (tests/infra/test_api_docs.py
-runs it, so any warning fails the test suite). The real package is imported, extension included:
-nothing is mocked, so the reference documents what is installed.
+Build: ``python -m sphinx -W --keep-going -b html docs build/docs`` (tests/infra/test_docs.py runs it,
+so any warning fails the test suite; CONTRIBUTING.md, "Documentation"). ``docs/design/`` holds the
+design notes; they are read in the repository, not built into the site.
 """
 import os
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
 
 import softdtw_torch  # noqa: E402
@@ -19,12 +21,46 @@ release = version = softdtw_torch.__version__
 
 extensions = [
     "sphinx.ext.autodoc",
-    # The docstrings are Google style (Args:, Returns:, Raises:); MiniRocket's is NumPy style.
+    # The docstrings are NumPy style (Parameters, Returns, Raises, Examples).
     "sphinx.ext.napoleon",
+    "sphinx.ext.intersphinx",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
 ]
-exclude_patterns = ["_build"]
-html_theme = "alabaster"
-html_title = f"softdtw-torch {release} API reference"
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+# design/: the design notes, read in the repository; *_src: nothing (a guard for stray drafts).
+exclude_patterns = ["_build", "design", "**/README.md", "auto_examples/*.ipynb", "auto_examples/*.py",
+                    "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5"]
+root_doc = "index"
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"softdtw-torch {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_static_path = []
+
+# MyST: headings get anchors (links such as [Derivatives](derivatives.md#derivatives)), and $...$
+# math and ::: fences read as in the user guide.
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+
+# The gallery: every script of examples/gallery runs at each build, and the figures it leaves open
+# are rendered into its page.
+sphinx_gallery_conf = {
+    "examples_dirs": os.path.join(ROOT, "examples", "gallery"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,
+    "show_memory": False,
+    "reset_modules": ("matplotlib",),
+    "image_scrapers": ("matplotlib",),
+}
 
 autodoc_member_order = "bysource"
 # Public methods without a docstring of their own (forward, transform) are listed with their
@@ -38,13 +74,25 @@ autodoc_inherit_docstrings = False
 # references and literals rather than one unresolvable class name.
 napoleon_preprocess_types = True
 
+# Links into torch, numpy and scikit-learn's documentation: their inventories are fetched when
+# SOFTDTW_TORCH_DOCS_ONLINE=1 (the published build). The test suite builds offline (CI's machines
+# reach the package index only), so there the mapping is empty and references to those projects
+# stay plain text (nitpick_ignore_regex below).
+intersphinx_mapping = {}
+if os.environ.get("SOFTDTW_TORCH_DOCS_ONLINE") == "1":
+    intersphinx_mapping = {
+        "python": ("https://docs.python.org/3", None),
+        "torch": ("https://docs.pytorch.org/docs/stable", None),
+        "numpy": ("https://numpy.org/doc/stable", None),
+        "sklearn": ("https://scikit-learn.org/stable", None),
+    }
+
 # Every cross-reference must resolve, so that a renamed function or a typo in :func:`...` fails the
-# build. References into torch, numpy, scikit-learn and the standard library (os.PathLike) cannot
-# resolve here (no intersphinx: the build must not need the network), so those alone are exempt,
-# with the private modules that docstrings name for readers of the source.
+# build. References into torch, numpy, scikit-learn and the standard library (os.PathLike) are
+# exempt offline, with the private modules that docstrings name for readers of the source.
 nitpicky = True
 nitpick_ignore_regex = [
-    (r"py:.*", r"(torch|numpy|np|sklearn|os)(\..*)?"),
+    (r"py:.*", r"(torch|numpy|np|sklearn|os|matplotlib)(\..*)?"),
     (r"py:mod", r"softdtw_torch(\.\w+)*\._\w+"),
 ]
 

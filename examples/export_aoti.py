@@ -18,7 +18,7 @@ The script exports both models (``torch.export.export``), compiles each into a p
 (``torch._inductor.aoti_compile_and_package``), loads the packages back
 (``torch._inductor.aoti_load_package``) and checks that they give the eager models' outputs. A
 C++ program runs the same packages with ``torch::inductor::AOTIModelPackageLoader`` when it links
-the softdtw_torch library (tests/cpp/test_aoti.cpp, docs/deployment.md); in Python,
+the softdtw_torch library (tests/cpp/test_aoti.cpp, docs/user_guide/deployment.md); in Python,
 ``import softdtw_torch`` must come before loading, as it registers the operators the package calls.
 
 Needs torch >= 2.6 (``aoti_compile_and_package`` taking the exported program alone).

@@ -69,11 +69,26 @@ def __dir__():
 
 
 def release_table_memory() -> int:
-    """Frees the memory the CPU kernels keep from the last freed big table (one block, of a SoftDTW
-    DP table or MiniRocket, MultiRocket or Hydra features of 1 MiB or more) for the next table of
-    the same size; returns its size in bytes (0 when none was kept). Keeping it spares each call
-    the page faults of a fresh table (README, "Memory"); ``SOFTDTW_TORCH_KEEP_TABLE_MEMORY=0`` in
-    the environment turns keeping off."""
+    """Free the memory the CPU kernels keep from the last freed big table, for the next table of its size.
+
+    The block kept is one block, of a SoftDTW DP table or MiniRocket, MultiRocket or Hydra features
+    of 1 MiB or more. Keeping it spares each call the page faults of a fresh table (docs/user_guide/softdtw.md,
+    ``release_table_memory``); ``SOFTDTW_TORCH_KEEP_TABLE_MEMORY=0`` in the environment turns keeping off.
+
+    Returns
+    -------
+    int
+        The size in bytes of the block freed (0 when none was kept).
+
+    Examples
+    --------
+    >>> import softdtw_torch as st
+    >>> freed = st.release_table_memory()
+    >>> freed >= 0
+    True
+    >>> st.release_table_memory()  # nothing is kept any more
+    0
+    """
     return _ops._C.release_table_memory()
 
 __all__ = [

@@ -29,9 +29,22 @@ class NotFittedError(_SklearnNotFittedError, RuntimeError):
 
     A subclass of ``sklearn.exceptions.NotFittedError`` (itself a ValueError and an AttributeError),
     so scikit-learn's tools and ``except sklearn.exceptions.NotFittedError`` catch it. Also a
-    RuntimeError, what ``MiniRocket`` raised before the estimators shared this class. (The other
-    way round does not hold: ``sklearn.utils.validation.check_is_fitted`` raises scikit-learn's
+    RuntimeError, so that ``except RuntimeError`` around a ``MiniRocket`` call catches it too. (The
+    other way round does not hold: ``sklearn.utils.validation.check_is_fitted`` raises scikit-learn's
     class, which ``except softdtw_torch.NotFittedError`` does not catch.)
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch import NotFittedError
+    >>> from softdtw_torch.rocket import MiniRocket
+    >>> try:
+    ...     MiniRocket(n_kernels=84).transform(torch.zeros(2, 1, 20))
+    ... except NotFittedError as error:
+    ...     print(error)
+    MiniRocket.transform: this instance is not fitted yet; call fit first
+    >>> issubclass(NotFittedError, (ValueError, AttributeError, RuntimeError))
+    True
     """
 
 
@@ -74,8 +87,11 @@ def as_numeric_array(X: Any, who: str) -> np.ndarray:
     them). Numeric dtypes, rank and memory layout are kept, and NaN / inf pass: the rank and the
     values are each estimator's to check.
     """
-    return check_array(X, accept_sparse=False, dtype="numeric", force_writeable=True, ensure_all_finite=False,
-                       ensure_2d=False, allow_nd=True, estimator=who, input_name="X")
+    try:
+        return check_array(X, accept_sparse=False, dtype="numeric", force_writeable=True, ensure_all_finite=False,
+                           ensure_2d=False, allow_nd=True, estimator=who, input_name="X")
+    except (ValueError, TypeError) as error:  # scikit-learn's words (its checks match them), after our name
+        raise type(error)(f"{who}: {error}") from error
 
 
 def read_series(X: Any, x_lengths: Any, who: str) -> _Data:

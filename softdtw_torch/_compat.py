@@ -81,6 +81,28 @@ class CompatSoftDTW(torch.nn.Module):
         return soft_dtw_from_cost(D, self.gamma, x_lengths=xl, y_lengths=yl)
 
     def forward(self, X, Y) -> Tensor:
+        """The (B,) soft-DTW values (or divergences, with ``normalize``) of ``X`` and ``Y``.
+
+        Parameters
+        ----------
+        X : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, N, d), or a pack of (length, d) series.
+        Y : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, M, d), or a pack, with ``X``'s batch size and features.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,) values, differentiable w.r.t. ``X`` and ``Y``.
+
+        Raises
+        ------
+        ValueError
+            Inputs that are not 3-D, of different batch sizes or features, a ``dist_func`` result of
+            the wrong shape.
+        TypeError
+            Inputs that are neither tensors nor PackedSequences.
+        """
         x, xl = _unpacked(X, "X", self._name)
         y, yl = _unpacked(Y, "Y", self._name)
         if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[2]:

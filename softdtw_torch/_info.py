@@ -40,13 +40,33 @@ REBUILD_HINT = (
 
 
 class ExtensionLoadError(ImportError):
-    """The compiled extension softdtw_torch._C could not be loaded (the original error is chained)."""
+    """The compiled extension softdtw_torch._C could not be loaded (the original error is chained).
+
+    An ImportError. Its message names the torch the extension was built against, the torch
+    running, and how to rebuild.
+
+    Examples
+    --------
+    >>> import softdtw_torch as st
+    >>> issubclass(st.ExtensionLoadError, ImportError)
+    True
+    """
 
     __module__ = "softdtw_torch"  # where users catch it (shorter in tracebacks)
 
 
 class TorchVersionMismatchWarning(UserWarning):
-    """The extension loaded, but it was built against another torch than the one running."""
+    """The extension loaded, but it was built against another torch than the one running.
+
+    A UserWarning; ``warnings.filterwarnings("error", message="softdtw_torch: the extension")``
+    before the import makes it an error.
+
+    Examples
+    --------
+    >>> import softdtw_torch as st
+    >>> issubclass(st.TorchVersionMismatchWarning, UserWarning)
+    True
+    """
 
     __module__ = "softdtw_torch"
 
@@ -138,12 +158,28 @@ def _gpus() -> List[str]:
 def info() -> Dict[str, Any]:
     """Versions and build facts of this installation, as a dict (works when the extension fails to load).
 
-    Keys: ``version`` (softdtw-torch), ``torch`` (running) and ``torch_cuda`` (the CUDA it was
-    built with), ``built_with_torch`` (what the extension was compiled against), ``cuda_kernels``
-    (whether the CUDA kernels were compiled), ``built_with_cuda`` (the CUDA toolkit that compiled
-    them), ``cuda_arch_list`` (TORCH_CUDA_ARCH_LIST of the build), ``gpus`` (visible GPUs, with
-    name and compute capability), ``extension`` (path), ``extension_loaded``, ``extension_error``,
-    ``python``. Build facts are None when no build record exists.
+    Build facts are None when no build record exists. ``python -m softdtw_torch --info`` prints
+    them.
+
+    Returns
+    -------
+    dict
+        Keys: ``version`` (softdtw-torch), ``torch`` (running) and ``torch_cuda`` (the CUDA it was
+        built with), ``built_with_torch`` (what the extension was compiled against),
+        ``cuda_kernels`` (whether the CUDA kernels were compiled), ``built_with_cuda`` (the CUDA
+        toolkit that compiled them), ``cuda_arch_list`` (TORCH_CUDA_ARCH_LIST of the build),
+        ``gpus`` (visible GPUs, with name and compute capability), ``extension`` (path),
+        ``extension_loaded``, ``extension_error``, ``python``.
+
+    Examples
+    --------
+    >>> import softdtw_torch as st
+    >>> facts = st.info()
+    >>> list(facts)  # doctest: +NORMALIZE_WHITESPACE
+    ['version', 'torch', 'torch_cuda', 'built_with_torch', 'cuda_kernels', 'built_with_cuda',
+     'cuda_arch_list', 'gpus', 'extension', 'extension_loaded', 'extension_error', 'python']
+    >>> facts["version"] == st.__version__, facts["extension_loaded"]
+    (True, True)
     """
     built = build_info() or {}
     return {

@@ -313,15 +313,37 @@ def lb_envelope(ts: ArrayLike, radius: int = 1) -> Tuple[Any, Any]:
     ``envelope_down[i]`` / ``envelope_up[i]`` are the min / max of ``ts[max(0, i − radius) :
     i + radius + 1]`` (per feature), the values tslearn gives (tested against it).
 
-    Args:
-        ts: one series, (sz,) or (sz, d), or (our extension) a batch (n, sz, d) whose envelopes are
-            computed together. numpy arrays, lists or tensors; values must be finite.
-        radius: int >= 0 (TypeError for other types, ValueError below 0); any radius >= sz gives the
-            whole series' min and max on every row.
+    Parameters
+    ----------
+    ts : numpy.ndarray, list or torch.Tensor
+        One series, (sz,) or (sz, d), or (our extension) a batch (n, sz, d) whose envelopes are
+        computed together. numpy arrays, lists or tensors; values must be finite.
+    radius : int, default 1
+        int >= 0 (TypeError for other types, ValueError below 0); any radius >= sz gives the whole
+        series' min and max on every row.
 
-    Returns:
-        ``(envelope_down, envelope_up)``, each (sz, d) (or (n, sz, d)): float64 numpy arrays for
-        non-tensor input (as tslearn), tensors of the input's dtype and device for a tensor.
+    Returns
+    -------
+    envelope_down, envelope_up : numpy.ndarray or torch.Tensor
+        Each (sz, d) (or (n, sz, d)): float64 numpy arrays for non-tensor input (as tslearn),
+        tensors of the input's dtype and device for a tensor.
+
+    Raises
+    ------
+    ValueError
+        A negative radius, a series of the wrong rank or with non-finite values.
+    TypeError
+        A radius that is not an int, input of the wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.metrics import lb_envelope
+    >>> down, up = lb_envelope(np.array([1.0, 3.0, 2.0, 5.0, 4.0]), radius=1)
+    >>> down.shape
+    (5, 1)
+    >>> down.ravel().tolist(), up.ravel().tolist()
+    ([1.0, 1.0, 2.0, 2.0, 4.0], [3.0, 3.0, 5.0, 5.0, 5.0])
     """
     who = "lb_envelope"
     r = _check_radius(radius, who)
@@ -334,8 +356,9 @@ def lb_envelope(ts: ArrayLike, radius: int = 1) -> Tuple[Any, Any]:
 
 def lb_keogh(ts_query: ArrayLike, ts_candidate: Optional[ArrayLike] = None, radius: int = 1,
              envelope_candidate: Optional[Tuple[ArrayLike, ArrayLike]] = None) -> Any:
-    """LB_Keogh (Keogh 2002): tslearn's ``lb_keogh(ts_query, ts_candidate=None, radius=1,
-    envelope_candidate=None)``, same value: the square-root form
+    """LB_Keogh (Keogh 2002): tslearn's ``lb_keogh(ts_query, ts_candidate=None, radius=1, envelope_candidate=None)``.
+
+    Same value as tslearn's: the square-root form
 
         sqrt( Σ_i Σ_f dist(ts_query[i, f], [envelope_down[i, f], envelope_up[i, f]])² ),
 
@@ -349,17 +372,45 @@ def lb_keogh(ts_query: ArrayLike, ts_candidate: Optional[ArrayLike] = None, radi
     queries and candidates (or envelopes) give n values; wrong input raises ValueError / TypeError
     (tslearn: AssertionError or numpy's IndexError).
 
-    Args:
-        ts_query: (sz,) or (sz, d), or a batch (n, sz, d).
-        ts_candidate: the candidate, same shape as the query; or None when ``envelope_candidate``
-            is given.
-        radius: the envelope's radius (int >= 0), used only with ``ts_candidate``.
-        envelope_candidate: ``(envelope_down, envelope_up)`` as ``lb_envelope`` returns them; used
-            only when ``ts_candidate`` is None.
+    Parameters
+    ----------
+    ts_query : numpy.ndarray, list or torch.Tensor
+        (sz,) or (sz, d), or a batch (n, sz, d).
+    ts_candidate : numpy.ndarray, list, torch.Tensor or None, default None
+        The candidate, same shape as the query; or None when ``envelope_candidate`` is given.
+    radius : int, default 1
+        The envelope's radius (int >= 0), used only with ``ts_candidate``.
+    envelope_candidate : tuple or None, default None
+        ``(envelope_down, envelope_up)`` as :func:`lb_envelope` returns them; used only when
+        ``ts_candidate`` is None.
 
-    Returns:
+    Returns
+    -------
+    float or numpy.ndarray or torch.Tensor
         A float64 numpy scalar (an (n,) array for a batch) for non-tensor input; for a tensor query,
         a 0-dim (or (n,)) tensor of its dtype on its device.
+
+    Raises
+    ------
+    ValueError
+        Neither ``ts_candidate`` nor ``envelope_candidate``, shapes that differ from the query's, a
+        negative radius.
+    TypeError
+        An ``envelope_candidate`` that is not a pair, a radius that is not an int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.metrics import dtw, lb_envelope, lb_keogh
+    >>> query = np.array([0.0, 0.0, 0.0, 0.0, 0.0])
+    >>> candidate = np.array([1.0, 3.0, 2.0, 5.0, 4.0])
+    >>> bound = lb_keogh(query, candidate, radius=1)
+    >>> round(float(bound), 4)
+    5.099
+    >>> bool(bound <= dtw(query, candidate, bandwidth=1))
+    True
+    >>> float(lb_keogh(query, envelope_candidate=lb_envelope(candidate, radius=1))) == float(bound)
+    True
     """
     who = "lb_keogh"
     q, tensor_in, single = _as_series(ts_query, who, "ts_query")

@@ -137,11 +137,86 @@ class _AeonNeighbors:
 
 
 class KNeighborsTimeSeriesClassifier(_AeonNeighbors, _Classifier):
-    """aeon's ``KNeighborsTimeSeriesClassifier`` (see the module docstring)."""
+    """aeon's ``KNeighborsTimeSeriesClassifier`` (see the module docstring).
+
+    aeon's parameters and input layout, (n_cases, n_channels, n_timepoints) or a list of
+    (n_channels, n_timepoints_i) arrays, on the library's k-NN search
+    (:class:`softdtw_torch.neighbors.KNeighborsTimeSeriesClassifier`: exact, with lower-bound
+    pruning for DTW); ``kneighbors`` returns aeon's distances.
+
+    Parameters
+    ----------
+    distance : {'dtw', 'euclidean', 'squared'}, default 'dtw'
+        aeon's distance: ``"dtw"`` the squared-cost DTW (aeon's ``dtw_distance``, no square root),
+        ``"euclidean"`` or ``"squared"``; aeon's other distances raise a ValueError naming what is
+        supported.
+    distance_params : dict or None, default None
+        ``{"window": w}``: aeon's Sakoe–Chiba window, a fraction in [0, 1] of the length (radius
+        ``int(w·n_timepoints)``, series of one length); other keys raise.
+    n_neighbors : int, default 1
+        k.
+    weights : {'uniform', 'distance'} or Callable, default 'uniform'
+        ``"distance"`` weighs by ``1 / (d + eps)`` on aeon's distance, as aeon does.
+    n_jobs : int, default 1
+        Accepted and not needed.
+
+    Raises
+    ------
+    ValueError
+        At ``fit``: an unsupported distance or ``distance_params``, a window over series of
+        different lengths.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.aeon import KNeighborsTimeSeriesClassifier
+    >>> X = np.array([[[1.0, 2, 3, 4]], [[1, 2, 3, 5]], [[5, 4, 3, 2]], [[6, 4, 3, 1]]])  # aeon's layout
+    >>> knn = KNeighborsTimeSeriesClassifier(n_neighbors=1).fit(X, np.array(["up", "up", "down", "down"]))
+    >>> knn.predict(np.array([[[1.0, 2, 3, 3]]])).tolist()
+    ['up']
+    >>> distances, indices = knn.kneighbors(np.array([[[1.0, 2, 3, 3]]]), n_neighbors=2)
+    >>> distances.tolist(), indices.tolist()  # aeon's DTW: the squared cost
+    ([[1.0, 4.0]], [[0, 1]])
+    """
 
     def predict_proba(self, X: Any) -> Any:
         return super().predict_proba(_to_tslearn_layout(X))
 
 
 class KNeighborsTimeSeriesRegressor(_AeonNeighbors, _Regressor):
-    """aeon's ``KNeighborsTimeSeriesRegressor`` (see the module docstring)."""
+    """aeon's ``KNeighborsTimeSeriesRegressor`` (see the module docstring).
+
+    aeon's parameters and input layout on the library's k-NN search
+    (:class:`softdtw_torch.neighbors.KNeighborsTimeSeriesRegressor`).
+
+    Parameters
+    ----------
+    distance : {'dtw', 'euclidean', 'squared'}, default 'dtw'
+        aeon's distance: ``"dtw"`` the squared-cost DTW (aeon's ``dtw_distance``, no square root),
+        ``"euclidean"`` or ``"squared"``; aeon's other distances raise a ValueError naming what is
+        supported.
+    distance_params : dict or None, default None
+        ``{"window": w}``: aeon's Sakoe–Chiba window, a fraction in [0, 1] of the length (radius
+        ``int(w·n_timepoints)``, series of one length); other keys raise.
+    n_neighbors : int, default 1
+        k.
+    weights : {'uniform', 'distance'} or Callable, default 'uniform'
+        ``"distance"`` weighs by ``1 / (d + eps)`` on aeon's distance, as aeon does.
+    n_jobs : int, default 1
+        Accepted and not needed.
+
+    Raises
+    ------
+    ValueError
+        At ``fit``: an unsupported distance or ``distance_params``, a window over series of
+        different lengths.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.aeon import KNeighborsTimeSeriesRegressor
+    >>> X = np.array([[[1.0, 2, 3, 4]], [[1, 2, 3, 5]], [[5, 4, 3, 2]], [[6, 4, 3, 1]]])
+    >>> knn = KNeighborsTimeSeriesRegressor(n_neighbors=2).fit(X, np.array([1.0, 2.0, 3.0, 4.0]))
+    >>> knn.predict(np.array([[[1.0, 2, 3, 3]]])).tolist()
+    [1.5]
+    """

@@ -24,15 +24,14 @@ Solvers:
   an unconstrained problem, which is what tslearn's ``softdtw_barycenter`` calls: the same
   first step, Moré–Thuente line search (MINPACK-2 ``dcsrch``, same tolerances), memory of 10,
   curvature-pair skipping and stopping tests. Same ``tol`` and ``max_iter`` therefore mean the
-  same iterations as tslearn: on GunPoint and ArrowHead (5 gammas, 25 problems) it takes exactly
-  tslearn's iterations and evaluations and ends at its objective within 3e-8 relative (rounding),
-  only faster. ``torch.optim.LBFGS`` was the first candidate and is not used, for two measured
-  reasons: (1) it optimises ONE objective; on the stacked (K, length, d) tensor, K independent
-  problems would share one curvature history, one line search and one stopping test (a problem's
-  result would depend on which other groups it is batched with); (2) its line search (cubic
-  interpolation from a first step of 1/||g||₁) follows other trajectories than L-BFGS-B, and with
-  tslearn's loose tol = 1e-3 the end point is then a coin flip against tslearn's (lower in 11 of the
-  25 problems). Here each problem is one coroutine with its own state; the coroutines only meet to
+  same iterations as tslearn: it takes exactly tslearn's iterations and evaluations and ends at
+  its objective to rounding (tests/estimators/test_barycenter.py). ``torch.optim.LBFGS`` is not
+  used, for two reasons: (1) it optimises ONE objective; on the stacked (K, length, d) tensor, K
+  independent problems would share one curvature history, one line search and one stopping test
+  (a problem's result would depend on which other groups it is batched with); (2) its line search
+  (cubic interpolation from a first step of 1/||g||₁) follows other trajectories than L-BFGS-B,
+  and with tslearn's loose tol = 1e-3 the end point then often differs from tslearn's, lower or
+  higher. Here each problem is one coroutine with its own state; the coroutines only meet to
   have their trial points evaluated together, so a problem solved in a batch takes exactly the
   steps it takes alone (tested bit for bit). The optimiser state is float64 numpy on the host (a
   few vectors of length·d per problem); objective and gradient are computed on X's device and dtype.
@@ -318,85 +317,129 @@ def softdtw_barycenter(
 
     Minimises ``Σ_i w_i · sdtw_γ(z, x_i)`` over z (length, d) (Cuturi & Blondel 2017), or
     ``Σ_i w_i · 𝔇_γ(z, x_i)`` with the soft-DTW divergence when ``normalize=True``. Squared
-    Euclidean cost, as ``softdtw_torch.soft_dtw``.
-
-    Args:
-        X: one group, (n, T, d); (n, T) for n univariate series (tslearn's convention: the result
-            is then (length, 1)); or a list of n series (T_i, d) / (T_i,) of different lengths. Or K
-            groups (K, n, T, d): the K problems are solved together, every objective evaluation
-            being one batched ``soft_dtw`` call over all running problems. Trailing all-NaN time
-            steps are padding (tslearn's ``to_time_series_dataset`` format) unless ``x_lengths``
-            is given.
-        gamma: soft-DTW smoothing, > 0.
-        weights: (n,) or, for K groups, (K, n) (or (n,) shared by all groups); non-negative, with a
-            positive sum per group. **Default: ones**, as tslearn's ``softdtw_barycenter`` (and
-            Blondel's original code): the objective is the *sum* Σ_i sdtw(z, x_i), so the values
-            in ``history`` are directly comparable with tslearn's objective. Pass ``weights=1/n``
-            for the mean; the minimiser is the same, only the objective scale (and hence ``tol``
-            when ``|objective| < 1``, see below) changes. Members of weight 0 are skipped (no DP).
-            Unlike tslearn, which silently replaces weights of the wrong length by ones, a bad
-            shape raises.
-        init: starting barycenter, (length, d) (or (K, length, d) for K groups, or (length, d)
-            shared by all). Default: the weighted Euclidean mean of the members, each linearly
-            resampled to ``length`` when its length differs (tslearn's initialisation).
-        max_iter: maximum number of iterations per problem: L-BFGS iterations, scipy's ``maxiter``
-            (default 50, tslearn's), or Adam steps (default 200). 0 returns the initialisation.
-        tol: ``"lbfgs"`` (default 1e-3, tslearn's): scipy L-BFGS-B's tests as tslearn uses them
-            (``minimize(tol=tol)`` sets ftol = gtol = tol): a problem stops after an iteration where
-            ``(f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol``, or when ``max |∂f/∂z| <= tol`` (also
-            checked at the start). The test is relative, and soft-DTW sums are large (often
-            negative, e.g. −5 800 for a GunPoint class at γ = 1): 1e-3 stops early, after 2 to 15
-            iterations on GunPoint; use 1e-6 or less for a converged barycenter. ``"adam"``
-            (default 1e-5): a problem stops when its best objective has not improved by more than
-            ``tol · max(|best|, 1)`` for ``patience`` consecutive steps.
-        method: ``"lbfgs"`` (default; scipy's L-BFGS-B algorithm, i.e. tslearn's solver, with one
-            independent state per problem: same iterates as tslearn for the same tol and
-            max_iter) or ``"adam"`` (cosine decay of ``lr`` to 0 over ``max_iter`` steps,
-            gradient-norm clipping, early stopping; returns the best iterate).
-        x_lengths: (n,) or (K, n) integer lengths in [1, T]; member i uses ``X[..., i, :x_lengths[i], :]``
-            only (the padding is ignored, whatever it holds).
-        length: barycenter length; default the length of ``init`` if given, else the length of the
-            longest member.
-        normalize: minimise the soft-DTW divergence instead of the raw soft-DTW value.
-        lr: ``"lbfgs"``: scale of the first trial step of each line search (default 1.0, as
-            L-BFGS-B). ``"adam"``: the initial learning rate (default 0.1, in the units of X: suits
-            standardised series).
-        callback: ``callback(iteration, objective)`` after every iteration (1-based), with the
-            objective as a float for one group or a list of K floats (a stopped problem reports its
-            final value). Returning ``True`` stops all problems.
-        progress: the former name of ``verbose``, still accepted (either one turns the report on).
-        bandwidth: Sakoe–Chiba radius (``None``: no band), as in ``soft_dtw``.
-        grad_clip: ``"adam"`` only: each problem's gradient is rescaled to an L2 norm of at most
-            ``grad_clip · Σ_i w_i`` (the bound follows the weights, so it means the same for sums and
-            means). ``None`` disables clipping.
-        patience: ``"adam"`` only: steps without significant improvement before a problem stops.
-        return_history: also return the objective's history (see Returns).
-        verbose: report the iterations (of ``max_iter``), the objective (summed over the K
-            problems) and how many problems still run: a tqdm bar when tqdm is installed, else a
-            few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). A problem
-            that converges early leaves the count below ``max_iter``. The result is the same, bit
-            for bit.
+    Euclidean cost, as :func:`softdtw_torch.functional.soft_dtw`.
 
     The first six arguments are tslearn's, in its order (``X, gamma, weights, tol, max_iter,
-    init``); the others are keyword-only.
+    init``); the others are keyword-only. Works on CPU and CUDA (X's device), float32 and float64.
+    Not TorchScript-scriptable (it is an optimisation loop around the ``soft_dtw`` operator).
 
-    Returns:
-        ``barycenter``, as tslearn's ``softdtw_barycenter``; with ``return_history=True``,
-        ``(barycenter, history)``. ``barycenter`` is (length, d) for one group or (K, length, d) for
-        K groups, in X's dtype, on X's device; a torch tensor if X is a tensor (or a list of
-        tensors), a numpy array otherwise (numpy in, numpy out). It does not require grad (the
-        optimisation is not differentiated through). ``history`` holds the objective at the
-        initialisation and after each iteration: a list of floats for one group, a list of K such
-        lists (one per problem, of different lengths when problems stop at different
+    Parameters
+    ----------
+    X : torch.Tensor, numpy.ndarray or list
+        One group, (n, T, d); (n, T) for n univariate series (tslearn's convention: the result is
+        then (length, 1)); or a list of n series (T_i, d) / (T_i,) of different lengths. Or K groups
+        (K, n, T, d): the K problems are solved together, every objective evaluation being one
+        batched ``soft_dtw`` call over all running problems. Trailing all-NaN time steps are padding
+        (tslearn's ``to_time_series_dataset`` format) unless ``x_lengths`` is given.
+    gamma : float, default 1.0
+        Soft-DTW smoothing, > 0.
+    weights : torch.Tensor, numpy.ndarray, list or None, default None
+        (n,) or, for K groups, (K, n) (or (n,) shared by all groups); non-negative, with a positive
+        sum per group. **Default: ones**, as tslearn's ``softdtw_barycenter`` (and Blondel's
+        original code): the objective is the *sum* Σ_i sdtw(z, x_i), so the values in ``history``
+        are directly comparable with tslearn's objective. Pass ``weights=1/n`` for the mean; the
+        minimiser is the same, only the objective scale (and hence ``tol`` when
+        ``|objective| < 1``, see below) changes. Members of weight 0 are skipped (no DP). Unlike
+        tslearn, which silently replaces weights of the wrong length by ones, a bad shape raises.
+    tol : float or None, default None
+        ``"lbfgs"`` (default 1e-3, tslearn's): scipy L-BFGS-B's tests as tslearn uses them
+        (``minimize(tol=tol)`` sets ftol = gtol = tol): a problem stops after an iteration where
+        ``(f_k − f_{k+1}) / max(|f_k|, |f_{k+1}|, 1) <= tol``, or when ``max |∂f/∂z| <= tol`` (also
+        checked at the start). The test is relative, and soft-DTW sums are large (often negative,
+        in the thousands for a GunPoint class at γ = 1): 1e-3 stops early, after a few iterations;
+        use 1e-6 or less for a converged barycenter. ``"adam"`` (default 1e-5): a problem stops when
+        its best objective has not improved by more than ``tol · max(|best|, 1)`` for ``patience``
+        consecutive steps.
+    max_iter : int or None, default None
+        Maximum number of iterations per problem: L-BFGS iterations, scipy's ``maxiter`` (default
+        50, tslearn's), or Adam steps (default 200). 0 returns the initialisation.
+    init : torch.Tensor, numpy.ndarray, list or None, default None
+        Starting barycenter, (length, d) (or (K, length, d) for K groups, or (length, d) shared by
+        all). Default: the weighted Euclidean mean of the members, each linearly resampled to
+        ``length`` when its length differs (tslearn's initialisation).
+    method : {'lbfgs', 'adam'}, default 'lbfgs'
+        ``"lbfgs"`` (scipy's L-BFGS-B algorithm, i.e. tslearn's solver, with one independent state
+        per problem: same iterates as tslearn for the same tol and max_iter) or ``"adam"`` (cosine
+        decay of ``lr`` to 0 over ``max_iter`` steps, gradient-norm clipping, early stopping;
+        returns the best iterate).
+    x_lengths : torch.Tensor, numpy.ndarray, list or None, default None
+        (n,) or (K, n) integer lengths in [1, T]; member i uses ``X[..., i, :x_lengths[i], :]`` only
+        (the padding is ignored, whatever it holds).
+    length : int or None, default None
+        Barycenter length; default the length of ``init`` if given, else the length of the
+        longest member.
+    normalize : bool, default ``False``
+        Minimise the soft-DTW divergence instead of the raw soft-DTW value.
+    lr : float or None, default None
+        ``"lbfgs"``: scale of the first trial step of each line search (default 1.0, as L-BFGS-B).
+        ``"adam"``: the initial learning rate (default 0.1, in the units of X: suits standardised
+        series).
+    callback : Callable or None, default None
+        ``callback(iteration, objective)`` after every iteration (1-based), with the objective as a
+        float for one group or a list of K floats (a stopped problem reports its final value).
+        Returning ``True`` stops all problems.
+    progress : bool, default ``False``
+        The former name of ``verbose``, still accepted (either one turns the report on).
+    bandwidth : int or None, default None
+        Sakoe–Chiba radius (``None``: no band), as in ``soft_dtw``.
+    grad_clip : float or None, default 1.0
+        ``"adam"`` only: each problem's gradient is rescaled to an L2 norm of at most
+        ``grad_clip · Σ_i w_i`` (the bound follows the weights, so it means the same for sums and
+        means). ``None`` disables clipping.
+    patience : int, default 10
+        ``"adam"`` only: steps without significant improvement before a problem stops.
+    verbose : bool, default ``False``
+        Report the iterations (of ``max_iter``), the objective (summed over the K problems) and how
+        many problems still run: a tqdm bar when tqdm is installed, else a few lines on stderr (the
+        package's convention, CONTRIBUTING.md "Progress"). A problem that converges early leaves the
+        count below ``max_iter``. The result is the same, bit for bit.
+    return_history : bool, default ``False``
+        Also return the objective's history (see Returns).
+
+    Returns
+    -------
+    barycenter : torch.Tensor or numpy.ndarray
+        As tslearn's ``softdtw_barycenter``: (length, d) for one group or (K, length, d) for K
+        groups, in X's dtype, on X's device; a torch tensor if X is a tensor (or a list of tensors),
+        a numpy array otherwise (numpy in, numpy out). It does not require grad (the optimisation
+        is not differentiated through).
+    history : list
+        Only with ``return_history=True``, which returns ``(barycenter, history)``: the objective at
+        the initialisation and after each iteration, a list of floats for one group, a list of K
+        such lists (one per problem, of different lengths when problems stop at different
         iterations) for K groups.
 
-    Raises:
-        ValueError: bad rank, empty input, NaN/inf inside a series, gamma <= 0, unknown method,
-            weights or lengths of the wrong shape or out of range, init of the wrong shape; the
-            message starts with ``softdtw_barycenter:``.
+    Raises
+    ------
+    ValueError
+        Bad rank, empty input, NaN/inf inside a series, gamma <= 0, unknown method, weights or
+        lengths of the wrong shape or out of range, init of the wrong shape, a callback that is not
+        callable; the message starts with ``softdtw_barycenter:``.
 
-    Works on CPU and CUDA (X's device), float32 and float64. Not TorchScript-scriptable (it is an
-    optimisation loop around the ``soft_dtw`` operator).
+    See Also
+    --------
+    softdtw_torch.clustering.SoftDTWKMeans : k-means on the same batched objective.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.barycenter import softdtw_barycenter
+    >>> X = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 4.0, 5.0]])  # two univariate series
+    >>> z, history = softdtw_barycenter(X, gamma=1.0, max_iter=5, return_history=True)
+    >>> z.shape, z.dtype
+    ((4, 1), dtype('float64'))
+    >>> history[-1] < history[0]
+    True
+
+    K groups at once, as tensors:
+
+    >>> import torch
+    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+    <torch._C.Generator object at ...>
+    >>> groups = torch.randn(3, 4, 10, 1, dtype=torch.float64)  # 3 groups of 4 series
+    >>> z, history = softdtw_barycenter(groups, gamma=1.0, max_iter=10, return_history=True)
+    >>> z.shape, len(history)
+    (torch.Size([3, 10, 1]), 3)
     """
     name = "softdtw_barycenter"
     gamma = _check_scalar(gamma, name, "gamma", positive=True)

@@ -54,39 +54,83 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
       change below 1e-6, which with inertias in the thousands and barycenters stopped at tol
       1e-3 almost never happens: it runs its 50 iterations. Requiring a stable assignment alone
       would stop while the centers are still moving (each update is warm-started and stops
-      early); the labels found either way were the same in our runs. ``labels_`` and
-      ``inertia_`` always belong to the returned ``cluster_centers_``.
-
-    Args:
-        n_clusters: k.
-        gamma: soft-DTW smoothing (> 0).
-        max_iter: maximum number of Lloyd iterations (tslearn default 50).
-        tol: relative inertia-change tolerance (see above).
-        n_init: number of seedings; the run with the lowest inertia is kept.
-        init: ``"k-means++"`` (default), ``"random"`` (k distinct series), or an array/tensor of
-            initial centers (k, T, d) (then n_init is 1).
-        random_state: None, an int or a ``numpy.random.RandomState``.
-        barycenter_max_iter, barycenter_tol, barycenter_method: passed to the barycenter solver
-            (tslearn: max_iter_barycenter=100, tol 1e-3, L-BFGS).
-        metric_normalize: use the soft-DTW divergence for assignment, inertia and barycenters.
-        bandwidth: Sakoe–Chiba radius, ``None`` for no band.
-        verbose: print the inertia after each Lloyd iteration (``fit``), one line on stderr each
-            (``SoftDTWKMeans.fit: iteration 3, inertia -1.2e+04``), whether tqdm is installed or
-            not: as scikit-learn's ``KMeans``, since the number of iterations is not known
-            beforehand (a bar could not show a total). The package's progress convention
-            otherwise (CONTRIBUTING.md "Progress"); the results are the same.
-
-    Attributes (after ``fit``): ``cluster_centers_`` (k, T, d) with T the longest training series,
-    ``labels_`` (n,), ``inertia_`` (float), ``n_iter_`` (number of center updates performed),
-    ``n_features_in_`` (d, as tslearn's ``TimeSeriesKMeans``: 1 for (n, T) input).
-    numpy in, numpy out: with tensor input they are tensors on X's device (labels int64).
+      early). ``labels_`` and ``inertia_`` always belong to the returned ``cluster_centers_``.
 
     Input X: (n, T, d), (n, T) univariate, a list of series of different lengths, or NaN-padded
     (tslearn's format); ``x_lengths`` (n,) may be given to ``fit``/``predict``/``transform``/
-    ``fit_predict``/``fit_transform``.
+    ``fit_predict``/``fit_transform``. numpy in, numpy out: with tensor input the fitted
+    attributes are tensors on X's device (labels int64).
 
     A scikit-learn clusterer and transformer (``ClusterMixin``, ``TransformerMixin``), like
     tslearn's ``TimeSeriesKMeans``.
+
+    Parameters
+    ----------
+    n_clusters : int, default 3
+        k.
+    gamma : float, default 1.0
+        Soft-DTW smoothing (> 0).
+    max_iter : int, default 50
+        Maximum number of Lloyd iterations (tslearn default 50).
+    tol : float, default 1e-4
+        Relative inertia-change tolerance (see above).
+    n_init : int, default 1
+        Number of seedings; the run with the lowest inertia is kept.
+    init : {'k-means++', 'random'}, numpy.ndarray or torch.Tensor, default 'k-means++'
+        ``"k-means++"``, ``"random"`` (k distinct series), or an array/tensor of initial centers
+        (k, T, d) (then n_init is 1).
+    random_state : None, int or numpy.random.RandomState, default None
+        The seeding's random numbers (scikit-learn's rule).
+    barycenter_max_iter : int, default 100
+        Passed to the barycenter solver (tslearn: max_iter_barycenter=100).
+    barycenter_tol : float, default 1e-3
+        Passed to the barycenter solver (tslearn: tol 1e-3).
+    barycenter_method : {'lbfgs', 'adam'}, default 'lbfgs'
+        Passed to the barycenter solver (tslearn: L-BFGS).
+    metric_normalize : bool, default ``False``
+        Use the soft-DTW divergence for assignment, inertia and barycenters.
+    bandwidth : int or None, default None
+        Sakoe–Chiba radius, ``None`` for no band.
+    verbose : bool, default ``False``
+        Print the inertia after each Lloyd iteration (``fit``), one line on stderr each
+        (``SoftDTWKMeans.fit: iteration 3, inertia -1.2e+04``), whether tqdm is installed or not: as
+        scikit-learn's ``KMeans``, since the number of iterations is not known beforehand (a bar
+        could not show a total). The package's progress convention otherwise (CONTRIBUTING.md
+        "Progress"); the results are the same.
+
+    Attributes
+    ----------
+    cluster_centers_ : numpy.ndarray or torch.Tensor
+        (k, T, d), T the longest training series.
+    labels_ : numpy.ndarray or torch.Tensor
+        (n,), each series' cluster.
+    inertia_ : float
+        Σ_i value(x_i, center of x_i) (see above).
+    n_iter_ : int
+        The number of center updates performed.
+    n_features_in_ : int
+        d, as tslearn's ``TimeSeriesKMeans`` (1 for (n, T) input).
+
+    See Also
+    --------
+    softdtw_torch.barycenter.softdtw_barycenter : the barycenter solver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.clustering import SoftDTWKMeans
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.concatenate([rng.randn(5, 12, 1) + 3, rng.randn(5, 12, 1) - 3])  # two groups
+    >>> km = SoftDTWKMeans(n_clusters=2, gamma=1.0, max_iter=10, random_state=0).fit(X)
+    >>> km.cluster_centers_.shape
+    (2, 12, 1)
+    >>> labels = km.labels_
+    >>> bool((labels[:5] == labels[0]).all() and (labels[5:] != labels[0]).all())
+    True
+    >>> bool((km.predict(X) == labels).all())
+    True
+    >>> km.transform(X[:3]).shape  # the soft-DTW values to each center
+    (3, 2)
     """
 
     _fitted_attribute = "_centers"
@@ -274,7 +318,30 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
 
     # -- public API ------------------------------------------------------------------------
     def fit(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None) -> "SoftDTWKMeans":
-        """Cluster X; sets ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``. Returns self."""
+        """Cluster X; sets ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            (n, T, d), (n, T), a list of series of different lengths, or NaN-padded.
+        y : None
+            Ignored.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n,) lengths of the series.
+
+        Returns
+        -------
+        self : SoftDTWKMeans
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters or input, fewer series than ``n_clusters``, ``init`` centers of the wrong
+            shape.
+        TypeError
+            Parameters of the wrong types (a bool ``random_state``).
+        """
         self._check_params()
         data = read_series(X, x_lengths, "SoftDTWKMeans.fit")
         x, lengths = data.x[0], data.lengths[0]
@@ -314,7 +381,27 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         return self
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
-        """(n, k) soft-DTW values (or divergences) between each series and each center."""
+        """(n, k) soft-DTW values (or divergences) between each series and each center.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            Series as for :meth:`fit`, with the fitted number of features.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n,) lengths of the series.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            (n, k); a tensor for tensor input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Series with another number of features than in ``fit``.
+        """
         self._check_is_fitted("transform")
         data = read_series(X, x_lengths, "SoftDTWKMeans.transform")
         x, lengths = data.x[0], data.lengths[0]
@@ -328,17 +415,65 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         return vals if data.kind == "torch" else vals.cpu().numpy()
 
     def predict(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
-        """Index of the closest center for each series (n,)."""
+        """Index of the closest center for each series (n,).
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            Series as for :meth:`fit`.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n,) lengths of the series.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            (n,) cluster indices; a tensor for tensor input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        """
         self._check_is_fitted("predict")
         vals = self.transform(X, x_lengths)
         return vals.argmin(axis=1) if isinstance(vals, np.ndarray) else vals.argmin(dim=1)
 
     def fit_predict(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None
                     ) -> Union[Tensor, np.ndarray]:
-        """``fit(X)`` then return ``labels_``."""
+        """``fit(X)`` then return ``labels_``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            Series as for :meth:`fit`.
+        y : None
+            Ignored.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n,) lengths of the series.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            ``labels_``, (n,).
+        """
         return self.fit(X, y, x_lengths).labels_
 
     def fit_transform(self, X: ArrayLike, y: Any = None, x_lengths: Optional[ArrayLike] = None
                       ) -> Union[Tensor, np.ndarray]:
-        """``fit(X)`` then ``transform(X)``, both with ``x_lengths``."""
+        """``fit(X)`` then ``transform(X)``, both with ``x_lengths``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            Series as for :meth:`fit`.
+        y : None
+            Ignored.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n,) lengths of the series.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            (n, k) values to the centers.
+        """
         return self.fit(X, y, x_lengths).transform(X, x_lengths)

@@ -167,24 +167,48 @@ def _check_against_header(
 
 
 def load_ts(path: Union[str, "os.PathLike[str]"]) -> Tuple[Series, Optional[np.ndarray]]:
-    """Load a ``.ts`` file.
+    r"""Load a ``.ts`` file.
 
-    Args:
-        path: the ``.ts`` file.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.ts`` file.
 
-    Returns:
-        ``(X, y)``. ``X`` is a float64 array of shape (n_cases, n_channels, n_timepoints) when all
-        cases have the same length, otherwise a list of n_cases float64 arrays of shape
-        (n_channels, length_i). Missing values (``?``) are NaN. ``y`` is a numpy array of the
-        n_cases labels as strings (class labels, or regression targets written as text: convert
-        with ``y.astype(float)``), or ``None`` when the header says the file has no labels
+    Returns
+    -------
+    X : numpy.ndarray or list
+        A float64 array of shape (n_cases, n_channels, n_timepoints) when all cases have the same
+        length, otherwise a list of n_cases float64 arrays of shape (n_channels, length_i). Missing
+        values (``?``) are NaN.
+    y : numpy.ndarray or None
+        The n_cases labels as strings (class labels, or regression targets written as text:
+        convert with ``y.astype(float)``), or ``None`` when the header says the file has no labels
         (``@classLabel false`` and no ``@targetLabel true``).
 
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-        ValueError: the file is malformed (no ``@data``, non-numeric value, no label where the
-            header declares labels, cases with different channel counts, data contradicting the
-            header, no cases) or uses ``@timeStamps true``. The message names the file and line.
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ValueError
+        The file is malformed (no ``@data``, non-numeric value, no label where the header declares
+        labels, cases with different channel counts, data contradicting the header, no cases) or
+        uses ``@timeStamps true``. The message names the file and line.
+
+    Examples
+    --------
+    >>> import os
+    >>> import tempfile
+    >>> from softdtw_torch.datasets import load_ts
+    >>> text = "@problemName Tiny\n@univariate true\n@classLabel true a b\n@data\n1,2,3:a\n4,5,?:b\n"
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "Tiny_TRAIN.ts")
+    ...     with open(path, "w") as f:
+    ...         _ = f.write(text)
+    ...     X, y = load_ts(path)
+    >>> X.shape, X.dtype
+    ((2, 1, 3), dtype('float64'))
+    >>> X[1, 0].tolist(), y.tolist()
+    ([4.0, 5.0, nan], ['a', 'b'])
     """
     path_str = os.fspath(path)
     with open(path_str, encoding="utf-8") as f:
@@ -227,15 +251,31 @@ def load_gunpoint(split: str = "train") -> Tuple[np.ndarray, np.ndarray]:
     (class ``"1"``) or pointing a finger (class ``"2"``), 150 time points per case, each series
     z-normalised. See ``softdtw_torch/data/PROVENANCE.md`` for the source and how to cite it.
 
-    Args:
-        split: ``"train"`` (50 cases) or ``"test"`` (150 cases).
+    Parameters
+    ----------
+    split : {'train', 'test'}, default 'train'
+        ``"train"`` (50 cases) or ``"test"`` (150 cases).
 
-    Returns:
-        ``(X, y)``: ``X`` float64 of shape (50, 1, 150) or (150, 1, 150), ``y`` the labels as
-        strings (``"1"`` or ``"2"``).
+    Returns
+    -------
+    X : numpy.ndarray
+        float64 of shape (50, 1, 150) or (150, 1, 150).
+    y : numpy.ndarray
+        The labels as strings (``"1"`` or ``"2"``).
 
-    Raises:
-        ValueError: ``split`` is not ``"train"`` or ``"test"``.
+    Raises
+    ------
+    ValueError
+        ``split`` is not ``"train"`` or ``"test"``.
+
+    Examples
+    --------
+    >>> from softdtw_torch.datasets import load_gunpoint
+    >>> X, y = load_gunpoint("train")
+    >>> X.shape, X.dtype
+    ((50, 1, 150), dtype('float64'))
+    >>> sorted(set(y.tolist()))
+    ['1', '2']
     """
     if split not in _GUNPOINT_FILES:
         raise ValueError(
@@ -256,8 +296,21 @@ def aeon_datasets_dir() -> Optional[str]:
     aeon's own loaders read (GunPoint, ArrowHead, BasicMotions, ItalyPowerDemand, ACSF1, OSULeaf,
     JapaneseVowels, ...: copies of the UCR/UEA archive, timeseriesclassification.com), one folder
     per data set, ``<Name>/<Name>_TRAIN.ts`` and ``<Name>_TEST.ts``, ready for :func:`load_ts`.
-    Found without importing aeon (which takes about a second). The tests, examples and
-    benchmarks read every data set but the packaged GunPoint from here.
+    Found without importing aeon (whose import is slow). The tests, examples and benchmarks read
+    every data set but the packaged GunPoint from here.
+
+    Returns
+    -------
+    str or None
+        The folder's path, or None when aeon is not installed.
+
+    Examples
+    --------
+    >>> import os
+    >>> from softdtw_torch.datasets import aeon_datasets_dir
+    >>> folder = aeon_datasets_dir()
+    >>> folder is None or os.path.basename(folder) == "data"
+    True
     """
     spec = importlib.util.find_spec("aeon")
     if spec is None or not spec.submodule_search_locations:

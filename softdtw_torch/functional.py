@@ -27,9 +27,8 @@ Conventions (all functions):
   gradient. The fused mode and ``soft_dtw_from_cost`` (on a given ``D``) compute each pair bit for
   bit as if it were alone, values and gradients. The unfused mode builds the cost tensor of the
   padded batch with a batched matrix product (``pairwise_cost``), which rounds differently from
-  the product of the pair alone (forward and backward): values agree within 4·eps relative
-  (measured 1.9·eps) and gradients within 1e-5 of the pair's largest gradient (measured 7.4e-6)
-  in float32 (tests/softdtw/test_ragged.py).
+  the product of the pair alone (forward and backward): values agree within 4·eps relative and
+  gradients within 1e-5 of the pair's largest gradient in float32 (tests/softdtw/test_ragged.py).
 - float32 and float64 compute in their own precision; float16/bfloat16 accumulate in float32 and
   return their own dtype. Results are deterministic: same inputs, same bits, whatever the number
   of threads.
@@ -46,6 +45,9 @@ Conventions (all functions):
   values: a cost ``D`` may hold ``+inf`` (a forbidden cell; a pair with every path forbidden gets
   ``+inf`` and a zero gradient), while NaN or ``-inf`` in ``D``, and NaN or ±inf in ``x``/``y`` for
   the fused mode, raise ``ValueError``.
+- A call whose memory grows with the problem (a cost tensor, a DP table kept for autograd, an
+  all-pairs matrix) that needs more than the device can give raises ``torch.OutOfMemoryError``
+  before it allocates (:func:`softdtw_torch.set_memory_limit`).
 """
 from typing import Any, Callable, Optional, Tuple, Union
 
@@ -159,50 +161,112 @@ def soft_dtw(
     checkpoint: bool = False,
     itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
-    """Soft-DTW between ``x`` (B, N, d) and ``y`` (B, M, d) under a named cost (default squared
-    Euclidean ``||x_i − y_j||²``).
+    """Soft-DTW between ``x`` (B, N, d) and ``y`` (B, M, d) under a named cost.
 
-    Returns (B,) values, differentiable w.r.t. ``x`` and ``y``.
+    The cost is the squared Euclidean ``||x_i − y_j||²`` by default. Returns (B,) values,
+    differentiable w.r.t. ``x`` and ``y`` (and a tensor ``gamma``). Works on CPU and CUDA, in
+    TorchScript, under ``torch.compile`` and from C++ (``torch.ops.softdtw_torch.soft_dtw``).
+    SoftDTW values may be negative and sdtw(x, x) != 0: that is the definition; use
+    ``normalize=True`` for a divergence.
 
-    Args:
-        normalize: return the soft-DTW divergence sdtw(x, y) − ½·sdtw(x, x) − ½·sdtw(y, y) (Blondel,
-            Mensch & Vert 2021), which is ≥ 0 and 0 at x = y; computed with three DPs, so it is
-            correct for N != M (and with lengths: each self-term uses that sequence's own length).
-        fused: ``True`` computes the costs inside the kernel and builds no (B, N, M) cost tensor,
-            in forward or backward; with autograd its forward keeps the (B, N, M) DP table for the
-            backward (unless ``checkpoint=True``), and the backward writes no (B, N, M) tensor.
-            ``False`` builds the cost tensor with a batched matrix product (``pairwise_cost``) and
-            runs ``soft_dtw_from_cost`` on it, keeping the cost tensor and the DP table for the
-            backward. Measured on CPU for B=8, N=M=1024, d=64, float32 (benchmarks/README.md):
-            fused +36 MiB at the peak of forward + backward, 32 MiB kept between them; unfused
-            +96 MiB and 64 MiB; ``checkpoint=True`` keeps nothing beyond x and y between them.
-            ``None`` (default) picks fused when d <= 128 and unfused beyond, where the matrix
-            product is cheaper than O(d) work per cell. On the CPU, batches of short pairs (<= 512
-            steps) run forward+backward faster unfused past d ≈ 64 (benchmarks/README.md, "fused
-            or unfused"); the rule keeps the fused mode there for its float32 accuracy (no
-            ||x||² + ||y||² − 2x·y cancellation) and memory.
-        cost: ``"sqeuclidean"`` (default), ``"l1"`` (``Σ_k |x_ik − y_jk|``) or ``"cosine"``
-            (1 − cos(x_i, y_j), a zero vector counting as norm 1e-8); the last two run unfused
-            (``pairwise_cost`` then ``soft_dtw_from_cost``), and ``fused=True`` with them is an
-            error. The divergence is ≥ 0 for the squared Euclidean cost; other costs keep
-            D(x, x) = 0 but not necessarily the sign.
-        checkpoint: memory-lean backward (fused squared Euclidean mode only; implies it, and
-            ``fused=False`` or another cost with it is an error). The forward keeps no (B, N, M)
-            DP table for the backward: on CUDA it keeps R on the borders of its 64 × 64 tiles,
-            B·N·M/32 values, and the backward recomputes each tile from them (one more forward
-            sweep); on CPU the backward reruns the whole forward, so the peak during the
-            backward is the fused mode's (benchmarks/bench_memory.py). Same values and gradients
-            (tests/softdtw/test_checkpoint.py).
-        itakura_max_slope: the Itakura parallelogram's maximum slope (tslearn's), a float >= 1, or
-            ``None`` for none; with ``bandwidth``, the cells both admit (module docstring).
+    Parameters
+    ----------
+    x, y : torch.Tensor, numpy.ndarray or list
+        The two batches, (B, N, d) and (B, M, d), or one unbatched pair (N, d) and (M, d). numpy
+        arrays and lists are read as tslearn's ``soft_dtw`` reads them: ``x`` and ``y`` each one
+        series, (N,) or (N, d), or each a batch, (B, N, d) or a list of series of any lengths, with
+        trailing all-NaN time steps as padding (tslearn's format); the result is then numpy.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0 (0.0: hard DTW); a tensor (0-dim, or (B,) for one gamma per pair) must
+        be positive and may require grad (module docstring).
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius, widened by ``|N − M|`` for N != M; ``None``: no band.
+    normalize : bool, default ``False``
+        Return the soft-DTW divergence sdtw(x, y) − ½·sdtw(x, x) − ½·sdtw(y, y) (Blondel, Mensch &
+        Vert 2021), which is ≥ 0 and 0 at x = y; computed with three DPs, so it is correct for
+        N != M (and with lengths: each self-term uses that sequence's own length).
+    fused : bool or None, default None
+        ``True`` computes the costs inside the kernel and builds no (B, N, M) cost tensor, in
+        forward or backward; with autograd its forward keeps the (B, N, M) DP table for the
+        backward (unless ``checkpoint=True``), and the backward writes no (B, N, M) tensor.
+        ``False`` builds the cost tensor with a batched matrix product (``pairwise_cost``) and runs
+        ``soft_dtw_from_cost`` on it, keeping the cost tensor and the DP table for the backward, so
+        it keeps about twice the fused mode's memory between forward and backward and peaks higher;
+        ``checkpoint=True`` keeps nothing beyond x and y between them (benchmarks/README.md has the
+        measured figures). ``None`` (default) picks fused when d <= 128 and unfused beyond, where
+        the matrix product is cheaper than O(d) work per cell. On the CPU, batches of short pairs
+        can run forward+backward faster unfused at moderate d (benchmarks/README.md, "fused or
+        unfused"); the rule keeps the fused mode there for its float32 accuracy (no
+        ||x||² + ||y||² − 2x·y cancellation) and memory.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        (B,) integer tensors for ragged batches: pair b uses ``x[b, :x_lengths[b]]`` and
+        ``y[b, :y_lengths[b]]`` (module docstring); lists of ints are accepted with numpy input.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        ``"sqeuclidean"``, ``"l1"`` (``Σ_k |x_ik − y_jk|``) or ``"cosine"`` (1 − cos(x_i, y_j), a
+        zero vector counting as norm 1e-8); the last two run unfused (``pairwise_cost`` then
+        ``soft_dtw_from_cost``), and ``fused=True`` with them is an error. The divergence is ≥ 0
+        for the squared Euclidean cost; other costs keep D(x, x) = 0 but not necessarily the sign.
+    checkpoint : bool, default ``False``
+        Memory-lean backward (fused squared Euclidean mode only; implies it, and ``fused=False`` or
+        another cost with it is an error). The forward keeps no (B, N, M) DP table for the
+        backward: on CUDA it keeps R on the borders of its 64 × 64 tiles, B·N·M/32 values, and the
+        backward recomputes each tile from them (one more forward sweep); on CPU the backward
+        reruns the whole forward, so the peak during the backward is the fused mode's
+        (benchmarks/bench_memory.py). Same values and gradients (tests/softdtw/test_checkpoint.py).
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram's maximum slope (tslearn's), a float >= 1, or ``None`` for none;
+        with ``bandwidth``, the cells both admit (module docstring).
 
-    Works on CPU and CUDA, in TorchScript, under ``torch.compile`` and from C++
-    (``torch.ops.softdtw_torch.soft_dtw``). SoftDTW values may be negative and sdtw(x, x) != 0:
-    that is the definition; use ``normalize=True`` for a divergence.
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The (B,) values, in the inputs' dtype and on their device; a 0-dim tensor for one unbatched
+        pair; numpy (no autograd) for numpy or list input.
 
-    numpy arrays and lists are read as tslearn's ``soft_dtw`` reads them: ``x`` and ``y`` each one
-    series, (N,) or (N, d), or each a batch, (B, N, d) or a list of series of any lengths, with
-    trailing all-NaN time steps as padding (tslearn's format); the result is numpy.
+    Raises
+    ------
+    ValueError
+        Bad shapes or values (ranks other than 2-D/2-D or 3-D/3-D, empty input, ``gamma`` < 0 or out
+        of the compute dtype's range, NaN or ±inf in ``x``/``y`` in the fused mode, lengths out of
+        range, ``checkpoint=True`` without the fused squared Euclidean mode, ``fused=True`` with
+        another cost).
+    TypeError
+        Wrong types, dtypes included (integer tensors, a string ``bandwidth``).
+    torch.OutOfMemoryError
+        A cost tensor or DP table that the device cannot give (the memory preflight,
+        :func:`softdtw_torch.set_memory_limit`).
+
+    See Also
+    --------
+    soft_dtw_from_cost : soft-DTW of a cost tensor of your own.
+    soft_dtw_alignment : the expected alignment E as well as the value.
+    softdtw_torch.nn.SoftDTW : the loss module.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import soft_dtw
+    >>> x = torch.tensor([[0.0], [1.0], [2.0]])
+    >>> y = torch.tensor([[0.0], [2.0]])
+    >>> round(float(soft_dtw(x, y, gamma=1.0)), 4)
+    0.1227
+    >>> float(soft_dtw(x, y, gamma=0.0))  # hard DTW: the cheapest path's cost
+    1.0
+
+    A batch, with gradients:
+
+    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+    <torch._C.Generator object at ...>
+    >>> xb = torch.randn(2, 5, 3, requires_grad=True)
+    >>> yb = torch.randn(2, 4, 3)
+    >>> values = soft_dtw(xb, yb, gamma=0.1)
+    >>> values.shape
+    torch.Size([2])
+    >>> values.sum().backward()
+    >>> xb.grad.shape
+    torch.Size([2, 5, 3])
+    >>> bool((soft_dtw(xb, xb, gamma=0.1, normalize=True).abs() < 1e-5).all())  # the divergence
+    True
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -317,11 +381,53 @@ def soft_dtw_from_cost(
     """Soft-DTW of a precomputed cost tensor ``D`` (B, N, M) (or (N, M)), differentiable w.r.t. ``D``.
 
     Any differentiable cost written in PyTorch works: autograd carries ∂sdtw/∂D = E (the expected
-    alignment) back into it. ``x_lengths`` bound the rows and ``y_lengths`` the columns of each pair;
-    each pair's value and gradient are bit for bit those of ``D[b, :x_lengths[b], :y_lengths[b]]``
-    alone, and the padding gets a zero gradient (tests/softdtw/test_ragged.py). ``itakura_max_slope``:
-    the Itakura parallelogram of each pair's (x_lengths[b], y_lengths[b]) (module docstring). A numpy
-    ``D`` gives numpy.
+    alignment) back into it.
+
+    Parameters
+    ----------
+    D : torch.Tensor, numpy.ndarray or list
+        The costs, (B, N, M), or (N, M) for one pair. It may hold ``+inf`` (a forbidden cell); NaN
+        or ``-inf`` raise. A numpy ``D`` gives numpy.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0 (0.0: hard DTW), as for :func:`soft_dtw`.
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius; ``None``: no band.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        ``x_lengths`` bound the rows and ``y_lengths`` the columns of each pair; each pair's value and
+        gradient are bit for bit those of ``D[b, :x_lengths[b], :y_lengths[b]]`` alone, and the
+        padding gets a zero gradient (tests/softdtw/test_ragged.py).
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram of each pair's (x_lengths[b], y_lengths[b]) (module docstring).
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The (B,) values (0-dim for an (N, M) ``D``); numpy for a numpy ``D``.
+
+    Raises
+    ------
+    ValueError
+        ``D`` not 2-D or 3-D, NaN or ``-inf`` in ``D``, bad ``gamma`` or lengths.
+    TypeError
+        Wrong types (a non-floating ``D``).
+
+    See Also
+    --------
+    pairwise_cost : the named costs as a tensor.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import soft_dtw_from_cost
+    >>> D = torch.tensor([[0.0, 4.0], [1.0, 1.0], [4.0, 0.0]], requires_grad=True)
+    >>> value = soft_dtw_from_cost(D, gamma=1.0)
+    >>> round(value.item(), 4)
+    0.1227
+    >>> value.backward()
+    >>> D.grad.shape  # the expected alignment E
+    torch.Size([3, 2])
+    >>> float(soft_dtw_from_cost(D.detach(), gamma=0.0))
+    1.0
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -343,9 +449,40 @@ def soft_dtw_from_cost(
 
 
 def pairwise_cost(x: Tensor, y: Tensor, cost: str = "sqeuclidean") -> Tensor:
-    """The (B, N, M) cost tensor of ``x`` (B, N, d) and ``y`` (B, M, d) for a named cost
-    (``"sqeuclidean"``, ``"l1"``, ``"cosine"``, see ``soft_dtw``), differentiable through autograd.
-    numpy inputs, (B, N, d) and (B, M, d), give numpy."""
+    """The (B, N, M) cost tensor of ``x`` (B, N, d) and ``y`` (B, M, d) for a named cost.
+
+    Differentiable through autograd.
+
+    Parameters
+    ----------
+    x, y : torch.Tensor or numpy.ndarray
+        (B, N, d) and (B, M, d). numpy inputs give numpy.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        The cost, see :func:`soft_dtw`.
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        (B, N, M), ``D[b, i, j]`` the cost of ``x[b, i]`` and ``y[b, j]``.
+
+    Raises
+    ------
+    ValueError
+        Inputs that are not 3-D with the same batch size and features, an unknown cost.
+    TypeError
+        Non-floating tensors.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import pairwise_cost
+    >>> x = torch.tensor([[[0.0], [1.0], [2.0]]])
+    >>> y = torch.tensor([[[0.0], [2.0]]])
+    >>> pairwise_cost(x, y).tolist()
+    [[[0.0, 4.0], [1.0, 1.0], [4.0, 0.0]]]
+    >>> pairwise_cost(x, y, cost="l1").tolist()
+    [[[0.0, 2.0], [1.0, 1.0], [2.0, 0.0]]]
+    """
     if not torch.jit.is_scripting():
         if _is_array_input(x, y):
             a, _ = _to_tensor(x, "pairwise_cost", "x")
@@ -376,13 +513,60 @@ def soft_dtw_alignment(
     E[b, i, j] = Σ_A p_γ(A)·A_ij is the probability that the soft alignment matches x_i with y_j;
     it equals ∂value/∂D, lies in [0, 1], has E[0, 0] = E[N−1, M−1] = 1, and tends to the hard
     DTW path as γ → 0. Padding (ragged batches) and cells outside the band or the Itakura
-    parallelogram (``itakura_max_slope``) are 0. Unbatched inputs give a 0-dim value and an (N, M) matrix.
+    parallelogram (``itakura_max_slope``) are 0. Unbatched inputs give a 0-dim value and an (N, M)
+    matrix.
 
     Both outputs are differentiable w.r.t. ``x``, ``y`` and a tensor ``gamma``: E through soft-DTW's
     Hessian (a forward and a reverse recursion carrying a tangent, docs/design/softdtw.md §3), so E
     can serve as a layer (attention-like weights, DILATE's temporal term). A derivative of E's
     derivative (a third derivative of the value) raises. Use ``E.detach()`` for fixed weights.
-    numpy / list input is read as by ``soft_dtw`` and gives numpy.
+
+    Parameters
+    ----------
+    x, y : torch.Tensor, numpy.ndarray or list
+        (B, N, d) and (B, M, d), or one unbatched pair. numpy / list input is read as by
+        :func:`soft_dtw` and gives numpy.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0; at 0.0, E is the optimal path (tslearn's tie rule).
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius; ``None``: no band.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        Ragged batches, as for :func:`soft_dtw`.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        The cost, as for :func:`soft_dtw`.
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram (module docstring).
+
+    Returns
+    -------
+    E : torch.Tensor or numpy.ndarray
+        (B, N, M) expected alignments ((N, M) for one unbatched pair).
+    values : torch.Tensor or numpy.ndarray
+        (B,) soft-DTW values (0-dim for one unbatched pair).
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values, as for :func:`soft_dtw`.
+    TypeError
+        Wrong types, as for :func:`soft_dtw`.
+    torch.OutOfMemoryError
+        A cost tensor or table the device cannot give (the memory preflight).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import soft_dtw_alignment
+    >>> x = torch.tensor([[0.0], [1.0], [2.0]])
+    >>> y = torch.tensor([[0.0], [2.0]])
+    >>> E, value = soft_dtw_alignment(x, y, gamma=0.0)  # the optimal path
+    >>> E.tolist()
+    [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    >>> E, value = soft_dtw_alignment(x, y, gamma=1.0)
+    >>> [round(v, 4) for v in E[1].tolist()]
+    [0.5765, 0.5765]
+    >>> round(float(value), 4)
+    0.1227
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -425,9 +609,49 @@ def soft_dtw_alignment_from_cost(
     y_lengths: Optional[Tensor] = None,
     itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor]:
-    """``soft_dtw_alignment`` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)): returns
-    ``(E, values)`` (tslearn's order, as ``soft_dtw_alignment``), both differentiable w.r.t. ``D``
-    (and a tensor ``gamma``). A numpy ``D`` gives numpy."""
+    """:func:`soft_dtw_alignment` on a precomputed cost tensor ``D`` (B, N, M) (or (N, M)).
+
+    Returns ``(E, values)`` (tslearn's order, as :func:`soft_dtw_alignment`), both differentiable
+    w.r.t. ``D`` (and a tensor ``gamma``).
+
+    Parameters
+    ----------
+    D : torch.Tensor, numpy.ndarray or list
+        The costs, (B, N, M) or (N, M); a numpy ``D`` gives numpy.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0.
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius; ``None``: no band.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        The rows and columns of each pair, as for :func:`soft_dtw_from_cost`.
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram (module docstring).
+
+    Returns
+    -------
+    E : torch.Tensor or numpy.ndarray
+        (B, N, M) expected alignments ((N, M) for an (N, M) ``D``).
+    values : torch.Tensor or numpy.ndarray
+        (B,) values (0-dim for an (N, M) ``D``).
+
+    Raises
+    ------
+    ValueError
+        ``D`` not 2-D or 3-D, NaN or ``-inf`` in ``D``, bad ``gamma`` or lengths.
+    TypeError
+        Wrong types.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import soft_dtw_alignment_from_cost
+    >>> D = torch.tensor([[0.0, 4.0], [1.0, 1.0], [4.0, 0.0]])
+    >>> E, value = soft_dtw_alignment_from_cost(D, gamma=0.0)
+    >>> E.tolist()
+    [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    >>> float(value)
+    1.0
+    """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
             "soft_dtw_alignment_from_cost", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
@@ -464,18 +688,60 @@ def soft_dtw_sharp(
     cost: str = "sqeuclidean",
     itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
-    """The sharp soft-DTW ⟨E, D⟩ of ``x`` (B, N, d) and ``y`` (B, M, d) (Blondel, Mensch & Vert 2021):
-    the cost of the expected alignment E, i.e. soft-DTW without its entropy term, so it tends to DTW
+    """The sharp soft-DTW ⟨E, D⟩ of ``x`` (B, N, d) and ``y`` (B, M, d) (Blondel, Mensch & Vert 2021).
+
+    The cost of the expected alignment E, i.e. soft-DTW without its entropy term, so it tends to DTW
     from above as γ → 0 where soft-DTW tends to it from below. Returns (B,).
 
-    ``normalize=True`` gives the sharp soft-DTW divergence sharp(x, y) − ½ sharp(x, x) − ½ sharp(y, y)
-    (three DPs, so N != M is right). Arguments as for ``soft_dtw`` (no ``checkpoint``); the fused
-    mode builds no (B, N, M) tensor. The value is one forward recursion carrying the tangent D itself
-    (docs/design/softdtw.md §3), and its gradient E + H·D (H: soft-DTW's Hessian) one more forward and
-    one reverse recursion. Differentiable to the first order (a second derivative is a third
-    derivative of soft-DTW and raises). Works in TorchScript and from C++
-    (``torch.ops.softdtw_torch.soft_dtw_sharp``). numpy / list input is read as by ``soft_dtw`` and
-    gives numpy.
+    The fused mode builds no (B, N, M) tensor. The value is one forward recursion carrying the
+    tangent D itself (docs/design/softdtw.md §3), and its gradient E + H·D (H: soft-DTW's Hessian)
+    one more forward and one reverse recursion. Differentiable to the first order (a second
+    derivative is a third derivative of soft-DTW and raises). Works in TorchScript and from C++
+    (``torch.ops.softdtw_torch.soft_dtw_sharp``).
+
+    Parameters
+    ----------
+    x, y : torch.Tensor, numpy.ndarray or list
+        (B, N, d) and (B, M, d), or one unbatched pair; numpy / list input is read as by
+        :func:`soft_dtw` and gives numpy.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0.
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius; ``None``: no band.
+    normalize : bool, default ``False``
+        Give the sharp soft-DTW divergence sharp(x, y) − ½ sharp(x, x) − ½ sharp(y, y) (three DPs,
+        so N != M is right).
+    fused : bool or None, default None
+        As for :func:`soft_dtw`.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        Ragged batches, as for :func:`soft_dtw`.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        As for :func:`soft_dtw` (there is no ``checkpoint``).
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram (module docstring).
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The (B,) values (0-dim for one unbatched pair; numpy for numpy input).
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values, as for :func:`soft_dtw`.
+    TypeError
+        Wrong types, as for :func:`soft_dtw`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import soft_dtw, soft_dtw_sharp
+    >>> x = torch.tensor([[0.0], [1.0], [2.0]])
+    >>> y = torch.tensor([[0.0], [2.0]])
+    >>> round(float(soft_dtw_sharp(x, y, gamma=1.0)), 4)  # above DTW (1.0) ...
+    1.2139
+    >>> round(float(soft_dtw(x, y, gamma=1.0)), 4)  # ... where soft-DTW is below it
+    0.1227
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -515,8 +781,43 @@ def soft_dtw_sharp_from_cost(
     y_lengths: Optional[Tensor] = None,
     itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
-    """The sharp soft-DTW ⟨E, D⟩ of a cost tensor ``D`` (B, N, M) (or (N, M)), differentiable w.r.t.
-    ``D`` (gradient E + H·D); see ``soft_dtw_sharp``. A numpy ``D`` gives numpy."""
+    """The sharp soft-DTW ⟨E, D⟩ of a cost tensor ``D`` (B, N, M) (or (N, M)).
+
+    Differentiable w.r.t. ``D`` (gradient E + H·D); see :func:`soft_dtw_sharp`.
+
+    Parameters
+    ----------
+    D : torch.Tensor, numpy.ndarray or list
+        The costs, (B, N, M) or (N, M). A numpy ``D`` gives numpy.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0.
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius; ``None``: no band.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        The rows and columns of each pair, as for :func:`soft_dtw_from_cost`.
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram (module docstring).
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The (B,) values (0-dim for an (N, M) ``D``).
+
+    Raises
+    ------
+    ValueError
+        ``D`` not 2-D or 3-D, NaN or ``-inf`` in ``D``, bad ``gamma`` or lengths.
+    TypeError
+        Wrong types.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import soft_dtw_sharp_from_cost
+    >>> D = torch.tensor([[0.0, 4.0], [1.0, 1.0], [4.0, 0.0]])
+    >>> round(float(soft_dtw_sharp_from_cost(D, gamma=1.0)), 4)
+    1.2139
+    """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
             "soft_dtw_sharp_from_cost", gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
@@ -547,21 +848,72 @@ def dilate(
     target_lengths: Optional[Tensor] = None,
     itakura_max_slope: Optional[float] = None,
 ) -> Tuple[Tensor, Tensor, Tensor]:
-    """DILATE (Le Guen & Thome 2019), the shape-and-time loss for forecasting, per pair: returns
-    ``(loss, shape, temporal)``, each (B,), with loss = α·shape + (1 − α)·temporal.
+    """DILATE (Le Guen & Thome 2019), the shape-and-time loss for forecasting, per pair.
 
-    ``prediction`` (B, N, d) and ``target`` (B, M, d); D_ij = ||prediction_i − target_j||²;
-    shape = sdtw_γ(D) (the soft-DTW value, not normalized) and temporal = ⟨E, Ω⟩ with E the expected
-    alignment and Ω the time penalty Ω_ij = ((i + 1)/N − (j + 1)/M)² on each pair's own lengths, which
-    for N = M is the authors' (i − j)²/N². ``penalty`` (N, M) or (B, N, M) replaces Ω (it may require
-    grad). The authors' ``dilate_loss(outputs, targets, alpha, gamma, device)`` returns the means over
-    the batch of these three terms (``DILATELoss`` with ``reduction="mean"``); the defaults α = 0.5,
-    γ = 0.01 are theirs. Both terms come from one forward recursion carrying Ω as a tangent; the
-    backward is one Hessian-vector product (docs/design/softdtw.md §3), with no (B, N, M) tensor
-    besides D and Ω. Differentiable w.r.t. ``prediction``, ``target``, ``penalty`` and a tensor
-    ``gamma`` (first order). ``bandwidth`` and ``itakura_max_slope`` constrain the alignments (module
-    docstring). Works in TorchScript and from C++ (``torch.ops.softdtw_torch.dilate``).
-    numpy / list input is read as by ``soft_dtw`` and gives numpy.
+    Returns ``(loss, shape, temporal)``, each (B,), with loss = α·shape + (1 − α)·temporal.
+
+    D_ij = ||prediction_i − target_j||²; shape = sdtw_γ(D) (the soft-DTW value, not normalized)
+    and temporal = ⟨E, Ω⟩ with E the expected alignment and Ω the time penalty
+    Ω_ij = ((i + 1)/N − (j + 1)/M)² on each pair's own lengths, which for N = M is the authors'
+    (i − j)²/N². The authors' ``dilate_loss(outputs, targets, alpha, gamma, device)`` returns the
+    means over the batch of these three terms (``DILATELoss`` with ``reduction="mean"``); the
+    defaults α = 0.5, γ = 0.01 are theirs. Both terms come from one forward recursion carrying Ω
+    as a tangent; the backward is one Hessian-vector product (docs/design/softdtw.md §3), with no
+    (B, N, M) tensor besides D and Ω. Differentiable w.r.t. ``prediction``, ``target``,
+    ``penalty`` and a tensor ``gamma`` (first order). Works in TorchScript and from C++
+    (``torch.ops.softdtw_torch.dilate``).
+
+    Parameters
+    ----------
+    prediction, target : torch.Tensor, numpy.ndarray or list
+        (B, N, d) and (B, M, d), or one unbatched pair; numpy / list input is read as by
+        :func:`soft_dtw` and gives numpy.
+    alpha : float, default 0.5
+        The weight of the shape term, in [0, 1].
+    gamma : float or torch.Tensor, default 0.01
+        The soft-DTW smoothing, >= 0.
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius of the alignments (module docstring); ``None``: no band.
+    penalty : torch.Tensor or None, default None
+        (N, M) or (B, N, M), replaces Ω (it may require grad).
+    prediction_lengths, target_lengths : torch.Tensor or None, default None
+        Ragged batches, as ``x_lengths`` / ``y_lengths`` of :func:`soft_dtw`.
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram of the alignments (module docstring).
+
+    Returns
+    -------
+    loss : torch.Tensor or numpy.ndarray
+        (B,) α·shape + (1 − α)·temporal (0-dim for one unbatched pair).
+    shape : torch.Tensor or numpy.ndarray
+        (B,) soft-DTW values.
+    temporal : torch.Tensor or numpy.ndarray
+        (B,) ⟨E, Ω⟩.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values (as for :func:`soft_dtw`; a ``penalty`` of the wrong shape).
+    TypeError
+        Wrong types.
+
+    See Also
+    --------
+    softdtw_torch.nn.DILATELoss : the loss module.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import dilate
+    >>> prediction = torch.tensor([[[0.0], [1.0], [2.0]]])
+    >>> target = torch.tensor([[[0.0], [2.0]]])
+    >>> loss, shape, temporal = dilate(prediction, target, alpha=0.5, gamma=0.01)
+    >>> loss.shape
+    torch.Size([1])
+    >>> round(float(shape), 4), round(float(temporal), 4)
+    (0.9931, 0.0972)
+    >>> bool(torch.allclose(loss, 0.5 * shape + 0.5 * temporal))
+    True
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths = _checked_argument_types(
@@ -654,22 +1006,71 @@ def cdist_soft_dtw(
 
     ``Y=None`` compares ``X`` with itself: the matrix is symmetric and each unordered pair is
     computed once (the diagonal too, or not at all for the divergence, where it is exactly 0).
-    ``normalize=True`` gives the soft-DTW divergence, each self term sdtw(x_i, x_i) being computed
-    once per series rather than once per pair (tslearn's ``cdist_soft_dtw_normalized``).
     Pairs are processed ``chunk_size`` at a time, so memory stays bounded: each chunk gathers its
     own pairs' series, and no (A·B', N, d) copy of the inputs is ever built. Differentiable w.r.t.
     ``X`` and ``Y`` (the gathers' backward accumulates deterministically, with index_put).
-    ``x_lengths`` (A,) / ``y_lengths`` (B',) give ragged datasets; each entry is what ``soft_dtw``
-    gives for that pair in a ragged batch (bit for bit as if alone in the fused mode, within a few
-    ulps in the unfused mode, see the module docstring). ``itakura_max_slope``: each pair's Itakura
-    parallelogram on its own lengths, the divergence's self terms on theirs (module docstring).
 
-    numpy arrays and lists are read as tslearn's ``cdist_soft_dtw`` reads its datasets: (A, N, d),
-    (A, N) for univariate series, a list of series of any lengths, or NaN-padded; the result is numpy.
+    Parameters
+    ----------
+    X : torch.Tensor, numpy.ndarray or list
+        (A, N, d). numpy arrays and lists are read as tslearn's ``cdist_soft_dtw`` reads its
+        datasets: (A, N, d), (A, N) for univariate series, a list of series of any lengths, or
+        NaN-padded; the result is then numpy.
+    Y : torch.Tensor, numpy.ndarray, list or None, default None
+        (B', M, d); ``None``: ``X`` against itself.
+    gamma : float or torch.Tensor, default 1.0
+        The smoothing, >= 0.
+    normalize : bool, default ``False``
+        Give the soft-DTW divergence, each self term sdtw(x_i, x_i) being computed once per series
+        rather than once per pair (tslearn's ``cdist_soft_dtw_normalized``).
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius; ``None``: no band.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        As for :func:`soft_dtw`.
+    fused : bool or None, default None
+        As for :func:`soft_dtw`.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        ``x_lengths`` (A,) / ``y_lengths`` (B',) give ragged datasets; each entry is what
+        :func:`soft_dtw` gives for that pair in a ragged batch (bit for bit as if alone in the fused
+        mode, within a few ulps in the unfused mode, see the module docstring).
+    chunk_size : int, default 1024
+        Pairs per batched call, >= 1.
+    itakura_max_slope : float or None, default None
+        Each pair's Itakura parallelogram on its own lengths, the divergence's self terms on theirs
+        (module docstring).
+    verbose : bool, default ``False``
+        Report progress after each chunk of pairs (self terms included): a tqdm bar when tqdm is
+        installed, else a few lines on stderr (the package's convention, CONTRIBUTING.md
+        "Progress"); the result is the same, bit for bit. TorchScript ignores it.
 
-    ``verbose=True`` reports progress after each chunk of pairs (self terms included): a tqdm bar
-    when tqdm is installed, else a few lines on stderr (the package's convention, CONTRIBUTING.md
-    "Progress"); the result is the same, bit for bit. TorchScript ignores it.
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The (A, B') matrix; numpy for numpy or list input.
+
+    Raises
+    ------
+    ValueError
+        ``X`` or ``Y`` not 3-D (a (A, N) tensor of univariate series: ``X.unsqueeze(-1)``),
+        ``chunk_size`` < 1, and the errors of :func:`soft_dtw` (named ``cdist_soft_dtw``).
+    TypeError
+        Wrong types.
+    torch.OutOfMemoryError
+        The (A, B') matrix and its pairs' indices beyond what the device can give (the memory
+        preflight; compute it in blocks of rows).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.functional import cdist_soft_dtw
+    >>> X = torch.tensor([[[0.0], [1.0], [2.0]], [[1.0], [2.0], [3.0]]])
+    >>> K = cdist_soft_dtw(X, gamma=1.0)
+    >>> K.shape
+    torch.Size([2, 2])
+    >>> [[round(v, 4) for v in row] for row in K.tolist()]
+    [[-1.1904, 0.9468], [0.9468, -1.1904]]
+    >>> cdist_soft_dtw(X, gamma=1.0, normalize=True).diagonal().tolist()  # the divergence
+    [0.0, 0.0]
     """
     if not torch.jit.is_scripting():
         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(

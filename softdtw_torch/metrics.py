@@ -63,15 +63,54 @@ def dtw(
     y_lengths: Optional[Tensor] = None,
     itakura_max_slope: Optional[float] = None,
 ) -> Tensor:
-    """DTW distance between ``x`` (B, N, d) and ``y`` (B, M, d): the square root of the smallest sum of
-    squared Euclidean costs over the warping paths, tslearn's ``dtw``. Returns (B,), or a 0-dim
-    tensor for one unbatched pair (N, d), (M, d).
+    """DTW distance between ``x`` (B, N, d) and ``y`` (B, M, d), tslearn's ``dtw``.
 
-    ``bandwidth``: the Sakoe–Chiba radius (tslearn's ``sakoe_chiba_radius``); ``itakura_max_slope``:
-    the Itakura parallelogram (tslearn's ``itakura_max_slope``, module docstring); ``x_lengths`` /
-    ``y_lengths``: ragged batches, as for :func:`softdtw_torch.functional.soft_dtw`. Differentiable (module
-    docstring: the gradient along the optimal path). numpy input as tslearn's: ``dtw(s1, s2)`` with
-    each series (N,) or (N, d) gives a float.
+    The square root of the smallest sum of squared Euclidean costs over the warping paths.
+    Differentiable (module docstring: the gradient along the optimal path, 0 at a distance of 0).
+
+    Parameters
+    ----------
+    x, y : torch.Tensor, numpy.ndarray or list
+        (B, N, d) and (B, M, d), or one unbatched pair (N, d), (M, d). numpy input as tslearn's:
+        ``dtw(s1, s2)`` with each series (N,) or (N, d) gives a float.
+    bandwidth : int or None, default None
+        The Sakoe–Chiba radius (tslearn's ``sakoe_chiba_radius``); ``None``: no band.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        Ragged batches, as for :func:`softdtw_torch.functional.soft_dtw`.
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram (tslearn's ``itakura_max_slope``, module docstring); a pair it
+        leaves with no path is at distance ``+inf``.
+
+    Returns
+    -------
+    torch.Tensor or float
+        The (B,) distances, or a 0-dim tensor for one unbatched pair; a numpy float for numpy input.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values (as :func:`softdtw_torch.functional.soft_dtw`, named ``dtw``).
+    TypeError
+        Wrong types.
+
+    See Also
+    --------
+    dtw_path : the optimal path as well.
+    cdist_dtw : all pairs of two datasets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import torch
+    >>> from softdtw_torch.metrics import dtw
+    >>> float(dtw(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0, 3.0])))
+    0.0
+    >>> x = torch.tensor([[0.0], [1.0], [2.0]])
+    >>> y = torch.tensor([[0.0], [2.0]])
+    >>> dtw(x, y)
+    tensor(1.)
+    >>> dtw(torch.zeros(2, 3, 1), torch.ones(2, 4, 1)).tolist()  # a batch: sqrt(4 x 1)
+    [2.0, 2.0]
     """
     if not torch.jit.is_scripting():
         _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -97,15 +136,50 @@ def dtw_path(
 ) -> Tuple[Any, Any]:
     """The optimal warping path and the DTW distance, tslearn's ``dtw_path``.
 
-    One pair (numpy or tensors, (N,) / (N, d) and (M,) / (M, d)): returns ``(path, distance)``,
-    ``path`` a list of ``(i, j)`` from ``(0, 0)`` to ``(N − 1, M − 1)`` and ``distance`` a float
-    (numpy input) or a 0-dim tensor. A batch ((B, N, d) and (B, M, d), lengths allowed): a list of
-    B paths and the (B,) distances. Ties follow tslearn's rule (module docstring). ``bandwidth`` and
-    ``itakura_max_slope`` as for :func:`dtw`; a pair with no admissible path gets an empty path and
-    an infinite distance (tslearn raises). The paths come from one walk back per pair over the
-    forward's table (O(N + M) each, on the input's device); the distances are differentiable when a
-    tensor input requires grad. For the path as a differentiable (B, N, M) matrix, use
+    Ties follow tslearn's rule (module docstring). The paths come from one walk back per pair over
+    the forward's table (O(N + M) each, on the input's device); the distances are differentiable
+    when a tensor input requires grad. For the path as a differentiable (B, N, M) matrix, use
     ``soft_dtw_alignment(x, y, gamma=0.0)``. Python only (not TorchScript: it returns lists).
+
+    Parameters
+    ----------
+    x, y : torch.Tensor, numpy.ndarray or list
+        One pair (numpy or tensors, (N,) / (N, d) and (M,) / (M, d)), or a batch ((B, N, d) and
+        (B, M, d), lengths allowed).
+    bandwidth : int or None, default None
+        As for :func:`dtw`.
+    x_lengths, y_lengths : torch.Tensor, list or None, default None
+        Ragged batches (a batch only: single series with lengths raise).
+    itakura_max_slope : float or None, default None
+        As for :func:`dtw`; a pair with no admissible path gets an empty path and an infinite
+        distance (tslearn raises).
+
+    Returns
+    -------
+    path : list
+        For one pair, a list of ``(i, j)`` from ``(0, 0)`` to ``(N − 1, M − 1)``; for a batch, a
+        list of B such paths.
+    distance : float or torch.Tensor
+        For one pair, a float (numpy input) or a 0-dim tensor; for a batch, the (B,) distances.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes or values; lengths given with single series.
+    TypeError
+        Wrong types.
+    torch.OutOfMemoryError
+        The DP table beyond what the device can give (the memory preflight).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.metrics import dtw_path
+    >>> path, distance = dtw_path(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0, 3.0]))
+    >>> path
+    [(0, 0), (1, 1), (1, 2), (2, 3)]
+    >>> float(distance)
+    0.0
     """
     _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
         "dtw_path", 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths)
@@ -143,15 +217,53 @@ def cdist_dtw(
     itakura_max_slope: Optional[float] = None,
     verbose: bool = False,
 ) -> Tensor:
-    """All-pairs DTW distances (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d),
-    tslearn's ``cdist_dtw``; ``Y=None`` compares ``X`` with itself (each unordered pair once, the
-    matrix symmetric with a zero diagonal). Chunked as :func:`softdtw_torch.functional.cdist_soft_dtw`, so
-    memory stays bounded; differentiable. numpy / lists as tslearn's datasets ((A, N), (A, N, d),
-    lists of series of any lengths, NaN-padded); the result is then numpy. ``bandwidth`` and
-    ``itakura_max_slope`` as for :func:`dtw` (tslearn's ``sakoe_chiba_radius`` and
-    ``itakura_max_slope``), each pair on its own lengths. ``verbose=True`` reports progress per
-    chunk of pairs, as :func:`softdtw_torch.functional.cdist_soft_dtw` does (the package's
-    convention, CONTRIBUTING.md "Progress"); the result is the same, bit for bit.
+    """All-pairs DTW distances (A, B') between the series of ``X`` (A, N, d) and ``Y`` (B', M, d).
+
+    tslearn's ``cdist_dtw``. Chunked as :func:`softdtw_torch.functional.cdist_soft_dtw`, so memory
+    stays bounded; differentiable.
+
+    Parameters
+    ----------
+    X : torch.Tensor, numpy.ndarray or list
+        (A, N, d). numpy / lists as tslearn's datasets ((A, N), (A, N, d), lists of series of any
+        lengths, NaN-padded); the result is then numpy.
+    Y : torch.Tensor, numpy.ndarray, list or None, default None
+        (B', M, d); ``None`` compares ``X`` with itself (each unordered pair once, the matrix
+        symmetric with a zero diagonal).
+    bandwidth : int or None, default None
+        As for :func:`dtw` (tslearn's ``sakoe_chiba_radius``), each pair on its own lengths.
+    x_lengths, y_lengths : torch.Tensor or None, default None
+        Ragged datasets, (A,) and (B',).
+    chunk_size : int, default 1024
+        Pairs per batched call, >= 1.
+    itakura_max_slope : float or None, default None
+        As for :func:`dtw` (tslearn's ``itakura_max_slope``), each pair on its own lengths.
+    verbose : bool, default ``False``
+        Report progress per chunk of pairs, as :func:`softdtw_torch.functional.cdist_soft_dtw`
+        does (the package's convention, CONTRIBUTING.md "Progress"); the result is the same, bit
+        for bit.
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The (A, B') distances; numpy for numpy or list input.
+
+    Raises
+    ------
+    ValueError
+        ``X`` or ``Y`` not 3-D tensors, ``chunk_size`` < 1, bad values.
+    TypeError
+        Wrong types.
+    torch.OutOfMemoryError
+        The matrix beyond what the device can give (the memory preflight).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.metrics import cdist_dtw
+    >>> X = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 2.0]])  # two univariate series
+    >>> cdist_dtw(X).tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
     """
     if not torch.jit.is_scripting():
         _, bandwidth, itakura_max_slope, x_lengths, y_lengths = _checked_argument_types(
@@ -180,10 +292,40 @@ def cdist_dtw(
 
 
 def sakoe_chiba_mask(sz1: int, sz2: int, radius: int = 1) -> np.ndarray:
-    """The cells the Sakoe–Chiba band admits, tslearn's ``sakoe_chiba_mask(sz1, sz2, radius=1)``: a
-    (sz1, sz2) bool array, True where row i may meet column j, i.e. ``j − i`` in
+    """The cells the Sakoe–Chiba band admits, tslearn's ``sakoe_chiba_mask(sz1, sz2, radius=1)``.
+
+    True where row i may meet column j, i.e. ``j − i`` in
     ``[−radius − max(0, sz1 − sz2), radius + max(0, sz2 − sz1)]`` (the band widened by the length
-    difference), the cells ``bandwidth=radius`` admits everywhere in this package."""
+    difference): the cells ``bandwidth=radius`` admits everywhere in this package.
+
+    Parameters
+    ----------
+    sz1, sz2 : int
+        The lengths of the two series, >= 1.
+    radius : int, default 1
+        The band's radius, >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        A (sz1, sz2) bool array.
+
+    Raises
+    ------
+    ValueError
+        A length < 1 or a negative radius.
+    TypeError
+        Non-integer arguments.
+
+    Examples
+    --------
+    >>> from softdtw_torch.metrics import sakoe_chiba_mask
+    >>> sakoe_chiba_mask(4, 4, radius=1).astype(int)
+    array([[1, 1, 0, 0],
+           [1, 1, 1, 0],
+           [0, 1, 1, 1],
+           [0, 0, 1, 1]])
+    """
     who = "sakoe_chiba_mask"
     n, m = _check_int(sz1, who, "sz1", 1), _check_int(sz2, who, "sz2", 1)
     radius = _check_int(radius, who, "radius", 0)
@@ -192,12 +334,44 @@ def sakoe_chiba_mask(sz1: int, sz2: int, radius: int = 1) -> np.ndarray:
 
 
 def itakura_mask(sz1: int, sz2: int, max_slope: float = 2.0) -> np.ndarray:
-    """The cells the Itakura parallelogram admits, tslearn's ``itakura_mask(sz1, sz2, max_slope=2.0)``:
-    a (sz1, sz2) bool array, the cells ``itakura_max_slope=max_slope`` admits everywhere in this
-    package. Column j admits the rows ``[lb_j, ub_j)`` of tslearn's construction (slopes
-    ``max_slope·sz1/sz2`` and ``sz1/(sz2·max_slope)`` through the corners, bounds rounded to two
-    decimals). Where the parallelogram leaves a row or a column without a cell (no path), tslearn
-    raises; here the mask is returned as it is (the distances are then ``+inf``)."""
+    """The cells the Itakura parallelogram admits, tslearn's ``itakura_mask(sz1, sz2, max_slope=2.0)``.
+
+    The cells ``itakura_max_slope=max_slope`` admits everywhere in this package. Column j admits
+    the rows ``[lb_j, ub_j)`` of tslearn's construction (slopes ``max_slope·sz1/sz2`` and
+    ``sz1/(sz2·max_slope)`` through the corners, bounds rounded to two decimals). Where the
+    parallelogram leaves a row or a column without a cell (no path), tslearn raises; here the mask
+    is returned as it is (the distances are then ``+inf``).
+
+    Parameters
+    ----------
+    sz1, sz2 : int
+        The lengths of the two series, >= 1.
+    max_slope : float, default 2.0
+        The maximum slope, >= 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        A (sz1, sz2) bool array.
+
+    Raises
+    ------
+    ValueError
+        A length < 1 or a slope < 1 (or not finite).
+    TypeError
+        Arguments of the wrong types.
+
+    Examples
+    --------
+    >>> from softdtw_torch.metrics import itakura_mask
+    >>> itakura_mask(6, 6, max_slope=2.0).astype(int)
+    array([[1, 0, 0, 0, 0, 0],
+           [0, 1, 1, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 0],
+           [0, 0, 0, 1, 1, 0],
+           [0, 0, 0, 0, 0, 1]])
+    """
     who = "itakura_mask"
     n, m = _check_int(sz1, who, "sz1", 1), _check_int(sz2, who, "sz2", 1)
     slope = _check_itakura_slope(max_slope, who, "max_slope", optional=False)
@@ -208,12 +382,42 @@ def itakura_mask(sz1: int, sz2: int, max_slope: float = 2.0) -> np.ndarray:
 
 def gamma_soft_dtw(X: Any, n_samples: int = 100, random_state: Union[None, int, np.random.RandomState] = None
                    ) -> float:
-    """tslearn's heuristic for soft-DTW's ``gamma`` on a dataset (tslearn 0.10's ``gamma_soft_dtw``):
+    """tslearn's heuristic for soft-DTW's ``gamma`` on a dataset (tslearn 0.10's ``gamma_soft_dtw``).
+
     ``2·σ²``, σ the median Euclidean distance between ``n_samples`` time points drawn from all the
     series' time points (padding excluded; with replacement when there are fewer points than
     ``n_samples``), times the square root of the longest length (tslearn's ``sigma_gak``). The
-    draw is tslearn's for the same ``random_state`` (scikit-learn's rule), so is the value. ``X``:
-    (A, N), (A, N, d), a list of series of any lengths, NaN-padded, or a tensor (read on the CPU)."""
+    draw is tslearn's for the same ``random_state`` (scikit-learn's rule), so is the value.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, list or torch.Tensor
+        (A, N), (A, N, d), a list of series of any lengths, NaN-padded, or a tensor (read on the CPU).
+    n_samples : int, default 100
+        How many time points to draw, >= 2.
+    random_state : None, int or numpy.random.RandomState, default None
+        The draw's seed (scikit-learn's rule: None is numpy's global RandomState).
+
+    Returns
+    -------
+    float
+        The suggested ``gamma``.
+
+    Raises
+    ------
+    ValueError
+        ``n_samples`` < 2, a bad dataset, an int ``random_state`` out of numpy's range.
+    TypeError
+        ``n_samples`` not an int, ``random_state`` of another type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.metrics import gamma_soft_dtw
+    >>> X = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 2.0, 3.0]])
+    >>> float(gamma_soft_dtw(X, n_samples=5, random_state=0))
+    8.0
+    """
     from scipy.spatial.distance import pdist
 
     from ._base import check_random_state

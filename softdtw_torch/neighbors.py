@@ -24,8 +24,8 @@ scheme (Rakthanmanon et al. 2012) made batched:
    stops at its first candidate whose bound exceeds its threshold: all later ones are skipped.
    Each round takes twice as many candidates per query as the last, from k up to 256, and at least
    64 pairs in all while that many are left (a call of a few pairs leaves threads idle), so a
-   query needs O(log n) rounds. On ArrowHead and the benchmark's synthetic set this computes
-   within 1% of the DTWs the one-candidate-at-a-time UCR-suite loop computes in the same order.
+   query needs O(log n) rounds, and computes about the DTWs the one-candidate-at-a-time UCR-suite
+   loop computes in the same order (benchmarks/README.md has the measured counts).
 
 Queries are searched in blocks of at most 2^24 (query, training series) entries (the bounds and
 their order, or the distance matrix without pruning, are (block, n_train) tensors).
@@ -88,14 +88,34 @@ _MAX_BLOCK_ENTRIES = 1 << 24
 
 
 class SearchStats:
-    """What the last neighbour search of an estimator did (``kneighbors``, ``predict``,
-    ``predict_proba``, ``score``).
+    """What the last neighbour search of an estimator did.
 
-    Attributes: ``n_pairs`` (query, candidate) pairs to rank (a query and itself excluded when
-    ``kneighbors(X=None)``), ``n_computed`` of them whose distance was computed, ``pruning_rate``
-    the fraction skipped (``1 − n_computed / n_pairs``; 0.0 when nothing was pruned), ``n_rounds``
-    batched DTW rounds of the pruned search (0 without pruning). Before any search: zeros and
-    ``pruning_rate`` None.
+    Updated by ``kneighbors``, ``predict``, ``predict_proba`` and ``score``; read it as the
+    estimator's ``last_search_``. Before any search: zeros and ``pruning_rate`` None.
+
+    Attributes
+    ----------
+    n_pairs : int
+        (query, candidate) pairs to rank (a query and itself excluded when ``kneighbors(X=None)``).
+    n_computed : int
+        Those of them whose distance was computed.
+    pruning_rate : float or None
+        The fraction skipped (``1 − n_computed / n_pairs``; 0.0 when nothing was pruned).
+    n_rounds : int
+        Batched DTW rounds of the pruned search (0 without pruning).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier, SearchStats
+    >>> SearchStats()
+    SearchStats(n_pairs=0, n_computed=0, n_rounds=0, pruning_rate=None)
+    >>> X = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0], [5.0, 4.0, 3.0, 2.0], [6.0, 4.0, 3.0, 1.0]])
+    >>> knn = KNeighborsTimeSeriesClassifier(n_neighbors=1).fit(X, [0, 0, 1, 1])
+    >>> _ = knn.predict(X)
+    >>> stats = knn.last_search_
+    >>> stats.n_pairs, 0.0 <= stats.pruning_rate <= 1.0
+    (16, True)
     """
 
     def __init__(self) -> None:
@@ -434,19 +454,53 @@ class _KNeighborsTimeSeries(Estimator):
     # -- kneighbors ----------------------------------------------------------------------------
     def kneighbors(self, X: Optional[ArrayLike] = None, n_neighbors: Optional[int] = None,
                    return_distance: bool = True, x_lengths: Optional[ArrayLike] = None) -> Any:
-        """The k nearest training series of each series of X: ``(distances, indices)`` (or
-        ``indices`` with ``return_distance=False``), each (n_queries, k), nearest first, ties by
-        index.
+        """The k nearest training series of each series of X.
 
         Distances are tslearn's: the DTW distance (square root of the squared-cost DTW), the raw
-        soft-DTW value (may be negative) or the Euclidean / squared Euclidean / cityblock distance
-        of the flattened series. ``X=None``: the neighbours of each training series among the
-        others (a series is never its own neighbour, scikit-learn's rule; tslearn 0.10's own
-        ``kneighbors()`` under a DTW metric ranks its all-zero placeholder matrix: every distance
-        0, neighbours 0, 1, ...). ``n_neighbors`` defaults to the estimator's; more
-        than the training series (minus one for X=None) is a ValueError (scikit-learn's rule;
-        tslearn silently returns fewer). numpy in, numpy out (distances of the compute dtype,
-        indices int64); a tensor X gives tensors on its device. Sets ``last_search_``.
+        soft-DTW value (may be negative) or the Euclidean / squared Euclidean / cityblock distance of
+        the flattened series. Sets ``last_search_``.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor, list or None, default None
+            The queries, as ``fit``'s X. ``None``: the neighbours of each training series among the
+            others (a series is never its own neighbour, scikit-learn's rule; tslearn 0.10's own
+            ``kneighbors()`` under a DTW metric ranks its all-zero placeholder matrix: every distance
+            0, neighbours 0, 1, ...).
+        n_neighbors : int or None, default None
+            k; defaults to the estimator's. More than the training series (minus one for X=None) is a
+            ValueError (scikit-learn's rule; tslearn silently returns fewer).
+        return_distance : bool, default ``True``
+            Return the distances as well as the indices.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n_queries,) lengths of the queries.
+
+        Returns
+        -------
+        distances : numpy.ndarray or torch.Tensor
+            (n_queries, k), nearest first, ties by index; only with ``return_distance=True``. numpy of
+            the compute dtype for numpy input; a tensor X gives tensors on its device.
+        indices : numpy.ndarray or torch.Tensor
+            (n_queries, k) int64 indices into the training set.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            More neighbours than training series, bad queries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier
+        >>> X = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0], [5.0, 4.0, 3.0, 2.0], [6.0, 4.0, 3.0, 1.0]])
+        >>> knn = KNeighborsTimeSeriesClassifier(n_neighbors=1).fit(X, ["up", "up", "down", "down"])
+        >>> distances, indices = knn.kneighbors(np.array([[1.0, 2.0, 3.0, 3.0]]), n_neighbors=2)
+        >>> distances.tolist(), indices.tolist()
+        ([[1.0, 2.0]], [[0, 1]])
+        >>> knn.kneighbors(return_distance=False).ravel().tolist()  # each training series among the others
+        [1, 0, 3, 2]
         """
         dist, ind, out_device = self._neighbors(X, x_lengths, n_neighbors, "kneighbors")
         if out_device is None:
@@ -498,52 +552,18 @@ def _check_y_common(y: Any, n: int, who: str) -> np.ndarray:
 
 
 class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
-    """k-nearest-neighbour classifier of time series: tslearn's ``KNeighborsTimeSeriesClassifier``
-    on the batched (soft-)DTW operators, with exact lower-bound pruning for DTW.
+    """k-nearest-neighbour classifier of time series, tslearn's ``KNeighborsTimeSeriesClassifier``.
 
-    Args:
-        n_neighbors: k (int >= 1, default 5).
-        weights: ``"uniform"`` (each neighbour one vote), ``"distance"`` (1/distance; neighbours at
-            distance 0 take all the weight) or a callable mapping the (n_queries, k) distances to
-            weights (scikit-learn's rules).
-        metric: ``"dtw"`` (default), ``"softdtw"``, ``"euclidean"``, ``"sqeuclidean"`` or
-            ``"cityblock"`` (tslearn's metrics; "ctw", "sax", "gak" and "frechet" are not provided).
-        metric_params: tslearn's dict: for dtw and softdtw ``sakoe_chiba_radius`` (with optional
-            ``global_constraint="sakoe_chiba"``, radius 1 when only the constraint is given) or
-            ``itakura_max_slope`` (with optional ``global_constraint="itakura"``, slope 2.0 when
-            only the constraint is given; both without a constraint is a ValueError), for softdtw
-            ``gamma`` (default 1.0; 0 gives DTW). Band for series of lengths N != M: widened by
-            ``|N − M|`` (tslearn's ``sakoe_chiba_mask``); parallelogram: tslearn's
-            ``itakura_mask`` of each pair's lengths, a pair without an admissible path at distance
-            +inf (tslearn raises). See ``_resolve_metric``.
-        n_jobs: accepted for tslearn compatibility, unused: the operators run on torch's intra-op
-            threads (``torch.set_num_threads``), or on the GPU.
-        verbose: tslearn's parameter (an int, default 0), here the package's progress convention
-            (CONTRIBUTING.md "Progress"): when true, ``kneighbors``, ``predict``, ``predict_proba``
-            and ``score`` report their search, a tqdm bar when tqdm is installed, else a few lines
-            on stderr, named by the method (``KNeighborsTimeSeriesClassifier.predict``). The
-            pruned DTW search counts the queries as they are settled, the unpruned (soft-)DTW
-            search the pairs computed (per ``chunk_size`` pairs), the Euclidean metrics the
-            queries. The results are the same, bit for bit.
-        pruning: for metric="dtw", skip the candidates whose DTW lower bound exceeds the current
-            k-th best (exact: the same neighbours, distances and predictions as without; module
-            docstring). No effect for the other metrics, which compute every pair.
-        chunk_size: the most (query, candidate) pairs per batched DTW call (bounds memory).
-        device: where the search runs (and the training series are kept); None: the device of
-            fit's X (CPU for numpy). Queries are moved there.
+    On the batched (soft-)DTW operators, with exact lower-bound pruning for DTW.
 
     Input X: (n_cases, n_timepoints, n_features) (tslearn's layout), (n_cases, n_timepoints)
     univariate series, a list of series of different lengths, or NaN-padded (trailing all-NaN time
     steps, tslearn's format); numpy, lists or tensors; optional ``x_lengths`` (n_cases,) to ``fit``,
     ``predict``, ``predict_proba``, ``kneighbors``. The search runs on ``device``, by default the
-    device of fit's X (a CUDA tensor given to fit: on that GPU).
-    The series metrics compare series of any lengths; the Euclidean ones need one length. y: one
-    label per series, any type numpy can sort (a column vector is raveled with scikit-learn's
-    DataConversionWarning; several outputs are not supported).
-
-    Attributes after fit: ``classes_`` (numpy, sorted), ``n_features_in_`` (the number of features
-    d, tslearn's convention: 1 for 2-D X), ``n_samples_fit_``, ``last_search_`` and
-    ``pruning_rate_`` (the last search's; see :class:`SearchStats`).
+    device of fit's X (a CUDA tensor given to fit: on that GPU). The series metrics compare series
+    of any lengths; the Euclidean ones need one length. y: one label per series, any type numpy can
+    sort (a column vector is raveled with scikit-learn's DataConversionWarning; several outputs are
+    not supported).
 
     Outputs: ``predict`` returns numpy labels (``classes_``'s dtype); ``predict_proba`` float64
     (n_queries, n_classes), a tensor on X's device for tensor input; ``score`` is the accuracy
@@ -558,6 +578,76 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
     (tslearn raises); the ctw / sax / gak / frechet metrics are not provided; predict works with
     ``metric="cityblock"`` and uniform weights (tslearn's raises scikit-learn's feature-count error
     there).
+
+    Parameters
+    ----------
+    n_neighbors : int, default 5
+        k (int >= 1).
+    weights : {'uniform', 'distance'} or Callable, default 'uniform'
+        ``"uniform"`` (each neighbour one vote), ``"distance"`` (1/distance; neighbours at distance
+        0 take all the weight) or a callable mapping the (n_queries, k) distances to weights
+        (scikit-learn's rules).
+    metric : {'dtw', 'softdtw', 'euclidean', 'sqeuclidean', 'cityblock'}, default 'dtw'
+        tslearn's metrics; "ctw", "sax", "gak" and "frechet" are not provided.
+    metric_params : dict or None, default None
+        tslearn's dict: for dtw and softdtw ``sakoe_chiba_radius`` (with optional
+        ``global_constraint="sakoe_chiba"``, radius 1 when only the constraint is given) or
+        ``itakura_max_slope`` (with optional ``global_constraint="itakura"``, slope 2.0 when only
+        the constraint is given; both without a constraint is a ValueError), for softdtw ``gamma``
+        (default 1.0; 0 gives DTW). Band for series of lengths N != M: widened by ``|N − M|``
+        (tslearn's ``sakoe_chiba_mask``); parallelogram: tslearn's ``itakura_mask`` of each pair's
+        lengths, a pair without an admissible path at distance +inf (tslearn raises). See
+        ``_resolve_metric``.
+    n_jobs : int or None, default None
+        Accepted for tslearn compatibility, unused: the operators run on torch's intra-op threads
+        (``torch.set_num_threads``), or on the GPU.
+    verbose : int, default 0
+        tslearn's parameter, here the package's progress convention (CONTRIBUTING.md "Progress"):
+        when true, ``kneighbors``, ``predict``, ``predict_proba`` and ``score`` report their search,
+        a tqdm bar when tqdm is installed, else a few lines on stderr, named by the method
+        (``KNeighborsTimeSeriesClassifier.predict``). The pruned DTW search counts the queries as
+        they are settled, the unpruned (soft-)DTW search the pairs computed (per ``chunk_size``
+        pairs), the Euclidean metrics the queries. The results are the same, bit for bit.
+    pruning : bool, default ``True``
+        For metric="dtw", skip the candidates whose DTW lower bound exceeds the current k-th best
+        (exact: the same neighbours, distances and predictions as without; module docstring). No
+        effect for the other metrics, which compute every pair.
+    chunk_size : int, default 1024
+        The most (query, candidate) pairs per batched DTW call (bounds memory).
+    device : None, str or torch.device, default None
+        Where the search runs (and the training series are kept); None: the device of fit's X (CPU
+        for numpy). Queries are moved there.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    n_features_in_ : int
+        The number of features d (tslearn's convention: 1 for 2-D X).
+    n_samples_fit_ : int
+        The number of training series.
+    last_search_ : softdtw_torch.neighbors.SearchStats
+        What the last search did.
+    pruning_rate_ : float or None
+        The last search's pruning rate (``last_search_.pruning_rate``).
+
+    See Also
+    --------
+    softdtw_torch.aeon.KNeighborsTimeSeriesClassifier : the same under aeon's parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier
+    >>> X = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0], [5.0, 4.0, 3.0, 2.0], [6.0, 4.0, 3.0, 1.0]])
+    >>> y = np.array(["up", "up", "down", "down"])
+    >>> knn = KNeighborsTimeSeriesClassifier(n_neighbors=1, metric="dtw").fit(X, y)
+    >>> knn.predict(np.array([[1.0, 2.0, 3.0, 3.0], [6.0, 5.0, 3.0, 2.0]])).tolist()
+    ['up', 'down']
+    >>> knn.classes_.tolist(), knn.predict_proba(np.array([[1.0, 2.0, 3.0, 3.0]])).tolist()
+    (['down', 'up'], [[0.0, 1.0]])
+    >>> knn.score(X, y)
+    1.0
     """
 
     def __init__(self, n_neighbors: int = 5, weights: Union[str, Callable[[np.ndarray], np.ndarray]] = "uniform",
@@ -574,7 +664,30 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
         return tags
 
     def fit(self, X: ArrayLike, y: Any, x_lengths: Optional[ArrayLike] = None) -> "KNeighborsTimeSeriesClassifier":
-        """Store the training series and their labels; returns self."""
+        """Store the training series and their labels.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            The training series (see the class docstring).
+        y : numpy.ndarray, torch.Tensor or list
+            (n_cases,) labels.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n_cases,) lengths of the series.
+
+        Returns
+        -------
+        self : KNeighborsTimeSeriesClassifier
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters or input, y None, of another length or with several outputs, series of
+            different lengths with a Euclidean metric.
+        TypeError
+            Parameters of the wrong types.
+        """
         who = "KNeighborsTimeSeriesClassifier.fit"
         n = self._fit_series(X, x_lengths)
         y = _check_y_common(y, n, who)
@@ -599,30 +712,108 @@ class KNeighborsTimeSeriesClassifier(ClassifierMixin, _KNeighborsTimeSeries):
         return votes, out_device
 
     def predict(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> np.ndarray:
-        """The class of largest vote of each series (numpy, ``classes_``'s dtype)."""
+        """The class of largest vote of each series.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            The queries.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n_queries,) lengths of the queries.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n_queries,) labels, of ``classes_``'s dtype.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        """
         votes, _ = self._votes(X, x_lengths, "predict")
         return self.classes_[np.argmax(votes, axis=1)]
 
     def predict_proba(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
-        """The normalised votes, float64 (n_queries, n_classes), columns in ``classes_`` order;
-        a tensor on X's device for tensor input."""
+        """The normalised votes, columns in ``classes_`` order.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            The queries.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n_queries,) lengths of the queries.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            float64 (n_queries, n_classes); a tensor on X's device for tensor input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        """
         votes, out_device = self._votes(X, x_lengths, "predict_proba")
         proba = votes / votes.sum(axis=1, keepdims=True)
         return proba if out_device is None else torch.from_numpy(proba).to(out_device)
 
 
 class KNeighborsTimeSeriesRegressor(RegressorMixin, _KNeighborsTimeSeries):
-    """k-nearest-neighbour regressor of time series: tslearn's ``KNeighborsTimeSeriesRegressor``
-    on the batched (soft-)DTW operators, with exact lower-bound pruning for DTW.
+    """k-nearest-neighbour regressor of time series, tslearn's ``KNeighborsTimeSeriesRegressor``.
 
-    Parameters, input X, pruning and ties: as :class:`KNeighborsTimeSeriesClassifier`. y: one
-    target per series (n_cases,) or several (n_cases, n_targets), numeric and finite.
+    On the batched (soft-)DTW operators, with exact lower-bound pruning for DTW. Parameters, input
+    X, pruning and ties: as :class:`KNeighborsTimeSeriesClassifier`. y: one target per series
+    (n_cases,) or several (n_cases, n_targets), numeric and finite.
 
     The prediction is the mean of the neighbours' targets (``weights="uniform"``) or their
     weighted mean (scikit-learn's ``KNeighborsRegressor``), float64, (n_queries,) or (n_queries,
     n_targets) as y; a tensor on X's device for tensor input. ``score`` is R² (``RegressorMixin``).
-    Attributes after fit: ``n_features_in_``, ``n_samples_fit_``, ``last_search_``,
-    ``pruning_rate_``.
+
+    Parameters
+    ----------
+    n_neighbors : int, default 5
+        k (int >= 1).
+    weights : {'uniform', 'distance'} or Callable, default 'uniform'
+        As for :class:`KNeighborsTimeSeriesClassifier`.
+    metric : {'dtw', 'softdtw', 'euclidean', 'sqeuclidean', 'cityblock'}, default 'dtw'
+        As for :class:`KNeighborsTimeSeriesClassifier`.
+    metric_params : dict or None, default None
+        As for :class:`KNeighborsTimeSeriesClassifier`.
+    n_jobs : int or None, default None
+        Accepted for tslearn compatibility, unused.
+    verbose : int, default 0
+        Report the searches, as for :class:`KNeighborsTimeSeriesClassifier`.
+    pruning : bool, default ``True``
+        As for :class:`KNeighborsTimeSeriesClassifier`.
+    chunk_size : int, default 1024
+        The most (query, candidate) pairs per batched DTW call.
+    device : None, str or torch.device, default None
+        Where the search runs; None: the device of fit's X (CPU for numpy).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        The number of features d (1 for 2-D X).
+    n_samples_fit_ : int
+        The number of training series.
+    last_search_ : softdtw_torch.neighbors.SearchStats
+        What the last search did.
+    pruning_rate_ : float or None
+        The last search's pruning rate.
+
+    See Also
+    --------
+    softdtw_torch.aeon.KNeighborsTimeSeriesRegressor : the same under aeon's parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.neighbors import KNeighborsTimeSeriesRegressor
+    >>> X = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0], [5.0, 4.0, 3.0, 2.0], [6.0, 4.0, 3.0, 1.0]])
+    >>> knn = KNeighborsTimeSeriesRegressor(n_neighbors=2).fit(X, np.array([1.0, 2.0, 3.0, 4.0]))
+    >>> knn.predict(np.array([[1.0, 2.0, 3.0, 3.0]])).tolist()  # the mean of the two nearest targets
+    [1.5]
     """
 
     def __init__(self, n_neighbors: int = 5, weights: Union[str, Callable[[np.ndarray], np.ndarray]] = "uniform",
@@ -643,7 +834,29 @@ class KNeighborsTimeSeriesRegressor(RegressorMixin, _KNeighborsTimeSeries):
         return tags
 
     def fit(self, X: ArrayLike, y: Any, x_lengths: Optional[ArrayLike] = None) -> "KNeighborsTimeSeriesRegressor":
-        """Store the training series and their targets; returns self."""
+        """Store the training series and their targets.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            The training series (see :class:`KNeighborsTimeSeriesClassifier`).
+        y : numpy.ndarray, torch.Tensor or list
+            (n_cases,) or (n_cases, n_targets) numeric targets.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n_cases,) lengths of the series.
+
+        Returns
+        -------
+        self : KNeighborsTimeSeriesRegressor
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            Bad parameters or input, y None, of another length, of another rank or not numeric.
+        TypeError
+            Parameters of the wrong types.
+        """
         who = "KNeighborsTimeSeriesRegressor.fit"
         n = self._fit_series(X, x_lengths)
         y = _check_y_common(y, n, who)
@@ -656,7 +869,26 @@ class KNeighborsTimeSeriesRegressor(RegressorMixin, _KNeighborsTimeSeries):
         return self
 
     def predict(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:
-        """The (weighted) mean target of each series' neighbours, float64."""
+        """The (weighted) mean target of each series' neighbours.
+
+        Parameters
+        ----------
+        X : numpy.ndarray, torch.Tensor or list
+            The queries.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            (n_queries,) lengths of the queries.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            float64, (n_queries,) or (n_queries, n_targets) as y; a tensor on X's device for tensor
+            input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        """
         w, ind, out_device = self._neighbors_and_weights(X, x_lengths, "predict")
         y = self._y.reshape(self._y.shape[0], -1)
         if self.weights == "uniform":

@@ -113,26 +113,6 @@ def _reduce(values: Tensor, reduction: str) -> Tensor:
 class SoftDTW(nn.Module):
     """Soft-DTW loss between batches ``x`` (B, N, d) and ``y`` (B, M, d) (squared Euclidean cost).
 
-    Args:
-        gamma: smoothing (> 0); smaller is closer to DTW. A tensor works too, and an
-            ``nn.Parameter`` is learned with the model (∂loss/∂γ is exact).
-        bandwidth: Sakoe–Chiba radius, ``None`` for no band (see ``softdtw_torch.soft_dtw``).
-        normalize: use the soft-DTW divergence (≥ 0, 0 at x = y) instead of the raw value.
-        fused: ``None`` picks by feature count; see ``softdtw_torch.soft_dtw``. ``True`` builds no
-            (B, N, M) cost tensor (its forward keeps the (B, N, M) DP table for the backward);
-            ``False`` keeps the cost tensor and the DP table (benchmarks/bench_memory.py).
-        reduction: ``'mean'`` (default, as torch's losses), ``'sum'`` or ``'none'`` for the (B,)
-            per-pair values.
-        cost: ``"sqeuclidean"`` (default), ``"l1"`` or ``"cosine"``; see ``softdtw_torch.soft_dtw``.
-        checkpoint: memory-lean backward (fused mode): keep no (B, N, M) DP table between forward
-            and backward and recompute it; see ``softdtw_torch.soft_dtw``.
-        input_2d: how 2-D input reads: ``"univariate"`` ((B, length): B univariate series, as
-            ``nn.MSELoss`` reads (B, T)) or ``"pair"`` ((length, features): one unbatched pair).
-            ``None`` (default): 2-D input raises a ValueError naming both readings.
-        itakura_max_slope: the Itakura parallelogram's maximum slope (tslearn's ``itakura_max_slope``,
-            a float >= 1), ``None`` (default) for none; with ``bandwidth``, the cells both admit (see
-            ``softdtw_torch.soft_dtw``).
-
     ``forward(x, y, x_lengths=None, y_lengths=None)`` accepts ragged batches. The loss is
     differentiable twice (``create_graph=True``, Hessian-vector products, ``torch.func``). The module
     is scriptable with ``torch.jit.script`` and compiles with ``torch.compile(fullgraph=True)``.
@@ -151,6 +131,72 @@ class SoftDTW(nn.Module):
     to float32 rounding, since pysdtw keeps its DP table in float32 whatever the input dtype; pysdtw
     returns the (B,) values (here ``reduction="none"``; the default ``"mean"`` averages them) and its
     ``bandwidth`` is another band (scaled by the length ratio).
+
+    Parameters
+    ----------
+    gamma : float or torch.Tensor, default 1.0
+        Smoothing (> 0); smaller is closer to DTW (0.0 is hard DTW). A tensor works too, and an
+        ``nn.Parameter`` is learned with the model (∂loss/∂γ is exact).
+    bandwidth : int or None, default None
+        Sakoe–Chiba radius, ``None`` for no band (see :func:`softdtw_torch.functional.soft_dtw`).
+    normalize : bool, default ``False``
+        Use the soft-DTW divergence (≥ 0, 0 at x = y) instead of the raw value.
+    fused : bool or None, default None
+        ``None`` picks by feature count; see :func:`softdtw_torch.functional.soft_dtw`. ``True``
+        builds no (B, N, M) cost tensor (its forward keeps the (B, N, M) DP table for the
+        backward); ``False`` keeps the cost tensor and the DP table (benchmarks/bench_memory.py).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'mean'`` (as torch's losses), ``'sum'`` or ``'none'`` for the (B,) per-pair values.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        See :func:`softdtw_torch.functional.soft_dtw`.
+    checkpoint : bool, default ``False``
+        Memory-lean backward (fused mode): keep no (B, N, M) DP table between forward and backward
+        and recompute it; see :func:`softdtw_torch.functional.soft_dtw`.
+    input_2d : {'univariate', 'pair'} or None, default None
+        How 2-D input reads: ``"univariate"`` ((B, length): B univariate series, as ``nn.MSELoss``
+        reads (B, T)) or ``"pair"`` ((length, features): one unbatched pair). ``None``: 2-D input
+        raises a ValueError naming both readings.
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram's maximum slope (tslearn's ``itakura_max_slope``, a float >= 1),
+        ``None`` for none; with ``bandwidth``, the cells both admit (see
+        :func:`softdtw_torch.functional.soft_dtw`).
+
+    Raises
+    ------
+    ValueError
+        At construction: an unknown ``reduction`` or ``input_2d``, a negative or infinite
+        ``gamma``, a negative ``bandwidth``, a slope < 1. At the call: the errors of
+        :func:`softdtw_torch.functional.soft_dtw`, named ``SoftDTW``.
+    TypeError
+        At the call: inputs that are neither tensors nor PackedSequences.
+
+    See Also
+    --------
+    softdtw_torch.functional.soft_dtw : the function it calls.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.nn import SoftDTW
+    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+    <torch._C.Generator object at ...>
+    >>> x = torch.randn(4, 10, 2, requires_grad=True)
+    >>> y = torch.randn(4, 8, 2)
+    >>> loss = SoftDTW(gamma=0.1)(x, y)  # the mean over the batch
+    >>> loss.shape
+    torch.Size([])
+    >>> loss.backward()
+    >>> x.grad.shape
+    torch.Size([4, 10, 2])
+    >>> SoftDTW(gamma=0.1, reduction="none")(x, y).shape
+    torch.Size([4])
+    >>> SoftDTW(normalize=True, reduction="none")(x, x).abs().max().item() < 1e-4  # the divergence
+    True
+
+    2-D input says how it reads, here B univariate series:
+
+    >>> SoftDTW(input_2d="univariate", reduction="none")(torch.zeros(3, 5), torch.ones(3, 6)).shape
+    torch.Size([3])
     """
 
     bandwidth: Optional[int]
@@ -183,6 +229,22 @@ class SoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
+        """The soft-DTW loss of ``x`` and ``y`` (see the class docstring).
+
+        Parameters
+        ----------
+        x : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, N, d) (or 2-D, read as ``input_2d`` says), or a pack of (length, d) series.
+        y : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, M, d), as ``x``.
+        x_lengths, y_lengths : torch.Tensor or None, default None
+            (B,) lengths of a ragged batch (not with a pack, which carries its own).
+
+        Returns
+        -------
+        torch.Tensor
+            The reduced loss (0-dim), or the (B,) values with ``reduction="none"``.
+        """
         if not torch.jit.is_scripting():  # PackedSequence input, errors named SoftDTW: eager only
             x, y, x_lengths, y_lengths = _unpacked("SoftDTW", ("x", "y", "x_lengths", "y_lengths"), x, y,
                                                    x_lengths, y_lengths)
@@ -207,14 +269,54 @@ class SoftDTW(nn.Module):
 
 
 class SharpSoftDTW(nn.Module):
-    """Sharp soft-DTW loss ⟨E, D⟩ between ``x`` (B, N, d) and ``y`` (B, M, d), or with
-    ``normalize=True`` the sharp soft-DTW divergence (Blondel, Mensch & Vert 2021); see
-    ``softdtw_torch.soft_dtw_sharp``. Options as for ``SoftDTW`` (no ``checkpoint``), ``input_2d``
-    and ``itakura_max_slope`` included.
+    """Sharp soft-DTW loss ⟨E, D⟩ between ``x`` (B, N, d) and ``y`` (B, M, d).
+
+    Or, with ``normalize=True``, the sharp soft-DTW divergence (Blondel, Mensch & Vert 2021); see
+    :func:`softdtw_torch.functional.soft_dtw_sharp`. Options as for :class:`SoftDTW` (no
+    ``checkpoint``), ``input_2d`` and ``itakura_max_slope`` included.
 
     ``forward(x, y, x_lengths=None, y_lengths=None)``; differentiable once (its gradient already uses
     soft-DTW's Hessian). Scriptable with ``torch.jit.script``. ``x`` and/or ``y`` may be a
-    ``PackedSequence``, read as a ragged batch, in eager mode only, as for ``SoftDTW``.
+    ``PackedSequence``, read as a ragged batch, in eager mode only, as for :class:`SoftDTW`.
+
+    Parameters
+    ----------
+    gamma : float or torch.Tensor, default 1.0
+        Smoothing, as for :class:`SoftDTW`.
+    bandwidth : int or None, default None
+        Sakoe–Chiba radius, ``None`` for no band.
+    normalize : bool, default ``False``
+        Use the sharp soft-DTW divergence.
+    fused : bool or None, default None
+        As for :class:`SoftDTW`.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        As for :class:`SoftDTW`.
+    cost : {'sqeuclidean', 'l1', 'cosine'}, default 'sqeuclidean'
+        As for :class:`SoftDTW`.
+    input_2d : {'univariate', 'pair'} or None, default None
+        As for :class:`SoftDTW`.
+    itakura_max_slope : float or None, default None
+        As for :class:`SoftDTW`.
+
+    Raises
+    ------
+    ValueError
+        As for :class:`SoftDTW`, named ``SharpSoftDTW``.
+    TypeError
+        As for :class:`SoftDTW`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.nn import SharpSoftDTW
+    >>> x = torch.tensor([[[0.0], [1.0], [2.0]]], requires_grad=True)
+    >>> y = torch.tensor([[[0.0], [2.0]]])
+    >>> loss = SharpSoftDTW(gamma=1.0)(x, y)
+    >>> round(loss.item(), 4)
+    1.2139
+    >>> loss.backward()
+    >>> x.grad.shape
+    torch.Size([1, 3, 1])
     """
 
     bandwidth: Optional[int]
@@ -245,6 +347,22 @@ class SharpSoftDTW(nn.Module):
     def forward(
         self, x: Tensor, y: Tensor, x_lengths: Optional[Tensor] = None, y_lengths: Optional[Tensor] = None
     ) -> Tensor:
+        """The sharp soft-DTW loss of ``x`` and ``y`` (see the class docstring).
+
+        Parameters
+        ----------
+        x : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, N, d) (or 2-D, read as ``input_2d`` says), or a pack of (length, d) series.
+        y : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, M, d), as ``x``.
+        x_lengths, y_lengths : torch.Tensor or None, default None
+            (B,) lengths of a ragged batch (not with a pack, which carries its own).
+
+        Returns
+        -------
+        torch.Tensor
+            The reduced loss (0-dim), or the (B,) values with ``reduction="none"``.
+        """
         if not torch.jit.is_scripting():  # PackedSequence input, errors named SharpSoftDTW: eager only
             x, y, x_lengths, y_lengths = _unpacked("SharpSoftDTW", ("x", "y", "x_lengths", "y_lengths"), x, y,
                                                    x_lengths, y_lengths)
@@ -269,27 +387,57 @@ class SharpSoftDTW(nn.Module):
 
 
 class DILATELoss(nn.Module):
-    """DILATE loss (Le Guen & Thome 2019) between ``prediction`` (B, N, d) and ``target`` (B, M, d):
-    α·shape + (1 − α)·temporal per pair, reduced; see ``softdtw_torch.dilate``, which also returns
-    the two terms. With ``reduction="mean"`` (default) it is the loss of the authors'
-    ``dilate_loss(outputs, targets, alpha, gamma, device)``.
+    """DILATE loss (Le Guen & Thome 2019) between ``prediction`` (B, N, d) and ``target`` (B, M, d).
 
-    Args:
-        alpha: weight of the shape term, in [0, 1] (default 0.5, as the authors').
-        gamma: soft-DTW smoothing (default 0.01, as the authors'); a tensor may be learned.
-        bandwidth: Sakoe–Chiba radius of the alignments, ``None`` for none.
-        penalty: a fixed time penalty Ω, (N, M) or (B, N, M), instead of ((i + 1)/N − (j + 1)/M)²;
-            registered as a buffer.
-        reduction: ``'mean'``, ``'sum'`` or ``'none'``.
-        input_2d: how 2-D input reads, as for ``SoftDTW`` (``None``: 2-D input is an error).
-        itakura_max_slope: the Itakura parallelogram of the alignments (tslearn's slope, >= 1), as
-            for ``SoftDTW``; ``None`` (default) for none.
+    α·shape + (1 − α)·temporal per pair, reduced; see :func:`softdtw_torch.functional.dilate`,
+    which also returns the two terms. With ``reduction="mean"`` (default) it is the loss of the
+    authors' ``dilate_loss(outputs, targets, alpha, gamma, device)``.
 
-    ``forward(prediction, target, prediction_lengths=None, target_lengths=None)``; differentiable once
-    (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``. ``prediction``
-    and/or ``target`` may be a ``PackedSequence``, read as a ragged batch (its lengths become
-    ``prediction_lengths`` / ``target_lengths``), in eager mode only, as for ``SoftDTW``; a fixed
-    ``penalty`` must then match the padded lengths, the longest series of each pack.
+    ``forward(prediction, target, prediction_lengths=None, target_lengths=None)``; differentiable
+    once (its gradient uses soft-DTW's Hessian). Scriptable with ``torch.jit.script``.
+    ``prediction`` and/or ``target`` may be a ``PackedSequence``, read as a ragged batch (its
+    lengths become ``prediction_lengths`` / ``target_lengths``), in eager mode only, as for
+    :class:`SoftDTW`; a fixed ``penalty`` must then match the padded lengths, the longest series of
+    each pack.
+
+    Parameters
+    ----------
+    alpha : float, default 0.5
+        Weight of the shape term, in [0, 1] (the authors' default).
+    gamma : float or torch.Tensor, default 0.01
+        Soft-DTW smoothing (the authors' default); a tensor may be learned.
+    bandwidth : int or None, default None
+        Sakoe–Chiba radius of the alignments, ``None`` for none.
+    penalty : torch.Tensor or None, default None
+        A fixed time penalty Ω, (N, M) or (B, N, M), instead of ((i + 1)/N − (j + 1)/M)²;
+        registered as a buffer.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        As for :class:`SoftDTW`.
+    input_2d : {'univariate', 'pair'} or None, default None
+        How 2-D input reads, as for :class:`SoftDTW` (``None``: 2-D input is an error).
+    itakura_max_slope : float or None, default None
+        The Itakura parallelogram of the alignments (tslearn's slope, >= 1), as for
+        :class:`SoftDTW`; ``None`` for none.
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside [0, 1], and as for :class:`SoftDTW`, named ``DILATELoss``.
+    TypeError
+        As for :class:`SoftDTW`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.nn import DILATELoss
+    >>> prediction = torch.tensor([[[0.0], [1.0], [2.0]]], requires_grad=True)
+    >>> target = torch.tensor([[[0.0], [2.0]]])
+    >>> loss = DILATELoss(alpha=0.5, gamma=0.01)(prediction, target)
+    >>> round(loss.item(), 4)  # 0.5 * shape + 0.5 * temporal
+    0.5451
+    >>> loss.backward()
+    >>> prediction.grad.shape
+    torch.Size([1, 3, 1])
     """
 
     bandwidth: Optional[int]
@@ -324,6 +472,22 @@ class DILATELoss(nn.Module):
         prediction_lengths: Optional[Tensor] = None,
         target_lengths: Optional[Tensor] = None,
     ) -> Tensor:
+        """The DILATE loss of ``prediction`` and ``target`` (see the class docstring).
+
+        Parameters
+        ----------
+        prediction : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, N, d) (or 2-D, read as ``input_2d`` says), or a pack of (length, d) series.
+        target : torch.Tensor or torch.nn.utils.rnn.PackedSequence
+            (B, M, d), as ``prediction``.
+        prediction_lengths, target_lengths : torch.Tensor or None, default None
+            (B,) lengths of a ragged batch (not with a pack, which carries its own).
+
+        Returns
+        -------
+        torch.Tensor
+            The reduced loss (0-dim), or the (B,) values with ``reduction="none"``.
+        """
         if not torch.jit.is_scripting():  # PackedSequence input, errors named DILATELoss: eager only
             prediction, target, prediction_lengths, target_lengths = _unpacked(
                 "DILATELoss", ("prediction", "target", "prediction_lengths", "target_lengths"), prediction, target,

@@ -262,12 +262,17 @@ def plot_alignment(
 
     Examples
     --------
+    >>> import matplotlib, matplotlib.axes; matplotlib.use("Agg")
     >>> import torch
     >>> import softdtw_torch as st
     >>> from softdtw_torch.plot import plot_alignment
-    >>> x, y = torch.randn(30, 1, dtype=torch.float64), torch.randn(25, 1, dtype=torch.float64)
+    >>> generator = torch.Generator().manual_seed(0)
+    >>> x = torch.randn(30, 1, dtype=torch.float64, generator=generator)
+    >>> y = torch.randn(25, 1, dtype=torch.float64, generator=generator)
     >>> path, distance = st.dtw_path(x, y)
     >>> ax = plot_alignment(x, y, path=path)  # the squared Euclidean costs and the optimal path
+    >>> isinstance(ax, matplotlib.axes.Axes)
+    True
     >>> D = st.pairwise_cost(x[None], y[None], cost="l1")[0]  # any (N, M) matrix: here the L1 costs
     >>> ax = plot_alignment(x, y, D, path, colorbar=True)
     >>> ax.lines[0].get_xydata().tolist() == [[j, i] for i, j in path]
@@ -404,6 +409,7 @@ def plot_warping(
 
     Examples
     --------
+    >>> import matplotlib, matplotlib.axes; matplotlib.use("Agg")
     >>> import numpy as np
     >>> import softdtw_torch as st
     >>> from softdtw_torch.plot import plot_warping
@@ -411,6 +417,8 @@ def plot_warping(
     >>> x, y = rng.standard_normal(40).cumsum(), rng.standard_normal(30).cumsum()
     >>> path, distance = st.dtw_path(x, y)
     >>> ax = plot_warping(x, y, path)
+    >>> isinstance(ax, matplotlib.axes.Axes)
+    True
     >>> len(ax.collections[0].get_segments()) == len(path)
     True
     """
@@ -513,14 +521,16 @@ def plot_barycenter(
 
     Examples
     --------
+    >>> import matplotlib, matplotlib.axes; matplotlib.use("Agg")
     >>> import torch
     >>> from softdtw_torch import softdtw_barycenter
     >>> from softdtw_torch.plot import plot_barycenter
-    >>> X = torch.randn(5, 20, 1, dtype=torch.float64).cumsum(1)
+    >>> generator = torch.Generator().manual_seed(0)
+    >>> X = torch.randn(5, 20, 1, dtype=torch.float64, generator=generator).cumsum(1)
     >>> z, history = softdtw_barycenter(X, gamma=1.0, max_iter=20, return_history=True)
     >>> ax = plot_barycenter(X, z)
-    >>> len(ax.lines)
-    6
+    >>> isinstance(ax, matplotlib.axes.Axes), len(ax.lines)
+    (True, 6)
     """
     who = "plot_barycenter"
     _matplotlib(who)
@@ -601,14 +611,17 @@ def plot_clusters(
 
     Examples
     --------
+    >>> import matplotlib, matplotlib.axes; matplotlib.use("Agg")
     >>> import torch
     >>> from softdtw_torch import SoftDTWKMeans
     >>> from softdtw_torch.plot import plot_clusters
-    >>> X = torch.cat([torch.randn(6, 20, 1) + 2, torch.randn(6, 20, 1) - 2]).double()
+    >>> generator = torch.Generator().manual_seed(0)
+    >>> X = torch.cat([torch.randn(6, 20, 1, generator=generator) + 2,
+    ...                torch.randn(6, 20, 1, generator=generator) - 2]).double()
     >>> km = SoftDTWKMeans(2, gamma=1.0, max_iter=5, random_state=0).fit(X)
     >>> axes = plot_clusters(X, km.labels_, km.cluster_centers_)
-    >>> len(axes)
-    2
+    >>> len(axes), isinstance(axes[0], matplotlib.axes.Axes)
+    (2, True)
     """
     who = "plot_clusters"
     _matplotlib(who)

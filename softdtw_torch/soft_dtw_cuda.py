@@ -22,7 +22,44 @@ __all__ = ["SoftDTW"]
 
 
 class SoftDTW(CompatSoftDTW):
-    """Maghoumi's ``SoftDTW`` (see the module docstring)."""
+    """Maghoumi's ``SoftDTW`` (see the module docstring).
+
+    ``forward(X, Y)`` returns the (B,) soft-DTW values (``normalize=True``: the divergence) of
+    ``X`` (B, N, d) and ``Y`` (B, M, d), differentiable w.r.t. both.
+
+    Parameters
+    ----------
+    use_cuda : bool
+        Accepted and not needed: the computation runs on the inputs' device.
+    gamma : float, default 1.0
+        The smoothing, > 0.
+    normalize : bool, default ``False``
+        Give the divergence v(x, y) − ½ (v(x, x) + v(y, y)), for N != M as well.
+    bandwidth : float or None, default None
+        Cells with ``|i − j|`` > bandwidth are pruned; ``None`` or 0: none.
+    dist_func : Callable or None, default None
+        ``dist_func(x, y) -> (B, N, M)``; None: squared Euclidean.
+
+    Raises
+    ------
+    TypeError
+        A ``gamma`` or ``bandwidth`` that is not a number, a ``dist_func`` that is not callable.
+    ValueError
+        ``gamma`` <= 0; at the call, inputs of other shapes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.soft_dtw_cuda import SoftDTW
+    >>> sdtw = SoftDTW(use_cuda=False, gamma=0.1, normalize=True)
+    >>> x = torch.zeros(2, 5, 1, requires_grad=True)
+    >>> values = sdtw(x, torch.ones(2, 6, 1))
+    >>> values.shape
+    torch.Size([2])
+    >>> values.sum().backward()
+    >>> x.grad.shape
+    torch.Size([2, 5, 1])
+    """
 
     def __init__(self, use_cuda: bool, gamma: float = 1.0, normalize: bool = False, bandwidth: Optional[float] = None,
                  dist_func: Optional[Callable] = None) -> None:

@@ -5,8 +5,8 @@ Given the same kernels / parameters: MiniRocket's and MultiRocket's features are
 aeon's ``MiniRocket.transform`` / ``MultiRocket.transform``; Rocket's are bit-identical to aeon's
 convolution code (``"float64"`` on float64 input, the float32 modes to its source compiled with /
 without FMA), and within float32 rounding of aeon 1.6's own ``Rocket.transform``, not
-bit-identical to it. Hydra's kernels are aeon's and its features aeon's within the README's
-stated tolerance. See the README's ROCKET
+bit-identical to it. Hydra's kernels are aeon's and its features aeon's within the tolerance
+docs/user_guide/rocket.md states. See its
 section ("Accumulation modes") and ``softdtw_torch/rocket/_rocket.py``.
 """
 from ._kernels import RocketKernels, generate_kernels, kernels_from_aeon, kernels_to_aeon  # noqa: F401

@@ -154,9 +154,37 @@ class StandardScaler(TransformerMixin, Estimator):
     rejected (sklearn ignores it in fit). A scikit-learn transformer (``TransformerMixin``: its
     ``fit_transform``; ``n_features_in_``; float32 and float64 are preserved).
 
-    Args:
-        with_mean: subtract the mean (ROCKET uses False: features stay non-negative PPVs and maxima).
-        with_std: divide by the standard deviation.
+    Parameters
+    ----------
+    with_mean : bool, default ``True``
+        Subtract the mean (ROCKET uses False: features stay non-negative PPVs and maxima).
+    with_std : bool, default ``True``
+        Divide by the standard deviation.
+
+    Attributes
+    ----------
+    mean_ : torch.Tensor
+        float64 (n_features,) on X's device.
+    var_ : torch.Tensor
+        float64 (n_features,), the population variance.
+    scale_ : torch.Tensor or None
+        float64 (n_features,), ``sqrt(var_)`` (1 for constant features); None with
+        ``with_std=False``.
+    n_samples_seen_ : int
+        The number of samples fit saw.
+    n_features_in_ : int
+        The number of features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.rocket import StandardScaler
+    >>> X = np.array([[1.0, 10.0], [3.0, 10.0], [5.0, 10.0]])
+    >>> scaler = StandardScaler().fit(X)
+    >>> scaler.mean_.tolist(), scaler.scale_.tolist()  # the constant feature keeps a scale of 1
+    ([3.0, 10.0], [1.632993161855452, 1.0])
+    >>> scaler.transform(X)[:, 1].tolist()
+    [0.0, 0.0, 0.0]
     """
 
     _fitted_attribute = "mean_"
@@ -171,7 +199,25 @@ class StandardScaler(TransformerMixin, Estimator):
         return tags
 
     def fit(self, X: ArrayLike, y: Any = None) -> "StandardScaler":
-        """Learn ``mean_``, ``var_`` and ``scale_`` (float64 tensors on X's device) from X (n, p)."""
+        """Learn ``mean_``, ``var_`` and ``scale_`` (float64 tensors on X's device) from X (n, p).
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features), finite.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : StandardScaler
+            The fitted scaler.
+
+        Raises
+        ------
+        ValueError
+            X not 2-D, empty, or with NaN or inf.
+        """
         x = _check_2d(X, "StandardScaler").to(torch.float64)
         n = x.shape[0]
         mean = x.sum(0) / n
@@ -191,7 +237,25 @@ class StandardScaler(TransformerMixin, Estimator):
         return self
 
     def transform(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """Scale X (n, p) with the fitted statistics; returns X's dtype, on X's device."""
+        """Scale X (n, p) with the fitted statistics; returns X's dtype, on X's device.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features), with the fitted number of features.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            The scaled X: a tensor for tensor input, numpy otherwise.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another number of features, NaN or inf.
+        """
         self._check_is_fitted("transform")
         x = _check_2d(X, "StandardScaler")
         _check_n_features(x, self.n_features_in_, "StandardScaler")
@@ -206,18 +270,44 @@ class StandardScaler(TransformerMixin, Estimator):
 
 
 class SparseScaler(TransformerMixin, Estimator):
-    """aeon's ``_SparseScaler`` for Hydra's features (HydraClassifier, MultiRocketHydraClassifier and
-    their regressors), in torch with aeon's own operations, so float32 features give aeon's bits.
+    """aeon's ``_SparseScaler`` for Hydra's features, in torch with aeon's own operations.
 
-    ``fit``: ``s = sqrt(clamp(X, 0))``; ``mu_ = s.mean(0)``; ``sigma_ = s.std(0) + epsilon_`` (the
-    unbiased std, torch's), with ``epsilon_ = mean(s == 0, 0) ** exponent + 1e-8`` in float32. ``transform``:
+    Used by HydraClassifier, MultiRocketHydraClassifier and their regressors; float32 features give
+    aeon's bits. ``fit``: ``s = sqrt(clamp(X, 0))``; ``mu_ = s.mean(0)``;
+    ``sigma_ = s.std(0) + epsilon_`` (the unbiased std, torch's), with
+    ``epsilon_ = mean(s == 0, 0) ** exponent + 1e-8`` in float32. ``transform``:
     ``(s - mu_) * (s != 0) / sigma_`` with ``mask`` (the zeros stay zeros), ``(s - mu_) / sigma_``
     without. Tensor in, tensor out (on X's device); numpy in, numpy out. A feature constant over a
     single case is NaN in aeon's std as in ours: fit refuses fewer than 2 cases (ValueError).
 
-    Args:
-        mask: keep zero features at zero (aeon's default).
-        exponent: the power of the zeros' fraction in ``epsilon_`` (aeon's 4).
+    Parameters
+    ----------
+    mask : bool, default ``True``
+        Keep zero features at zero (aeon's default).
+    exponent : float, default 4
+        The power of the zeros' fraction in ``epsilon_`` (aeon's 4).
+
+    Attributes
+    ----------
+    epsilon_ : torch.Tensor
+        float32 (n_features,).
+    mu_ : torch.Tensor
+        (n_features,), of X's dtype.
+    sigma_ : torch.Tensor
+        (n_features,).
+    n_features_in_ : int
+        The number of features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.rocket import SparseScaler
+    >>> X = np.array([[0.0, 4.0], [1.0, 9.0], [4.0, 16.0]], dtype=np.float32)
+    >>> scaled = SparseScaler().fit(X).transform(X)
+    >>> scaled.shape, scaled.dtype
+    ((3, 2), dtype('float32'))
+    >>> float(scaled[0, 0]) == 0.0  # a zero stays zero
+    True
     """
 
     _fitted_attribute = "mu_"
@@ -232,7 +322,25 @@ class SparseScaler(TransformerMixin, Estimator):
         return tags
 
     def fit(self, X: ArrayLike, y: Any = None) -> "SparseScaler":
-        """Learn ``epsilon_``, ``mu_`` and ``sigma_`` (tensors of X's dtype, on X's device)."""
+        """Learn ``epsilon_``, ``mu_`` and ``sigma_`` (tensors of X's dtype, on X's device).
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features), finite, at least 2 cases.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : SparseScaler
+            The fitted scaler.
+
+        Raises
+        ------
+        ValueError
+            X not 2-D, empty, with NaN or inf, or with fewer than 2 cases.
+        """
         x = _check_2d(X, "SparseScaler")
         if x.shape[0] < 2:
             raise ValueError(f"SparseScaler: expected at least 2 cases (an unbiased std), got n_samples={x.shape[0]}")
@@ -244,7 +352,25 @@ class SparseScaler(TransformerMixin, Estimator):
         return self
 
     def transform(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """Scale X (n, p) with the fitted statistics, on the fit device; returns X's kind."""
+        """Scale X (n, p) with the fitted statistics, on the fit device; returns X's kind.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features), with the fitted number of features.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            The scaled X: a tensor for tensor input, numpy otherwise.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another number of features, NaN or inf.
+        """
         self._check_is_fitted("transform")
         x = _check_2d(X, "SparseScaler")
         _check_n_features(x, self.n_features_in_, "SparseScaler")
@@ -504,39 +630,66 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
     Targets: ``LabelBinarizer(pos_label=1, neg_label=-1)``'s, one ±1 column for two classes (+1
     for ``classes_[1]``), one column per class otherwise; the ridge regresses them.
 
-    Args:
-        alphas: the candidate regularisations, each finite and > 0 (aeon's ``logspace(-3, 3, 10)``).
-        fit_intercept: fit an intercept (by centering).
-        class_weight: None, ``"balanced"`` or a dict ``{label: weight}``: sklearn's, turned into
-            sample weights as ``compute_sample_weight`` does (see ``_class_sample_weights`` for the
-            rules and the refused values); the weighted fit is sklearn's ``_RidgeGCV`` with sample
-            weights (weighted centering, rows scaled by their square roots).
-
     Input: X (n_samples, n_features), numpy or tensor of any floating (or integer) dtype; the fit
     runs in float64 on X's device (a CUDA tensor fits on the GPU). y: n_samples labels of any type
     numpy can sort (ints, strings, ...), numpy/list/tensor.
 
-    Attributes after fit:
-
-    - ``classes_``: numpy array of the sorted class labels.
-    - ``alpha_``: the chosen alpha (float).
-    - ``best_score_``: its ``-mean(looe²)`` (float).
-    - ``coef_``: float64 tensor on the fit device, (n_features,) for two classes (sign gives
-      ``classes_[1]``), (n_classes, n_features) otherwise (sklearn's shapes).
-    - ``intercept_``: float64 tensor, (1,) for two classes, (n_classes,) otherwise; the float
-      ``0.0`` with ``fit_intercept=False`` (sklearn's conventions).
-    - ``n_features_in_``: int.
-
     Memory: "gram" mode (n_samples <= n_features) holds X and an n×n matrix; "cov" mode holds a
-    p×p matrix (p = n_features), like sklearn: with 20,000 ROCKET features that is 3.2 GB, so
-    more cases than features is costly (as in sklearn and aeon).
+    p×p matrix (p = n_features), like sklearn: with tens of thousands of ROCKET features that is
+    gigabytes, so more cases than features is costly (as in sklearn and aeon).
 
     Deterministic: same inputs, device and library versions give the same bits, for any
-    number of CPU threads (see ``_eigh``).
+    number of CPU threads (see ``softdtw_torch.rocket._linalg.FixedOrderOps``).
 
     A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy, with optional
     ``sample_weight``); like sklearn's, it has no ``predict_proba``, and its ``fit`` takes no
     ``sample_weight`` (``class_weight`` is the way to weight).
+
+    Parameters
+    ----------
+    alphas : tuple of float, optional
+        The candidate regularisations, each finite and > 0; default aeon's ``logspace(-3, 3, 10)``.
+    fit_intercept : bool, default ``True``
+        Fit an intercept (by centering).
+    class_weight : None, 'balanced' or dict, default None
+        None, ``"balanced"`` or a dict ``{label: weight}``: sklearn's, turned into sample weights
+        as ``compute_sample_weight`` does (see ``_class_sample_weights`` for the rules and the
+        refused values); the weighted fit is sklearn's ``_RidgeGCV`` with sample weights (weighted
+        centering, rows scaled by their square roots).
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    alpha_ : float
+        The chosen alpha.
+    best_score_ : float
+        Its ``-mean(looe²)``.
+    coef_ : torch.Tensor
+        float64 on the fit device, (n_features,) for two classes (sign gives ``classes_[1]``),
+        (n_classes, n_features) otherwise (sklearn's shapes).
+    intercept_ : torch.Tensor or float
+        float64 tensor, (1,) for two classes, (n_classes,) otherwise; the float ``0.0`` with
+        ``fit_intercept=False`` (sklearn's conventions).
+    n_features_in_ : int
+        The number of features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.rocket import RidgeClassifierCV
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(20, 5)
+    >>> y = np.where(X[:, 0] > 0, "pos", "neg")
+    >>> ridge = RidgeClassifierCV().fit(X, y)
+    >>> ridge.classes_.tolist(), tuple(ridge.coef_.shape)
+    (['neg', 'pos'], (5,))
+    >>> ridge.alpha_ in ridge.alphas
+    True
+    >>> ridge.decision_function(X[:3]).shape
+    (3,)
+    >>> ridge.score(X, y) >= 0.9
+    True
     """
 
     _fitted_attribute = "coef_"
@@ -548,7 +701,29 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
         self.class_weight = class_weight
 
     def fit(self, X: ArrayLike, y: Any) -> "RidgeClassifierCV":
-        """Fit on X (n_samples, n_features) and labels y (n_samples,); returns self."""
+        """Fit on X (n_samples, n_features) and labels y (n_samples,).
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features), finite.
+        y : numpy.ndarray, torch.Tensor or list
+            (n_samples,) labels, two classes or more (a column vector is raveled with scikit-learn's
+            DataConversionWarning).
+
+        Returns
+        -------
+        self : RidgeClassifierCV
+            The fitted classifier.
+
+        Raises
+        ------
+        ValueError
+            Bad alphas, X not 2-D, empty or not finite, y None, of another length, continuous or of one
+            class, a bad ``class_weight``.
+        TypeError
+            A ``class_weight`` of the wrong type.
+        """
         name = "RidgeClassifierCV"
         alphas = _check_alphas(self.alphas, name)
         x = _check_2d(X, name).to(torch.float64)
@@ -572,8 +747,26 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
         return _linear(x.to(device=self.coef_.device, dtype=torch.float64), self.coef_, self.intercept_)
 
     def decision_function(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """Confidence scores, float64: (n,) for two classes (> 0 means ``classes_[1]``), else
-        (n, n_classes). Tensor in (on its device), tensor out; numpy otherwise."""
+        """Confidence scores, float64.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            (n,) for two classes (> 0 means ``classes_[1]``), else (n, n_classes). Tensor in (on its
+            device), tensor out; numpy otherwise.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another number of features, NaN or inf.
+        """
         self._check_is_fitted("decision_function")
         return _out_like(self._scores(X), X)
 
@@ -585,7 +778,23 @@ class RidgeClassifierCV(ClassifierMixin, Estimator):
         return index.cpu().numpy()
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predicted labels (numpy, ``classes_``'s dtype)."""
+        """Predicted labels.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_samples, n_features).
+
+        Returns
+        -------
+        numpy.ndarray
+            (n_samples,) labels, of ``classes_``'s dtype.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        """
         self._check_is_fitted("predict")
         return self.classes_[self._class_index(self._scores(X))]
 
@@ -644,7 +853,28 @@ class _RocketPipeline(Estimator):
         return x
 
     def fit(self, X: ArrayLike, y: Any) -> "_RocketPipeline":
-        """Fit the transformer on X, then the scaler and the ridge on its features; returns self."""
+        """Fit the transformer on X, then the scaler and the ridge on its features.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), finite, non-empty.
+        y : numpy.ndarray, torch.Tensor or list
+            The targets (labels for a classifier, numbers for a regressor).
+
+        Returns
+        -------
+        self : object
+            The fitted pipeline.
+
+        Raises
+        ------
+        ValueError
+            Bad input, targets or parameters (the transformer's errors included, named after the
+            pipeline).
+        TypeError
+            Parameters of the wrong types.
+        """
         name = type(self).__name__
         # The working device: the ``device`` parameter, else X's (CPU for numpy). predict uses
         # the same one, wherever its X lives.
@@ -715,27 +945,112 @@ class _PipelineClassifier(ClassifierMixin, _RocketPipeline):
         return RidgeClassifierCV(alphas=self.alphas, class_weight=self.class_weight)
 
     def fit(self, X: ArrayLike, y: Any) -> "_PipelineClassifier":
-        """Fit the transformer on X (n_cases, [n_channels,] n_timepoints), then the scaler and the
-        ridge classifier on its features with labels y (n_cases,); returns self."""
+        """Fit the transformer on X, then the scaler and the ridge classifier on its features.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, [n_channels,] n_timepoints), finite, non-empty.
+        y : numpy.ndarray, torch.Tensor or list
+            (n_cases,) labels, two classes or more.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+
+        Raises
+        ------
+        ValueError
+            Bad input, labels, ``class_weight`` or parameters (the transformer's errors included, named
+            after the classifier).
+        TypeError
+            Parameters of the wrong types.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.RandomState(0)
+        >>> wave = np.sin(np.linspace(0, 6, 30))
+        >>> X = np.concatenate([rng.randn(6, 1, 30) + wave, rng.randn(6, 1, 30) - wave]).astype(np.float32)
+        >>> y = np.array(["a"] * 6 + ["b"] * 6)
+        >>> from softdtw_torch.rocket import MiniRocketClassifier
+        >>> clf = MiniRocketClassifier(n_kernels=84, random_state=0).fit(X, y)
+        >>> clf.n_channels_, clf.n_timepoints_, clf.device_
+        (1, 30, device(type='cpu'))
+        """
         super().fit(X, y)
         self.classes_ = self.ridge_.classes_
         return self
 
     def decision_function(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """The ridge's scores, float64 (see ``RidgeClassifierCV.decision_function``): (n,) for two
-        classes, else (n, n_classes). Tensor in (on its device), tensor out; numpy otherwise."""
+        """The ridge's scores, float64 (see ``RidgeClassifierCV.decision_function``).
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, [n_channels,] n_timepoints), of the fitted channels and length.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            (n,) for two classes, else (n, n_classes). Tensor in (on its device), tensor out; numpy
+            otherwise.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another channel count or length than in fit, NaN or inf.
+        """
         features = self._features(X, "decision_function")  # checks fitted first
         return _out_like(self.ridge_._scores(features), X)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predicted labels (numpy array of ``classes_``'s dtype)."""
+        """Predicted labels.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, [n_channels,] n_timepoints), of the fitted channels and length.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n_cases,) labels, of ``classes_``'s dtype.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another channel count or length than in fit, NaN or inf.
+        """
         features = self._features(X, "predict")  # checks fitted first
         return self.ridge_.predict(features)
 
     def predict_proba(self, X: ArrayLike) -> Union[Tensor, np.ndarray]:
-        """aeon's ``predict_proba`` for a ridge (which gives no probabilities): float64
-        (n_cases, n_classes), 1 in the column (in ``classes_`` order) of ``predict``'s class, 0
-        elsewhere. Tensor in (on its device), tensor out; numpy otherwise."""
+        """aeon's ``predict_proba`` for a ridge (which gives no probabilities).
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, [n_channels,] n_timepoints), of the fitted channels and length.
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            float64 (n_cases, n_classes), 1 in the column (in ``classes_`` order) of ``predict``'s
+            class, 0 elsewhere. Tensor in (on its device), tensor out; numpy otherwise.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another channel count or length than in fit, NaN or inf.
+        """
         features = self._features(X, "predict_proba")  # checks fitted first
         index = self.ridge_._class_index(self.ridge_._scores(features))
         proba = np.zeros((index.shape[0], len(self.classes_)))
@@ -854,31 +1169,6 @@ class _MultiRocketHydraTransform:
 # ----------------------------------------------------------------------------------------------
 # The classifiers
 # ----------------------------------------------------------------------------------------------
-_PIPELINE_NOTES = """
-    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
-    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
-    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
-    classifier, those of the transformer included.
-
-    Attributes after fit: ``{transformer}`` (the fitted transformer), ``scaler_``
-    (``StandardScaler``; Hydra's ``SparseScaler``, or both side by side for
-    MultiRocket-Hydra), ``ridge_`` (``RidgeClassifierCV``), ``classes_``, ``n_channels_`` and
-    ``n_features_in_`` (both the number of channels, as tslearn's ``n_features_in_``: 2-D input is
-    one channel), ``n_timepoints_`` (the fitted length: ``predict`` takes series of that length
-    only, as the transformers), ``device_`` (where it computes; ``predict`` moves X there).
-
-    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
-    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
-    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
-    tensor input. A scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
-
-    ``verbose`` (default False; not one of aeon's parameters): report the stages of ``fit``
-    (transformer fitted, features computed, scaled, ridge fitted) and of ``predict``,
-    ``decision_function`` and ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm
-    is installed, else a few lines on stderr (the package's convention, CONTRIBUTING.md
-    "Progress"). The results are the same, bit for bit.
-"""
-
 
 class RocketClassifier(_RocketTransform, _PipelineClassifier):
     """ROCKET classifier (Dempster et al. 2020) as aeon builds it, with every stage in torch.
@@ -893,21 +1183,84 @@ class RocketClassifier(_RocketTransform, _PipelineClassifier):
     agree with aeon's ``RocketClassifier`` on >= 99% of test cases
     (tests/estimators/test_rocket_classifier.py::test_rocket_classifier_accuracy).
 
-    Args:
-        n_kernels: number of random convolution kernels (int >= 1).
-        normalise: z-normalise each case and channel before the convolutions (aeon's default).
-        random_state: int seed (or None: a fresh random seed per fit).
-        device: where features and the ridge are computed; None = X's device (CPU for numpy).
-        accumulate: Rocket's accumulation mode, ``"float32_fma"`` (aeon's bits), ``"float32"`` or
-            ``"float64"``.
-        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
-        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict; see
-            ``RidgeClassifierCV``), as aeon's.
-
     aeon's ``estimator`` (another final classifier) and ``n_jobs`` are not supported: the ridge is
     always ``RidgeClassifierCV``, in float64 on the working device, and the CPU work uses torch's
     threads.
-    """ + _PIPELINE_NOTES.format(transformer="rocket_")
+
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
+    classifier, those of the transformer included.
+
+    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
+    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
+    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
+    tensor input. ``predict`` takes series of the fitted length only, as the transformers. A
+    scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+
+    Parameters
+    ----------
+    n_kernels : int, default 10_000
+        Number of random convolution kernels (int >= 1).
+    normalise : bool, default ``True``
+        z-normalise each case and channel before the convolutions (aeon's default).
+    random_state : None, int or numpy.random.RandomState, default None
+        int seed (or None: a fresh random seed per fit).
+    device : None, str or torch.device, default None
+        Where features and the ridge are computed; None = X's device (CPU for numpy).
+    accumulate : {'float32_fma', 'float32', 'float64'}, default 'float32_fma'
+        Rocket's accumulation mode (``"float32_fma"``: aeon's bits).
+    alphas : tuple of float, optional
+        The ridge's candidate regularisations; default aeon's ``logspace(-3, 3, 10)``.
+    class_weight : None, 'balanced' or dict, default None
+        The ridge's ``class_weight`` (see ``RidgeClassifierCV``), as aeon's.
+    verbose : bool, default ``False``
+        Not one of aeon's parameters: report the stages of ``fit`` (transformer fitted, features
+        computed, scaled, ridge fitted) and of ``predict``, ``decision_function`` and
+        ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm is installed, else a
+        few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). The results are
+        the same, bit for bit.
+
+    Attributes
+    ----------
+    rocket_ : Rocket
+        The fitted transformer.
+    scaler_ : StandardScaler
+        The fitted scaler.
+    ridge_ : RidgeClassifierCV
+        The fitted ridge classifier.
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    n_channels_ : int
+        The number of channels.
+    n_features_in_ : int
+        The number of channels too, as tslearn's ``n_features_in_`` (2-D input is one channel).
+    n_timepoints_ : int
+        The fitted length: ``predict`` takes series of that length only, as the transformers.
+    device_ : torch.device
+        Where it computes; ``predict`` moves X there.
+
+    See Also
+    --------
+    Rocket : the transformer.
+    RocketRegressor : the same pipeline for regression.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> wave = np.sin(np.linspace(0, 6, 30))
+    >>> X = np.concatenate([rng.randn(6, 1, 30) + wave, rng.randn(6, 1, 30) - wave]).astype(np.float32)
+    >>> y = np.array(["a"] * 6 + ["b"] * 6)
+    >>> from softdtw_torch.rocket import RocketClassifier
+    >>> clf = RocketClassifier(n_kernels=100, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist()
+    ['a', 'b']
+    >>> bool((clf.predict(X) == y).all())
+    True
+    >>> clf.predict_proba(X).shape, clf.decision_function(X).shape
+    ((12, 2), (12,))
+    """
 
     def __init__(self, n_kernels: int = 10_000, normalise: bool = True, random_state: Any = None,
                  device: Device = None, accumulate: str = "float32_fma",
@@ -931,20 +1284,78 @@ class MiniRocketClassifier(_MiniRocketTransform, _PipelineClassifier):
     class_weight)`` (sklearn's ``alpha_`` and predictions): the same predictions as aeon's
     classifier (tests/estimators/test_rocket_family.py).
 
-    Args:
-        n_kernels: number of features, rounded down to a multiple of 84 (84 when smaller), as aeon.
-        max_dilations_per_kernel: int >= 1 (aeon's 32).
-        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict; see
-            ``RidgeClassifierCV``).
-        random_state: None, int or ``numpy.random.RandomState``, MiniRocket's (aeon's rule).
-        device: where features and the ridge are computed; None = X's device (CPU for numpy).
-            MiniRocket's ``fit`` (dilations and biases) runs on the CPU.
-        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
-
     aeon's ``estimator`` (another final classifier) and ``n_jobs`` are not supported: the ridge is
     always ``RidgeClassifierCV``, in float64 on the working device, and the CPU work uses torch's
     threads. Series need 9 or more time points (as aeon's).
-    """ + _PIPELINE_NOTES.format(transformer="minirocket_")
+
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
+    classifier, those of the transformer included.
+
+    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
+    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
+    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
+    tensor input. ``predict`` takes series of the fitted length only, as the transformers. A
+    scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+
+    Parameters
+    ----------
+    n_kernels : int, default 10_000
+        Number of features, rounded down to a multiple of 84 (84 when smaller), as aeon.
+    max_dilations_per_kernel : int, default 32
+        int >= 1 (aeon's 32).
+    class_weight : None, 'balanced' or dict, default None
+        The ridge's ``class_weight`` (see ``RidgeClassifierCV``).
+    random_state : None, int or numpy.random.RandomState, default None
+        MiniRocket's (aeon's rule).
+    device : None, str or torch.device, default None
+        Where features and the ridge are computed; None = X's device (CPU for numpy).
+        MiniRocket's ``fit`` (dilations and biases) runs on the CPU.
+    alphas : tuple of float, optional
+        The ridge's candidate regularisations; default aeon's ``logspace(-3, 3, 10)``.
+    verbose : bool, default ``False``
+        Not one of aeon's parameters: report the stages of ``fit`` (transformer fitted, features
+        computed, scaled, ridge fitted) and of ``predict``, ``decision_function`` and
+        ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm is installed, else a
+        few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). The results are
+        the same, bit for bit.
+
+    Attributes
+    ----------
+    minirocket_ : MiniRocket
+        The fitted transformer.
+    scaler_ : StandardScaler
+        The fitted scaler.
+    ridge_ : RidgeClassifierCV
+        The fitted ridge classifier.
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    n_channels_ : int
+        The number of channels.
+    n_features_in_ : int
+        The number of channels too, as tslearn's ``n_features_in_`` (2-D input is one channel).
+    n_timepoints_ : int
+        The fitted length: ``predict`` takes series of that length only, as the transformers.
+    device_ : torch.device
+        Where it computes; ``predict`` moves X there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> wave = np.sin(np.linspace(0, 6, 30))
+    >>> X = np.concatenate([rng.randn(6, 1, 30) + wave, rng.randn(6, 1, 30) - wave]).astype(np.float32)
+    >>> y = np.array(["a"] * 6 + ["b"] * 6)
+    >>> from softdtw_torch.rocket import MiniRocketClassifier
+    >>> clf = MiniRocketClassifier(n_kernels=84, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist()
+    ['a', 'b']
+    >>> bool((clf.predict(X) == y).all())
+    True
+    >>> clf.predict_proba(X).shape, clf.decision_function(X).shape
+    ((12, 2), (12,))
+    """
 
     def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, class_weight: Any = None,
                  random_state: Any = None, device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS,
@@ -967,22 +1378,81 @@ class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
     ``RidgeClassifierCV(alphas, class_weight)`` (sklearn's ``alpha_`` and predictions): the same
     predictions as aeon's classifier (tests/estimators/test_rocket_family.py).
 
-    Args:
-        n_kernels: number of kernels (aeon's classifier's 10,000; its transform's default is 6,250).
-        max_dilations_per_kernel: int >= 1 (aeon's 32).
-        n_features_per_kernel: pooling features per kernel and representation: 4 (aeon's default,
-            and the only value MultiRocket takes: aeon's transform always writes its four pooling
-            operators, and corrupts memory for other values).
-        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict; see
-            ``RidgeClassifierCV``).
-        random_state: None, int or ``numpy.random.RandomState``, MultiRocket's (aeon's rule).
-        device: where features and the ridge are computed; None = X's device (CPU for numpy).
-        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
-
     aeon's ``estimator`` (another final classifier) and ``n_jobs`` are not supported: the ridge is
     always ``RidgeClassifierCV``, in float64 on the working device, and the CPU work uses torch's
     threads.
-    """ + _PIPELINE_NOTES.format(transformer="multirocket_")
+
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
+    classifier, those of the transformer included.
+
+    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
+    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
+    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
+    tensor input. ``predict`` takes series of the fitted length only, as the transformers. A
+    scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+
+    Parameters
+    ----------
+    n_kernels : int, default 10_000
+        Number of kernels (aeon's classifier's 10,000; its transform's default is 6,250).
+    max_dilations_per_kernel : int, default 32
+        int >= 1 (aeon's 32).
+    n_features_per_kernel : int, default 4
+        Pooling features per kernel and representation: 4 (aeon's default, and the only value
+        MultiRocket takes: aeon's transform always writes its four pooling operators, and corrupts
+        memory for other values).
+    class_weight : None, 'balanced' or dict, default None
+        The ridge's ``class_weight`` (see ``RidgeClassifierCV``).
+    random_state : None, int or numpy.random.RandomState, default None
+        MultiRocket's (aeon's rule).
+    device : None, str or torch.device, default None
+        Where features and the ridge are computed; None = X's device (CPU for numpy).
+    alphas : tuple of float, optional
+        The ridge's candidate regularisations; default aeon's ``logspace(-3, 3, 10)``.
+    verbose : bool, default ``False``
+        Not one of aeon's parameters: report the stages of ``fit`` (transformer fitted, features
+        computed, scaled, ridge fitted) and of ``predict``, ``decision_function`` and
+        ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm is installed, else a
+        few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). The results are
+        the same, bit for bit.
+
+    Attributes
+    ----------
+    multirocket_ : MultiRocket
+        The fitted transformer.
+    scaler_ : StandardScaler
+        The fitted scaler.
+    ridge_ : RidgeClassifierCV
+        The fitted ridge classifier.
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    n_channels_ : int
+        The number of channels.
+    n_features_in_ : int
+        The number of channels too, as tslearn's ``n_features_in_`` (2-D input is one channel).
+    n_timepoints_ : int
+        The fitted length: ``predict`` takes series of that length only, as the transformers.
+    device_ : torch.device
+        Where it computes; ``predict`` moves X there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> wave = np.sin(np.linspace(0, 6, 30))
+    >>> X = np.concatenate([rng.randn(6, 1, 30) + wave, rng.randn(6, 1, 30) - wave]).astype(np.float32)
+    >>> y = np.array(["a"] * 6 + ["b"] * 6)
+    >>> from softdtw_torch.rocket import MultiRocketClassifier
+    >>> clf = MultiRocketClassifier(n_kernels=84, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist()
+    ['a', 'b']
+    >>> bool((clf.predict(X) == y).all())
+    True
+    >>> clf.predict_proba(X).shape, clf.decision_function(X).shape
+    ((12, 2), (12,))
+    """
 
     def __init__(self, n_kernels: int = 10_000, max_dilations_per_kernel: int = 32, n_features_per_kernel: int = 4,
                  class_weight: Any = None, random_state: Any = None, device: Device = None,
@@ -997,15 +1467,6 @@ class MultiRocketClassifier(_MultiRocketTransform, _PipelineClassifier):
         self.verbose = verbose
 
 
-_HYDRA_NOTES = """
-    Hydra's features are ``HydraTransformer``'s: aeon's kernels for the same ``random_state`` and
-    aeon's features within the tolerance the README states (tests/rocket/test_hydra.py). Series
-    need 6 or more time points (10 with MultiRocket), as aeon's.
-
-    aeon's ``n_jobs`` is not supported: the CPU work uses torch's threads; the ridge is always
-    ``RidgeClassifierCV``, in float64 on the working device.
-"""
-
 
 class HydraClassifier(_HydraTransform, _PipelineClassifier):
     """aeon's ``HydraClassifier`` (Dempster et al. 2023), with every stage in torch.
@@ -1014,14 +1475,80 @@ class HydraClassifier(_HydraTransform, _PipelineClassifier):
     its bits) -> ``RidgeClassifierCV(alphas, class_weight)``: the same predictions as aeon's
     classifier on the bundled data sets (tests/estimators/test_rocket_family.py).
 
-    Args:
-        n_kernels: kernels per group (aeon's 8).
-        n_groups: groups per dilation (aeon's 64).
-        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict).
-        random_state: None, int or ``numpy.random.RandomState`` (aeon's rule).
-        device: where features and the ridge are computed; None = X's device (CPU for numpy).
-        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
-    """ + _HYDRA_NOTES + _PIPELINE_NOTES.format(transformer="hydra_")
+    Hydra's features are ``HydraTransformer``'s: aeon's kernels for the same ``random_state`` and
+    aeon's features within the tolerance docs/user_guide/rocket.md states (tests/rocket/test_hydra.py). Series
+    need 6 or more time points (10 with MultiRocket), as aeon's.
+
+    aeon's ``n_jobs`` is not supported: the CPU work uses torch's threads; the ridge is always
+    ``RidgeClassifierCV``, in float64 on the working device.
+
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
+    classifier, those of the transformer included.
+
+    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
+    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
+    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
+    tensor input. ``predict`` takes series of the fitted length only, as the transformers. A
+    scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+
+    Parameters
+    ----------
+    n_kernels : int, default 8
+        Kernels per group (aeon's 8).
+    n_groups : int, default 64
+        Groups per dilation (aeon's 64).
+    class_weight : None, 'balanced' or dict, default None
+        The ridge's ``class_weight``.
+    random_state : None, int or numpy.random.RandomState, default None
+        aeon's rule.
+    device : None, str or torch.device, default None
+        Where features and the ridge are computed; None = X's device (CPU for numpy).
+    alphas : tuple of float, optional
+        The ridge's candidate regularisations; default aeon's ``logspace(-3, 3, 10)``.
+    verbose : bool, default ``False``
+        Not one of aeon's parameters: report the stages of ``fit`` (transformer fitted, features
+        computed, scaled, ridge fitted) and of ``predict``, ``decision_function`` and
+        ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm is installed, else a
+        few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). The results are
+        the same, bit for bit.
+
+    Attributes
+    ----------
+    hydra_ : HydraTransformer
+        The fitted transformer.
+    scaler_ : SparseScaler
+        The fitted scaler.
+    ridge_ : RidgeClassifierCV
+        The fitted ridge classifier.
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    n_channels_ : int
+        The number of channels.
+    n_features_in_ : int
+        The number of channels too, as tslearn's ``n_features_in_`` (2-D input is one channel).
+    n_timepoints_ : int
+        The fitted length: ``predict`` takes series of that length only, as the transformers.
+    device_ : torch.device
+        Where it computes; ``predict`` moves X there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> wave = np.sin(np.linspace(0, 6, 30))
+    >>> X = np.concatenate([rng.randn(6, 1, 30) + wave, rng.randn(6, 1, 30) - wave]).astype(np.float32)
+    >>> y = np.array(["a"] * 6 + ["b"] * 6)
+    >>> from softdtw_torch.rocket import HydraClassifier
+    >>> clf = HydraClassifier(n_kernels=4, n_groups=8, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist()
+    ['a', 'b']
+    >>> bool((clf.predict(X) == y).all())
+    True
+    >>> clf.predict_proba(X).shape, clf.decision_function(X).shape
+    ((12, 2), (12,))
+    """
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, class_weight: Any = None, random_state: Any = None,
                  device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):
@@ -1042,15 +1569,81 @@ class MultiRocketHydraClassifier(_MultiRocketHydraTransform, _PipelineClassifier
     scaled by ``StandardScaler()`` -> ``RidgeClassifierCV(alphas, class_weight)``: the same
     predictions as aeon's classifier on the bundled data sets (tests/estimators/test_rocket_family.py).
 
-    Args:
-        n_kernels: Hydra's kernels per group (aeon's 8).
-        n_groups: Hydra's groups per dilation (aeon's 64).
-        class_weight: the ridge's ``class_weight`` (None, ``"balanced"`` or a dict).
-        random_state: None, int or ``numpy.random.RandomState``, given to both transforms (aeon's
-            rule; a RandomState draws Hydra's seed first).
-        device: where features and the ridge are computed; None = X's device (CPU for numpy).
-        alphas: the ridge's candidate regularisations (aeon's ``logspace(-3, 3, 10)``).
-    """ + _HYDRA_NOTES + _PIPELINE_NOTES.format(transformer="features_")
+    Hydra's features are ``HydraTransformer``'s: aeon's kernels for the same ``random_state`` and
+    aeon's features within the tolerance docs/user_guide/rocket.md states (tests/rocket/test_hydra.py). Series
+    need 6 or more time points (10 with MultiRocket), as aeon's.
+
+    aeon's ``n_jobs`` is not supported: the CPU work uses torch's threads; the ridge is always
+    ``RidgeClassifierCV``, in float64 on the working device.
+
+    Input X: (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints) (one channel), numpy or
+    tensor, equal-length series (lists of series of different lengths are not supported); NaN and
+    inf are refused (ValueError). y: n_cases labels of any sortable type. Errors name the
+    classifier, those of the transformer included.
+
+    ``predict`` returns numpy labels; ``decision_function`` the ridge's float64 scores;
+    ``predict_proba`` is aeon's for a ridge (which gives no probabilities): the one-hot encoding of
+    ``predict``, float64 (n_cases, n_classes) in ``classes_`` order. Those two return a tensor for
+    tensor input. ``predict`` takes series of the fitted length only, as the transformers. A
+    scikit-learn classifier (``ClassifierMixin``: ``score`` is the accuracy).
+
+    Parameters
+    ----------
+    n_kernels : int, default 8
+        Hydra's kernels per group (aeon's 8).
+    n_groups : int, default 64
+        Hydra's groups per dilation (aeon's 64).
+    class_weight : None, 'balanced' or dict, default None
+        The ridge's ``class_weight``.
+    random_state : None, int or numpy.random.RandomState, default None
+        Given to both transforms (aeon's rule; a RandomState draws Hydra's seed first).
+    device : None, str or torch.device, default None
+        Where features and the ridge are computed; None = X's device (CPU for numpy).
+    alphas : tuple of float, optional
+        The ridge's candidate regularisations; default aeon's ``logspace(-3, 3, 10)``.
+    verbose : bool, default ``False``
+        Not one of aeon's parameters: report the stages of ``fit`` (transformer fitted, features
+        computed, scaled, ridge fitted) and of ``predict``, ``decision_function`` and
+        ``predict_proba`` (features computed, scaled): a tqdm bar when tqdm is installed, else a
+        few lines on stderr (the package's convention, CONTRIBUTING.md "Progress"). The results are
+        the same, bit for bit.
+
+    Attributes
+    ----------
+    features_ : object
+        The fitted transformers, ``features_.hydra_`` and ``features_.multirocket_``.
+    scaler_ : object
+        The fitted scalers, ``SparseScaler`` on Hydra's features and ``StandardScaler`` on
+        MultiRocket's, side by side.
+    ridge_ : RidgeClassifierCV
+        The fitted ridge classifier.
+    classes_ : numpy.ndarray
+        The sorted class labels.
+    n_channels_ : int
+        The number of channels.
+    n_features_in_ : int
+        The number of channels too, as tslearn's ``n_features_in_`` (2-D input is one channel).
+    n_timepoints_ : int
+        The fitted length: ``predict`` takes series of that length only, as the transformers.
+    device_ : torch.device
+        Where it computes; ``predict`` moves X there.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> wave = np.sin(np.linspace(0, 6, 30))
+    >>> X = np.concatenate([rng.randn(6, 1, 30) + wave, rng.randn(6, 1, 30) - wave]).astype(np.float32)
+    >>> y = np.array(["a"] * 6 + ["b"] * 6)
+    >>> from softdtw_torch.rocket import MultiRocketHydraClassifier
+    >>> clf = MultiRocketHydraClassifier(n_kernels=4, n_groups=8, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist()
+    ['a', 'b']
+    >>> bool((clf.predict(X) == y).all())
+    True
+    >>> clf.predict_proba(X).shape, clf.decision_function(X).shape
+    ((12, 2), (12,))
+    """
 
     def __init__(self, n_kernels: int = 8, n_groups: int = 64, class_weight: Any = None, random_state: Any = None,
                  device: Device = None, alphas: Sequence[float] = DEFAULT_ALPHAS, verbose: bool = False):

@@ -3,7 +3,7 @@
 :class:`HydraTransformer` reproduces aeon's ``HydraTransformer`` (aeon 1.6, ``random_state`` set):
 the same kernels and channels from ``fit`` (aeon's ``_hydra.W`` and ``_hydra.idx``, drawn from
 torch's CPU generator seeded as ``torch.manual_seed`` seeds it) and its features from
-``transform``, within the tolerance the README states (see ``docs/design/rocket.md`` §9 and
+``transform``, within the tolerance docs/user_guide/rocket.md states (see ``docs/design/rocket.md`` §9 and
 ``csrc/hydra/math.h``). :class:`HydraLayer` is the same transform as a differentiable
 ``nn.Module``. The operators can also be called directly::
 
@@ -20,7 +20,7 @@ Documented behaviours
 * Each response is float32 fused multiply-adds in tap order (float64 for float64 input to the
   operator; the transformer computes in float32, as aeon does). aeon's float32 convolution
   (oneDNN) rounds the same way except at the last ``n_timepoints mod 8`` positions of a row, so the
-  features equal aeon's where no maximum or minimum changes there: see the README for the measured
+  features equal aeon's where no maximum or minimum changes there: see docs/user_guide/rocket.md for the measured
   agreement.
 * At least 6 time points (aeon's fit has no dilation below that). ``x_lengths`` (one length per
   case, each in ``[6, n_timepoints]``): case ``i`` is transformed as if alone with its first
@@ -56,9 +56,42 @@ ArrayLike = Union[np.ndarray, Tensor]
 
 
 def hydra_parameters_from_aeon(W: ArrayLike, idx: Sequence[ArrayLike], n_kernels: int) -> Tuple[Tensor, Tensor]:
-    """aeon's ``_HydraInternal.W`` (n_dilations, n_representations, n_kernels * n_groups, 1, 9) and
-    ``idx`` (a list of (n_representations, n_groups, channels_per_group) per dilation) as the ops'
-    ``(weights, channels)``; ``n_kernels`` is aeon's ``k`` (kernels per group)."""
+    """aeon's Hydra kernels and channels as the operators' ``(weights, channels)``.
+
+    Parameters
+    ----------
+    W : numpy.ndarray or torch.Tensor
+        aeon's ``_HydraInternal.W``, (n_dilations, n_representations, n_kernels * n_groups, 1, 9).
+    idx : list
+        aeon's ``idx``: a list of (n_representations, n_groups, channels_per_group) per dilation.
+    n_kernels : int
+        aeon's ``k`` (kernels per group).
+
+    Returns
+    -------
+    weights : torch.Tensor
+        float32 (n_dilations, n_representations, n_groups, n_kernels, 9).
+    channels : torch.Tensor
+        int64 (n_dilations, n_representations, n_groups, channels_per_group).
+
+    Raises
+    ------
+    ValueError
+        ``W`` not of that shape for ``n_kernels``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import torch
+    >>> from softdtw_torch.rocket import HydraTransformer, hydra_parameters_from_aeon
+    >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+    >>> hydra = HydraTransformer(n_kernels=4, n_groups=8, random_state=0).fit(X)
+    >>> D, R = hydra.weights_.shape[:2]
+    >>> W = hydra.weights_.reshape(D, R, -1, 1, 9)  # aeon's layout
+    >>> weights, channels = hydra_parameters_from_aeon(W, list(hydra.channels_), n_kernels=4)
+    >>> bool(torch.equal(weights, hydra.weights_)), bool(torch.equal(channels, hydra.channels_))
+    (True, True)
+    """
     who = "hydra_parameters_from_aeon"
     w = torch.as_tensor(np.asarray(W.detach().cpu() if isinstance(W, Tensor) else W), dtype=torch.float32)
     if w.dim() != 5 or w.shape[3] != 1 or w.shape[4] != 9 or w.shape[2] % n_kernels:
@@ -70,9 +103,16 @@ def hydra_parameters_from_aeon(W: ArrayLike, idx: Sequence[ArrayLike], n_kernels
 
 
 class HydraTransformer(TransformerMixin, Estimator):
-    """Hydra transform: aeon's ``HydraTransformer`` kernels and features (same ``random_state``;
-    tests/rocket/test_hydra.py::test_fit_matches_aeon and
+    """Hydra transform: aeon's ``HydraTransformer`` kernels and features.
+
+    The same kernels and channels as aeon's for the same ``random_state``
+    (tests/rocket/test_hydra.py::test_fit_matches_aeon and
     tests/rocket/test_hydra.py::test_transform_matches_aeon_within_the_stated_tolerance).
+
+    ``transform`` returns float32 ``(n_cases, n_dilations * 2 * n_groups * n_kernels)``: numpy for
+    numpy input, a tensor (on the computing device) for tensor input. X is converted to float32
+    first, as aeon does. NaN and inf are refused (ValueError). aeon's ``n_jobs`` and
+    ``output_type`` are not parameters: the CPU kernel uses torch's threads.
 
     Parameters
     ----------
@@ -83,6 +123,8 @@ class HydraTransformer(TransformerMixin, Estimator):
     max_num_channels : int, default 8
         At most this many channels summed per group (multivariate input).
     random_state : None, int or numpy.random.RandomState
+        An int is aeon's seed; a RandomState draws the seed at each ``fit``; ``None`` draws a fresh
+        seed from numpy's global RNG (module docstring).
     device : None, str or torch.device
         Where ``transform`` computes. ``None``: on the input tensor's device (CPU for numpy input).
     verbose : bool, default ``False``
@@ -90,17 +132,36 @@ class HydraTransformer(TransformerMixin, Estimator):
         cases, as :class:`~softdtw_torch.rocket.MiniRocket` does. Not one of aeon's parameters;
         the results are the same, bit for bit.
 
-    Notes
-    -----
-    Attributes (after ``fit``): ``weights_`` (n_dilations, n_representations, n_groups / 2,
-    n_kernels, 9) float32 and ``channels_`` (n_dilations, n_representations, n_groups / 2,
-    channels_per_group) int64 tensors (aeon's ``W`` and ``idx``), ``n_channels_``,
-    ``n_timepoints_``, ``seed_``, ``n_features_in_`` (the number of channels).
+    Attributes
+    ----------
+    weights_ : torch.Tensor
+        (n_dilations, n_representations, n_groups / 2, n_kernels, 9) float32 (aeon's ``W``).
+    channels_ : torch.Tensor
+        (n_dilations, n_representations, n_groups / 2, channels_per_group) int64 (aeon's ``idx``).
+    n_channels_ : int
+        The channels fit saw.
+    n_timepoints_ : int
+        The length fit saw.
+    seed_ : int
+        The seed used (None after :meth:`from_aeon`).
+    n_features_in_ : int
+        The number of channels.
 
-    ``transform`` returns float32 ``(n_cases, n_dilations * 2 * n_groups * n_kernels)``: numpy for
-    numpy input, a tensor (on the computing device) for tensor input. X is converted to float32
-    first, as aeon does. NaN and inf are refused (ValueError). aeon's ``n_jobs`` and
-    ``output_type`` are not parameters: the CPU kernel uses torch's threads.
+    See Also
+    --------
+    HydraLayer : the same transform as a differentiable ``nn.Module``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.rocket import HydraTransformer
+    >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+    >>> hydra = HydraTransformer(n_kernels=4, n_groups=8, random_state=0).fit(X)
+    >>> features = hydra.transform(X)
+    >>> features.shape, features.dtype  # 2 dilations x 2 x 8 groups x 4 kernels
+    ((6, 128), dtype('float32'))
+    >>> tuple(hydra.weights_.shape)
+    (2, 2, 4, 4, 9)
     """
 
     _fitted_attribute = "weights_"
@@ -120,9 +181,30 @@ class HydraTransformer(TransformerMixin, Estimator):
         return tags
 
     def fit(self, X: ArrayLike, y: Any = None) -> "HydraTransformer":
-        """Draws the kernels and channels for series shaped like X (n_cases, [n_channels,]
-        n_timepoints); only X's shape is read (NaN and inf are refused all the same, as in
-        transform), and y is ignored."""
+        """Draw the kernels and channels for series shaped like X (n_cases, [n_channels,] n_timepoints).
+
+        Only X's shape is read (NaN and inf are refused all the same, as in transform), and y is
+        ignored.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), at least 6 time points.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : HydraTransformer
+            The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            Series too short, NaN or inf, parameters < 1 (the errors name ``HydraTransformer.fit``).
+        TypeError
+            Parameters of the wrong types.
+        """
         who = "HydraTransformer.fit"
         n_kernels = _check_int(self.n_kernels, who, "n_kernels", 1)
         n_groups = _check_int(self.n_groups, who, "n_groups", 1)
@@ -150,9 +232,38 @@ class HydraTransformer(TransformerMixin, Estimator):
 
     @classmethod
     def from_aeon(cls, aeon_transformer: Any, device: Optional[Union[str, torch.device]] = None) -> "HydraTransformer":
-        """A fitted HydraTransformer with the kernels and channels of a fitted aeon
-        ``HydraTransformer`` (its ``_hydra.W`` and ``_hydra.idx``). ``transform`` then checks the
-        channel count aeon saw in fit, and takes series of any length (as aeon's convolutions do)."""
+        """A fitted HydraTransformer with the kernels and channels of a fitted aeon ``HydraTransformer``.
+
+        Its ``_hydra.W`` and ``_hydra.idx``. ``transform`` then checks the channel count aeon saw in
+        fit, and takes series of any length (as aeon's convolutions do).
+
+        Parameters
+        ----------
+        aeon_transformer : Any
+            A fitted ``aeon.transformations.collection.convolution_based.HydraTransformer``.
+        device : None, str or torch.device, default None
+            Where ``transform`` computes.
+
+        Returns
+        -------
+        HydraTransformer
+            A fitted transformer with aeon's kernels.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import torch
+        >>> from aeon.transformations.collection.convolution_based import HydraTransformer as AeonHydra
+        >>> from softdtw_torch.rocket import HydraTransformer
+        >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+        >>> theirs = AeonHydra(n_kernels=4, n_groups=8, random_state=0).fit(X)
+        >>> ours = HydraTransformer.from_aeon(theirs)
+        >>> ours.transform(X).shape
+        (6, 128)
+        >>> drawn = HydraTransformer(n_kernels=4, n_groups=8, random_state=0).fit(X)  # the same seed
+        >>> bool(torch.equal(ours.weights_, drawn.weights_))
+        True
+        """
         hydra = aeon_transformer._hydra
         weights, channels = hydra_parameters_from_aeon(hydra.W, hydra.idx, int(hydra.k))
         rocket = cls(n_kernels=int(hydra.k), n_groups=int(hydra.g), device=device)
@@ -167,7 +278,27 @@ class HydraTransformer(TransformerMixin, Estimator):
         return self._device_parameters[device]
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
-        """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
+        """Features (n_cases, n_features) float32.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), as in fit.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            Optional per-case lengths, each in ``[6, n_timepoints]`` (module docstring).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            float32 (n_cases, n_dilations * 2 * n_groups * n_kernels); a tensor for tensor input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another channel count or (without ``x_lengths``) length than in fit, NaN or inf.
+        """
         who = "HydraTransformer.transform"
         self._check_is_fitted("transform")
         tensor_in = isinstance(X, Tensor)
@@ -186,13 +317,55 @@ class HydraTransformer(TransformerMixin, Estimator):
 
 
 class HydraLayer(nn.Module):
-    """Hydra as a differentiable layer: (batch, c_in, seq_len) -> (batch, n_features), in x's
-    precision (float32, or float64 for float64 x).
+    """Hydra as a differentiable layer: (batch, c_in, seq_len) -> (batch, n_features).
 
-    Kernels and channels are drawn like aeon's ``HydraTransformer(random_state=seed)`` for series of
-    ``seq_len`` points and ``c_in`` channels. With ``learnable=True`` the weights are an
-    ``nn.Parameter`` trained through the ``count_max`` features; otherwise a buffer. Scriptable with
-    ``torch.jit.script``.
+    In x's precision (float32, or float64 for float64 x). Kernels and channels are drawn like
+    aeon's ``HydraTransformer(random_state=seed)`` for series of ``seq_len`` points and ``c_in``
+    channels. With ``learnable=True`` the weights are an ``nn.Parameter`` trained through the
+    ``count_max`` features; otherwise a buffer. Scriptable with ``torch.jit.script``.
+    ``forward(x, x_lengths=None)`` returns the features of ``x``.
+
+    Parameters
+    ----------
+    c_in : int
+        The number of channels (>= 1).
+    seq_len : int
+        The series length the kernels are drawn for (>= 1; it sets the dilations).
+    n_kernels : int, default 8
+        Kernels per group.
+    n_groups : int, default 64
+        Groups per dilation.
+    max_num_channels : int, default 8
+        At most this many channels summed per group.
+    learnable : bool, default ``False``
+        Make the weights a parameter (else a buffer).
+    seed : int or None, default None
+        aeon's ``random_state``; None draws one from numpy's global RNG.
+
+    Attributes
+    ----------
+    n_features : int
+        The number of features per case.
+
+    Raises
+    ------
+    ValueError
+        Bad sizes (named ``HydraLayer``), a series length Hydra cannot take.
+    TypeError
+        Sizes that are not ints.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.rocket import HydraLayer
+    >>> layer = HydraLayer(c_in=2, seq_len=30, n_kernels=4, n_groups=8, seed=0, learnable=True)
+    >>> x = torch.randn(6, 2, 30, generator=torch.Generator().manual_seed(0))
+    >>> features = layer(x)
+    >>> features.shape, layer.n_features
+    (torch.Size([6, 128]), 128)
+    >>> features.sum().backward()  # through the count_max features
+    >>> layer.weights.grad.shape == layer.weights.shape
+    True
     """
 
     def __init__(self, c_in: int, seq_len: int, n_kernels: int = 8, n_groups: int = 64, max_num_channels: int = 8,
@@ -213,6 +386,20 @@ class HydraLayer(nn.Module):
         self.n_features = int(weights.shape[0] * weights.shape[1] * 2 * weights.shape[2] * weights.shape[3])
 
     def forward(self, x: Tensor, x_lengths: Optional[Tensor] = None) -> Tensor:
+        """The Hydra features of ``x``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            (batch, c_in, n_timepoints), finite, float32 or float64.
+        x_lengths : torch.Tensor or None, default None
+            (batch,) lengths, each in ``[6, n_timepoints]``.
+
+        Returns
+        -------
+        torch.Tensor
+            (batch, n_features), in x's precision.
+        """
         if not torch.jit.is_scripting():
             with public_errors("HydraLayer"):  # the operator's errors name the layer (eager only)
                 return torch.ops.softdtw_torch.hydra_transform(x, self.weights, self.channels, x_lengths)

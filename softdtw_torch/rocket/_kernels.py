@@ -27,7 +27,41 @@ __all__ = ["RocketKernels", "generate_kernels", "kernels_from_aeon", "kernels_to
 
 
 class RocketKernels(NamedTuple):
-    """aeon's kernels tuple as 7 CPU tensors (see the module docstring for shapes and dtypes)."""
+    """aeon's kernels tuple as 7 CPU tensors (see the module docstring for shapes and dtypes).
+
+    A ``NamedTuple``: it unpacks, indexes and iterates as aeon's tuple, and names its fields
+    (K kernels; m_i: channels kernel i reads, L_i: its length). Kernel i's weights start at
+    ``sum_{j<i} m_j * L_j`` and its channels at ``sum_{j<i} m_j``.
+
+    Parameters
+    ----------
+    weights : torch.Tensor
+        float32 (sum_i m_i * L_i,): kernel i's rows, row-major (m_i, L_i), each row mean-centred.
+    lengths : torch.Tensor
+        int32 (K,): L_i, one of 7, 9, 11.
+    biases : torch.Tensor
+        float32 (K,): in [-1, 1), added to every output position.
+    dilations : torch.Tensor
+        int32 (K,): d_i >= 1 (0 when n_timepoints < L_i, as in aeon).
+    paddings : torch.Tensor
+        int32 (K,): 0 or (L_i - 1) * d_i // 2.
+    num_channel_indices : torch.Tensor
+        int32 (K,): m_i in [1, min(C, L_i)].
+    channel_indices : torch.Tensor
+        int32 (sum_i m_i,): kernel i's distinct channels; row c of its weights reads its c-th
+        channel.
+
+    Examples
+    --------
+    >>> from softdtw_torch.rocket import RocketKernels, generate_kernels
+    >>> kernels = generate_kernels(n_timepoints=30, n_channels=2, n_kernels=100, seed=0)
+    >>> isinstance(kernels, RocketKernels), len(kernels)
+    (True, 7)
+    >>> kernels.lengths.shape, kernels.lengths.dtype
+    (torch.Size([100]), torch.int32)
+    >>> set(kernels.lengths.tolist()) <= {7, 9, 11}
+    True
+    """
 
     weights: Tensor
     lengths: Tensor
@@ -58,27 +92,46 @@ def generate_kernels(n_timepoints: int, n_channels: int, n_kernels: int, seed: i
     lengths, biases, dilations, paddings, channel counts and channel indices are identical to
     aeon's. Weights are identical to those of aeon running on AMD Zen 4/5 (AVX-512) or SSE-only
     numba targets. Where numba targets AVX2 (most Intel and older AMD CPUs, Intel AVX-512 CPUs
-    included) it sums aeon's 7-long weight rows in another order, and about 3% of the weights
-    differ by a few float32 ulps of their row's largest value (at most 3 measured, < 2.5e-7).
-    For exact parity on any machine, import aeon's kernels with :func:`kernels_from_aeon`.
-
-    Args:
-        n_timepoints: series length T >= 2 (sets the largest dilation; T < L gives dilation 0,
-            as in aeon).
-        n_channels: C >= 1.
-        n_kernels: K >= 1.
-        seed: >= 0; aeon's ``random_state`` as an int.
-
-    Returns:
-        :class:`RocketKernels`, 7 CPU tensors (see the module docstring).
-
-    Raises:
-        ValueError: for n_kernels < 1, n_channels < 1, n_timepoints < 2, seed < 0, or n_channels
-            or n_timepoints above 2**31 - 1 (int32 outputs).
+    included) it sums aeon's 7-long weight rows in another order, and a few of the weights differ
+    by a few float32 ulps of their row's largest value. For exact parity on any machine, import
+    aeon's kernels with :func:`kernels_from_aeon`.
 
     Deterministic (sequential, independent of the thread count). Works in eager mode, TorchScript
     and ``torch.compile`` (the ints are specialised: a new value recompiles) through
     ``torch.ops.softdtw_torch.rocket_generate_kernels``, which returns the same 7 tensors as a tuple.
+
+    Parameters
+    ----------
+    n_timepoints : int
+        Series length T >= 2 (sets the largest dilation; T < L gives dilation 0, as in aeon).
+    n_channels : int
+        C >= 1.
+    n_kernels : int
+        K >= 1.
+    seed : int
+        >= 0; aeon's ``random_state`` as an int.
+
+    Returns
+    -------
+    RocketKernels
+        7 CPU tensors (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        For n_kernels < 1, n_channels < 1, n_timepoints < 2, seed < 0, or n_channels or
+        n_timepoints above 2**31 - 1 (int32 outputs).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.rocket import generate_kernels
+    >>> kernels = generate_kernels(n_timepoints=30, n_channels=2, n_kernels=100, seed=0)
+    >>> [t.dtype for t in kernels][:3]
+    [torch.float32, torch.int32, torch.float32]
+    >>> again = generate_kernels(30, 2, 100, 0)
+    >>> all(torch.equal(a, b) for a, b in zip(kernels, again))  # deterministic
+    True
     """
     if not torch.jit.is_scripting():
         with public_errors("generate_kernels"):  # the operator's errors name this function (eager only)
@@ -159,17 +212,41 @@ def _checked_kernels(op: str, kernels: Sequence) -> RocketKernels:
 def kernels_from_aeon(kernels: Sequence) -> RocketKernels:
     """aeon's kernels tuple (numpy arrays, e.g. ``Rocket().fit(X).kernels``, or tensors) as tensors.
 
-    Returns 7 contiguous 1-D CPU tensors with aeon's dtypes (float32 weights and biases, int32
-    for the rest). Other dtypes are converted only when every value is exactly representable
-    (int64 lengths, float64 weights that are float32 values, ...); otherwise a ValueError names
-    the field and value. Like ``torch.as_tensor``, an array or tensor that needs no conversion
-    is shared, not copied; tensors come back detached.
+    Other dtypes are converted only when every value is exactly representable (int64 lengths,
+    float64 weights that are float32 values, ...); otherwise a ValueError names the field and
+    value. Like ``torch.as_tensor``, an array or tensor that needs no conversion is shared, not
+    copied; tensors come back detached.
 
-    Raises:
-        ValueError: not 7 items, a field not 1-D, an inexact conversion, or sizes that do not fit
-            together (per-kernel fields of unequal length, weights not of size
-            sum(num_channel_indices * lengths), channel_indices not of size sum(num_channel_indices)).
-        TypeError: a field of bool, complex or non-numeric dtype.
+    Parameters
+    ----------
+    kernels : tuple or list
+        aeon's 7 arrays (or tensors): weights, lengths, biases, dilations, paddings,
+        num_channel_indices, channel_indices.
+
+    Returns
+    -------
+    RocketKernels
+        7 contiguous 1-D CPU tensors with aeon's dtypes (float32 weights and biases, int32 for the
+        rest).
+
+    Raises
+    ------
+    ValueError
+        Not 7 items, a field not 1-D, an inexact conversion, or sizes that do not fit together
+        (per-kernel fields of unequal length, weights not of size
+        sum(num_channel_indices * lengths), channel_indices not of size sum(num_channel_indices)).
+    TypeError
+        A field of bool, complex or non-numeric dtype.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from softdtw_torch.rocket import generate_kernels, kernels_from_aeon, kernels_to_aeon
+    >>> kernels = generate_kernels(30, 2, 100, 0)
+    >>> arrays = kernels_to_aeon(kernels)  # aeon's tuple of numpy arrays
+    >>> back = kernels_from_aeon(arrays)
+    >>> all(torch.equal(a, b) for a, b in zip(back, kernels))
+    True
     """
     return _checked_kernels("kernels_from_aeon", kernels)
 
@@ -180,7 +257,30 @@ def kernels_to_aeon(kernels: Sequence) -> Tuple[np.ndarray, ...]:
     The arrays have exactly aeon's dtypes (float32, int32, float32, int32, int32, int32, int32)
     and are C-contiguous, so aeon's ``_apply_kernels(X, kernels)`` accepts them and
     ``rocket.kernels = kernels_to_aeon(k)`` makes a fitted aeon ``Rocket`` use these kernels.
-    CPU tensors of the right dtype are shared, not copied. Same checks and errors as
-    :func:`kernels_from_aeon`.
+    CPU tensors of the right dtype are shared, not copied.
+
+    Parameters
+    ----------
+    kernels : tuple or list
+        7 tensors or arrays, as :func:`kernels_from_aeon` takes them.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        aeon's 7 arrays.
+
+    Raises
+    ------
+    ValueError
+        Same checks and errors as :func:`kernels_from_aeon`.
+    TypeError
+        Same checks and errors as :func:`kernels_from_aeon`.
+
+    Examples
+    --------
+    >>> from softdtw_torch.rocket import generate_kernels, kernels_to_aeon
+    >>> arrays = kernels_to_aeon(generate_kernels(30, 2, 100, 0))
+    >>> [a.dtype.name for a in arrays]
+    ['float32', 'int32', 'float32', 'int32', 'int32', 'int32', 'int32']
     """
     return tuple(t.numpy() for t in _checked_kernels("kernels_to_aeon", kernels))

@@ -85,14 +85,27 @@ class _KernelParametersTransformer(TransformerMixin, Estimator):
 
 
 class MiniRocket(_KernelParametersTransformer):
-    """MiniRocket transform: float32 features bit-identical to aeon's ``MiniRocket.transform``
-    (same ``parameters``; tests/rocket/test_minirocket.py::test_fit_and_transform_match_aeon).
+    """MiniRocket transform: float32 features bit-identical to aeon's ``MiniRocket.transform``.
+
+    Same ``parameters`` as aeon's for the same ``random_state``
+    (tests/rocket/test_minirocket.py::test_fit_and_transform_match_aeon).
+
+    ``transform`` returns float32 ``(n_cases, 84 * (n_kernels_ // 84))``: a numpy array for numpy
+    input, a tensor (on the computing device) for tensor input. ``X`` is 3-D ``(n_cases,
+    n_channels, n_timepoints)`` or 2-D ``(n_cases, n_timepoints)`` (one channel). See the module
+    docstring for ``x_lengths`` and the documented behaviours. ``fit`` runs on the CPU. The
+    operators refuse NaN and inf (ValueError) and series shorter than 9 time points, as aeon.
+    The fitted ``parameters`` (a read-only property) are aeon's tuple of 5 numpy arrays
+    ``(num_channels_per_combination int32, channel_indices int32, dilations int32,
+    num_features_per_dilation int32, biases float32)``. A scikit-learn transformer
+    (``TransformerMixin``).
 
     Parameters
     ----------
     n_kernels : int, default 10_000
         Number of features, rounded down to a multiple of 84 (84 when smaller), as in aeon.
     max_dilations_per_kernel : int, default 32
+        aeon's bound on the number of dilations per kernel (>= 1).
     random_state : None, int or numpy.random.RandomState
         ``int``: the seed (aeon's numbers for the same seed). ``RandomState``: draws the seed
         (``randint(2**31 - 1)``) at each ``fit``. ``None``: a fresh seed from numpy's global RNG.
@@ -105,23 +118,37 @@ class MiniRocket(_KernelParametersTransformer):
         far it is (splitting the cases into chunks is not proven to keep the features' bits). Not
         one of aeon's parameters; the results are the same, bit for bit.
 
-    Notes
-    -----
-    Attributes (after ``fit``):
+    Attributes
+    ----------
+    n_kernels_ : int
+        The number of features used.
+    n_channels_ : int
+        The channels fit saw.
+    n_timepoints_ : int
+        The length fit saw.
+    seed_ : int
+        The seed used (None after :meth:`from_parameters`).
+    n_features_in_ : int
+        The number of channels (as tslearn's ``n_features_in_``; 2-D input is one channel), as
+        ``n_channels_``.
 
-    - ``parameters``: tuple of 5 numpy arrays, aeon's ``(num_channels_per_combination int32,
-      channel_indices int32, dilations int32, num_features_per_dilation int32, biases float32)``
-      (read-only).
-    - ``n_kernels_``, ``n_channels_``, ``n_timepoints_``, ``seed_``: the values used.
-    - ``n_features_in_``: the number of channels (as tslearn's ``n_features_in_``; 2-D input is one
-      channel), as ``n_channels_``.
+    See Also
+    --------
+    MiniRocketClassifier : the MiniRocket classification pipeline.
 
-    ``transform`` returns float32 ``(n_cases, 84 * (n_kernels_ // 84))``: a numpy array for numpy
-    input, a tensor (on the computing device) for tensor input. ``X`` is 3-D ``(n_cases,
-    n_channels, n_timepoints)`` or 2-D ``(n_cases, n_timepoints)`` (one channel). See the module
-    docstring for ``x_lengths`` and the documented behaviours. ``fit`` runs on the CPU. The
-    operators refuse NaN and inf (ValueError) and series shorter than 9 time points, as aeon.
-    A scikit-learn transformer (``TransformerMixin``).
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.rocket import MiniRocket
+    >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+    >>> minirocket = MiniRocket(n_kernels=84, random_state=0).fit(X)
+    >>> features = minirocket.transform(X)
+    >>> features.shape, features.dtype
+    ((6, 84), dtype('float32'))
+    >>> len(minirocket.parameters), minirocket.seed_
+    (5, 0)
+    >>> minirocket.transform(X[:, :, :20], x_lengths=[20] * 6).shape
+    (6, 84)
     """
 
     def __init__(
@@ -146,7 +173,29 @@ class MiniRocket(_KernelParametersTransformer):
         return self._parameters
 
     def fit(self, X: ArrayLike, y: Any = None) -> "MiniRocket":
-        """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored."""
+        """Fit dilations and biases to X (n_cases, [n_channels,] n_timepoints); y is ignored.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), at least 9 time points,
+            finite.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : MiniRocket
+            The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            Series too short, NaN or inf, a bad ``max_dilations_per_kernel`` or ``device`` (the errors
+            name ``MiniRocket.fit``).
+        TypeError
+            Parameters of the wrong types.
+        """
         who = "MiniRocket.fit"
         check_device(self.device, who)  # where transform will compute: checked now, as every parameter
         x = as_series_tensor(X, who, integer_dtype=torch.float32)
@@ -171,8 +220,37 @@ class MiniRocket(_KernelParametersTransformer):
     ) -> "MiniRocket":
         """A fitted MiniRocket from aeon's 5-tuple (e.g. ``aeon_minirocket.parameters``).
 
-        ``n_channels`` / ``n_timepoints``, when given, are checked by ``transform`` like after ``fit``;
-        otherwise any channel count the parameters can index and any length >= 9 are accepted.
+        Parameters
+        ----------
+        parameters : tuple or list
+            aeon's 5 parameter arrays (numpy or tensors).
+        n_channels : int or None, default None
+            When given, checked by ``transform`` like after ``fit``; otherwise any channel count the
+            parameters can index is accepted.
+        n_timepoints : int or None, default None
+            When given, checked by ``transform`` like after ``fit``; otherwise any length >= 9.
+        device : None, str or torch.device, default None
+            Where ``transform`` computes.
+
+        Returns
+        -------
+        MiniRocket
+            A fitted transformer with these parameters.
+
+        Raises
+        ------
+        ValueError
+            Not 5 arrays.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from softdtw_torch.rocket import MiniRocket
+        >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+        >>> fitted = MiniRocket(n_kernels=84, random_state=0).fit(X)
+        >>> copy = MiniRocket.from_parameters(fitted.parameters)
+        >>> bool(np.array_equal(copy.transform(X), fitted.transform(X)))
+        True
         """
         if len(parameters) != 5:
             raise ValueError(f"MiniRocket.from_parameters: expected aeon's 5 parameter arrays, got {len(parameters)}")
@@ -184,7 +262,29 @@ class MiniRocket(_KernelParametersTransformer):
         return rocket
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
-        """Features (n_cases, n_features) float32; x_lengths: optional per-case lengths."""
+        """Features (n_cases, n_features) float32.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), as in fit.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            Optional per-case lengths, each in ``[9, n_timepoints]`` (module docstring).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            float32 ``(n_cases, 84 * (n_kernels_ // 84))``; a tensor on the computing device for
+            tensor input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another channel count or (without ``x_lengths``) length than in fit, NaN or inf, lengths
+            out of range.
+        """
         who = "MiniRocket.transform"
         x, lengths = self._transform_input(X, x_lengths, who)
         with public_errors(who), Progress(self.verbose, who, x.shape[0], unit="cases") as progress:

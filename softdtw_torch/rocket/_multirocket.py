@@ -59,18 +59,30 @@ def _normalised(X: ArrayLike, who: str, dtype: Any) -> np.ndarray:
 
 
 class MultiRocket(_KernelParametersTransformer):
-    """MultiRocket transform: float32 features bit-identical to aeon's ``MultiRocket.transform``
-    (same parameters; tests/rocket/test_multirocket.py::test_fit_and_transform_match_aeon).
+    """MultiRocket transform: float32 features bit-identical to aeon's ``MultiRocket.transform``.
+
+    Same parameters as aeon's for the same ``random_state``
+    (tests/rocket/test_multirocket.py::test_fit_and_transform_match_aeon).
+
+    ``transform`` returns float32 ``(n_cases, 8 * 84 * (n_kernels // 84))``: numpy for numpy
+    input, a tensor (on the computing device) for tensor input. ``fit`` runs on the CPU. NaN and
+    inf are refused (ValueError). aeon's ``n_jobs`` is not a parameter: the CPU kernel uses
+    torch's threads (``torch.set_num_threads``). The fitted ``parameter`` and ``parameter1``
+    (read-only properties) are aeon's: for one channel the 3-tuple ``(dilations,
+    num_features_per_dilation, biases)``, otherwise the 5-tuple with
+    ``num_channels_per_combination`` and ``channel_indices`` first. A scikit-learn transformer.
 
     Parameters
     ----------
     n_kernels : int, default 6_250
         aeon's ``n_kernels``: ``84 * (n_kernels // 84)`` features per pooling operator and
-        representation, ``8 * 84 * (n_kernels // 84)`` in all (49,728 by default).
+        representation, ``8 * 84 * (n_kernels // 84)`` in all (49,728 by default); >= 84.
     max_dilations_per_kernel : int, default 32
+        aeon's bound on the number of dilations per kernel (>= 1).
     n_features_per_kernel : int, default 4
         Must be 4 (see the module docstring).
     normalise : bool, default ``False``
+        Normalise each case and channel as aeon does (module docstring).
     random_state : None, int or numpy.random.RandomState
         ``int``: the seed (aeon's numbers for the same seed). ``RandomState``: draws the seed
         (``randint(2**31 - 1)``) at each ``fit``. ``None``: a fresh seed from numpy's global RNG.
@@ -81,17 +93,30 @@ class MultiRocket(_KernelParametersTransformer):
         cases, as :class:`MiniRocket` does. Not one of aeon's parameters; the results are the
         same, bit for bit.
 
-    Notes
-    -----
-    Attributes (after ``fit``): ``parameter`` and ``parameter1`` (aeon's: for one channel the
-    3-tuple ``(dilations, num_features_per_dilation, biases)``, otherwise the 5-tuple with
-    ``num_channels_per_combination`` and ``channel_indices`` first), ``n_kernels_``,
-    ``n_channels_``, ``n_timepoints_``, ``seed_``, ``n_features_in_`` (the number of channels).
+    Attributes
+    ----------
+    n_kernels_ : int
+        The ``n_kernels`` used.
+    n_channels_ : int
+        The channels fit saw.
+    n_timepoints_ : int
+        The length fit saw.
+    seed_ : int
+        The seed used (None after :meth:`from_parameters`).
+    n_features_in_ : int
+        The number of channels.
 
-    ``transform`` returns float32 ``(n_cases, 8 * 84 * (n_kernels // 84))``: numpy for numpy
-    input, a tensor (on the computing device) for tensor input. ``fit`` runs on the CPU. NaN and
-    inf are refused (ValueError). aeon's ``n_jobs`` is not a parameter: the CPU kernel uses
-    torch's threads (``torch.set_num_threads``). A scikit-learn transformer.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from softdtw_torch.rocket import MultiRocket
+    >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+    >>> multirocket = MultiRocket(n_kernels=84, random_state=0).fit(X)
+    >>> features = multirocket.transform(X)
+    >>> features.shape, features.dtype  # 8 blocks of 84
+    ((6, 672), dtype('float32'))
+    >>> len(multirocket.parameter), len(multirocket.parameter1)
+    (5, 5)
     """
 
     _parameter_dtypes = _PARAMETER_DTYPES * 2
@@ -138,8 +163,29 @@ class MultiRocket(_KernelParametersTransformer):
             )
 
     def fit(self, X: ArrayLike, y: Any = None) -> "MultiRocket":
-        """Fits dilations and biases to X (n_cases, [n_channels,] n_timepoints) and to its first
-        difference; y is ignored."""
+        """Fit dilations and biases to X (n_cases, [n_channels,] n_timepoints) and to its first difference.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), at least 10 time points,
+            finite.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : MultiRocket
+            The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            ``n_features_per_kernel`` other than 4, ``n_kernels`` < 84, series too short, NaN or inf
+            (the errors name ``MultiRocket.fit``).
+        TypeError
+            Parameters of the wrong types.
+        """
         who = "MultiRocket.fit"
         self._check_n_features_per_kernel(who)
         n_kernels = _check_int(self.n_kernels, who, "n_kernels", _C.MINIROCKET_KERNELS)
@@ -166,9 +212,42 @@ class MultiRocket(_KernelParametersTransformer):
         n_timepoints: Optional[int] = None,
         device: Optional[Union[str, torch.device]] = None,
     ) -> "MultiRocket":
-        """A fitted MultiRocket from aeon's ``parameter`` and ``parameter1`` (3-tuples for one
-        channel, 5-tuples otherwise). ``n_channels`` / ``n_timepoints``, when given, are checked
-        by ``transform`` like after ``fit``. ``normalise`` is False: normalise X beforehand."""
+        """A fitted MultiRocket from aeon's ``parameter`` and ``parameter1``.
+
+        ``normalise`` is False: normalise X beforehand.
+
+        Parameters
+        ----------
+        parameter, parameter1 : tuple or list
+            aeon's arrays for the series and its first difference: 3-tuples for one channel, 5-tuples
+            otherwise (both of one kind).
+        n_channels : int or None, default None
+            When given, checked by ``transform`` like after ``fit`` (1 for 3-tuples).
+        n_timepoints : int or None, default None
+            When given, checked by ``transform`` like after ``fit``.
+        device : None, str or torch.device, default None
+            Where ``transform`` computes.
+
+        Returns
+        -------
+        MultiRocket
+            A fitted transformer with these parameters.
+
+        Raises
+        ------
+        ValueError
+            Tuples of different or wrong lengths.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from softdtw_torch.rocket import MultiRocket
+        >>> X = np.random.RandomState(0).randn(6, 2, 30).astype(np.float32)
+        >>> fitted = MultiRocket(n_kernels=84, random_state=0).fit(X)
+        >>> copy = MultiRocket.from_parameters(fitted.parameter, fitted.parameter1)
+        >>> bool(np.array_equal(copy.transform(X), fitted.transform(X)))
+        True
+        """
         who = "MultiRocket.from_parameters"
         if len(parameter) != len(parameter1) or len(parameter) not in (3, 5):
             raise ValueError(
@@ -190,7 +269,29 @@ class MultiRocket(_KernelParametersTransformer):
         return rocket
 
     def transform(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> ArrayLike:
-        """Features (n_cases, 8 * n_features) float32; x_lengths: optional per-case lengths."""
+        """Features (n_cases, 8 * n_features) float32.
+
+        Parameters
+        ----------
+        X : numpy.ndarray or torch.Tensor
+            (n_cases, n_channels, n_timepoints) or (n_cases, n_timepoints), as in fit.
+        x_lengths : numpy.ndarray, torch.Tensor, list or None, default None
+            Optional per-case lengths, each in ``[10, n_timepoints]`` (not with ``normalise=True``,
+            which normalises whole series).
+
+        Returns
+        -------
+        numpy.ndarray or torch.Tensor
+            float32 ``(n_cases, 8 * 84 * (n_kernels_ // 84))``; a tensor for tensor input.
+
+        Raises
+        ------
+        softdtw_torch.NotFittedError
+            Before ``fit``.
+        ValueError
+            Another channel count or (without ``x_lengths``) length than in fit, NaN or inf,
+            ``x_lengths`` with ``normalise=True``.
+        """
         who = "MultiRocket.transform"
         tensor_in = isinstance(X, torch.Tensor)
         if self.normalise:

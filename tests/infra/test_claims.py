@@ -1,10 +1,12 @@
-"""The README's claims point to the tests and benchmarks that show them, and the pointers do not rot.
+"""The documentation's claims point to the tests and benchmarks that show them, and the pointers do not rot.
 
-- every ``tests/<path>.py::<test>`` named in README.md, benchmarks/README.md or a docstring of the
-  package names an existing file that defines that test function, and every ``tests/...py`` or
-  ``benchmarks/...py`` named there exists;
-- every row of README's "Behaviour, chosen and tested" table has a non-empty "how we know" cell
-  that points to a test or a benchmark, and so does every item of "What you get today".
+- every ``tests/<path>.py::<test>`` named in README.md, a page of the documentation site (docs/,
+  the design notes excepted), benchmarks/README.md or a docstring of the package names an existing
+  file that defines that test function, and every ``tests/...py`` or ``benchmarks/...py`` named
+  there exists;
+- every row of the "Behaviour, chosen and tested" table of docs/guarantees.md has a non-empty
+  "how we know" cell that points to a test or a benchmark, and so does every item of its
+  "What you get".
 
 The claims themselves are checked by the tests pointed to (e.g. tests/softdtw/test_ragged.py,
 tests/softdtw/test_memory.py, tests/rocket/test_rocket.py), which fail when a stated exactness
@@ -18,7 +20,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
-DOCUMENTS = [README, REPO / "benchmarks" / "README.md", *sorted((REPO / "softdtw_torch").rglob("*.py"))]
+GUARANTEES = REPO / "docs" / "guarantees.md"
+SITE_PAGES = sorted(p for p in (REPO / "docs").rglob("*.md")
+                    if not {"design", "auto_examples"} & set(p.relative_to(REPO / "docs").parts))
+DOCUMENTS = [README, *SITE_PAGES, REPO / "benchmarks" / "README.md", *sorted((REPO / "softdtw_torch").rglob("*.py")),
+             *sorted((REPO / "examples" / "gallery").glob("*.py"))]
 
 TEST_POINTER = re.compile(r"\b(tests/[\w/]+\.py)::(\w+)")
 FILE_POINTER = re.compile(r"(?<![\w/.])((?:tests|benchmarks)/[\w/]+\.py)\b")
@@ -38,9 +44,9 @@ def _test_pointers():
     return found
 
 
-def test_readme_has_test_pointers():
-    # The check below is not vacuous: README.md names many tests.
-    assert sum(1 for doc, _, _ in _test_pointers() if doc == "README.md") >= 30
+def test_guarantees_page_has_test_pointers():
+    # The check below is not vacuous: the guarantees page names many tests.
+    assert sum(1 for doc, _, _ in _test_pointers() if doc == "docs/guarantees.md") >= 30
 
 
 @pytest.mark.parametrize("doc,path,name", sorted(set(_test_pointers())))
@@ -66,8 +72,8 @@ def _cells(row: str) -> list:
 
 
 def _behaviour_table():
-    lines = README.read_text(encoding="utf-8").splitlines()
-    start = lines.index("### Behaviour, chosen and tested") + 1
+    lines = GUARANTEES.read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Behaviour, chosen and tested") + 1
     while not lines[start].startswith("|"):
         start += 1
     end = start
@@ -88,9 +94,9 @@ def test_behaviour_table_has_a_how_we_know_cell_in_every_row():
         assert POINTER.search(how), f"behaviour table, row {topic!r}: no test or benchmark in 'how we know'"
 
 
-def test_what_you_get_today_items_say_how_we_know():
-    text = README.read_text(encoding="utf-8")
-    block = text.split("What you get today:", 1)[1].split("\n## ", 1)[0]
+def test_what_you_get_items_say_how_we_know():
+    text = GUARANTEES.read_text(encoding="utf-8")
+    block = text.split("## What you get\n", 1)[1].split("\n## ", 1)[0]
     items = [i for i in re.split(r"\n- ", "\n" + block.strip()) if i.strip()]
     assert len(items) >= 5
     for item in items:

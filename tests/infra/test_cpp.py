@@ -3,7 +3,7 @@ CMake against the installed torch, run the C++ tests with ctest (against referen
 Python by tests/cpp/write_references.py), then install the package and build examples/cpp on its
 own with find_package(softdtw_torch), as a LibTorch user would, and run it on the TorchScript
 models of examples/export_torchscript.py and the AOTInductor packages of examples/export_aoti.py.
-Also: which CUDA libraries a CPU program loads (README, docs/deployment.md).
+Also: which CUDA libraries a CPU program loads (docs/user_guide/cpp.md, docs/user_guide/deployment.md).
 
 The build folder is kept between runs (SOFTDTW_TORCH_CMAKE_BUILD, default build/cmake-tests) so a
 rerun only recompiles what changed. The CMake build is CPU-only by default;

@@ -1,4 +1,4 @@
-"""torch.export and AOTInductor with models that call softdtw_torch operators (docs/deployment.md).
+"""torch.export and AOTInductor with models that call softdtw_torch operators (docs/user_guide/deployment.md).
 
 torch.export: the exported program's module (``ep.module()``) runs the same ATen and softdtw_torch
 kernels as eager mode, so its outputs and its gradients (autograd through the unlifted module) are

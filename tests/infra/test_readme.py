@@ -1,6 +1,7 @@
-"""Every fenced code block of README.md is run, checked, or says why not.
+"""Every fenced code block of README.md and of the documentation site's pages (docs/**/*.md, the
+design notes excepted) is run, checked, or says why not.
 
-The conventions (also in CONTRIBUTING.md, "README code blocks"); a marker is an HTML comment on the
+The conventions (also in CONTRIBUTING.md, "Code blocks in README.md and the docs pages"); a marker is an HTML comment on the
 last non-blank line before the opening fence, so it does not show on the rendered page:
 
 - every fence names its language (```python, ```bash, ```text, ...);
@@ -28,8 +29,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
+# The site's pages; not the design notes (read in the repository) nor what the build generates.
+DOCUMENTS = [README, *sorted(p for p in (REPO / "docs").rglob("*.md")
+                             if not {"design", "auto_examples"} & set(p.relative_to(REPO / "docs").parts))]
 
-FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)\s*$")
+# A language, or a MyST directive in braces ({toctree}, {include}: markup of the site, not code).
+FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*|\{[\w-]+\}(?=\s|$))(?:\s.*)?$")
 MARKER = re.compile(r"^<!--\s*(.*?)\s*-->$")
 NOT_EXECUTED = re.compile(r"^not executed:\s*(.*)$", re.DOTALL)
 KEY = re.compile(r"^(\w+):")
@@ -41,6 +46,7 @@ class Block:
     language: str
     code: str
     marker: Optional[str]  # the text of the HTML comment right above the fence, if any
+    document: str = "README.md"  # the file, relative to the repository
 
     @property
     def reason(self) -> Optional[str]:
@@ -48,7 +54,7 @@ class Block:
         return match.group(1).strip() if match else None
 
 
-def parse_blocks(text: str) -> List[Block]:
+def parse_blocks(text: str, document: str = "README.md") -> List[Block]:
     """The fenced blocks of a markdown text, in document order."""
     lines = text.splitlines()
     blocks, i = [], 0
@@ -62,10 +68,10 @@ def parse_blocks(text: str) -> List[Block]:
         while end < len(lines) and lines[end].strip() != fence:
             end += 1
         if end == len(lines):
-            raise AssertionError(f"line {i + 1}: the {fence} block is never closed")
+            raise AssertionError(f"{document}:{i + 1}: the {fence} block is never closed")
         previous = next((l.strip() for l in reversed(lines[:i]) if l.strip()), "")
         marker = MARKER.match(previous)
-        blocks.append(Block(i + 1, language, "\n".join(lines[i + 1:end]) + "\n", marker and marker.group(1)))
+        blocks.append(Block(i + 1, language, "\n".join(lines[i + 1:end]) + "\n", marker and marker.group(1), document))
         i = end + 1
     return blocks
 
@@ -82,7 +88,9 @@ class Plan:
 def plan(blocks: List[Block]) -> Plan:
     result = Plan([], [], [], [])
     for block in blocks:
-        where = f"README.md:{block.line} ({block.language or 'no language'})"
+        where = f"{block.document}:{block.line} ({block.language or 'no language'})"
+        if block.language.startswith("{"):
+            continue  # a MyST directive (the site's markup), not code
         if block.marker is not None and block.marker != "continues" and block.reason is None:
             # A typo in a marker would otherwise turn into "no reason" or a silent non-marker.
             result.problems.append(f"{where}: unknown marker <!-- {block.marker} -->; use "
@@ -114,7 +122,11 @@ def plan(blocks: List[Block]) -> Plan:
     return result
 
 
-README_PLAN = plan(parse_blocks(README.read_text(encoding="utf-8")))
+PLANS = {doc.relative_to(REPO).as_posix(): plan(parse_blocks(doc.read_text(encoding="utf-8"), doc.relative_to(REPO).as_posix()))
+         for doc in DOCUMENTS}
+README_PLAN = PLANS["README.md"]
+ALL_PROGRAMS = [program for p in PLANS.values() for program in p.programs]
+ALL_TRANSCRIPTS = [block for p in PLANS.values() for block in p.transcripts]
 
 
 def _env() -> dict:
@@ -123,14 +135,24 @@ def _env() -> dict:
     return env
 
 
-def test_every_block_is_run_checked_or_declared():
-    assert not README_PLAN.problems, "\n".join(README_PLAN.problems)
-    # Not vacuous: the README has python examples, and the declared blocks all give reasons.
-    assert len(README_PLAN.programs) >= 2
-    assert all(len(b.reason) >= 20 for b in README_PLAN.declared), [b.line for b in README_PLAN.declared]
+@pytest.mark.parametrize("document", sorted(PLANS))
+def test_every_block_is_run_checked_or_declared(document):
+    found = PLANS[document]
+    assert not found.problems, "\n".join(found.problems)
+    assert all(len(b.reason) >= 20 for b in found.declared), [b.line for b in found.declared]
 
 
-@pytest.mark.parametrize("program", README_PLAN.programs, ids=lambda p: f"README.md:{p[0].line}")
+def test_the_readme_and_the_site_have_python_examples():
+    # Not vacuous: the README's three quick starts, and more on the site's pages.
+    assert len(README_PLAN.programs) >= 3
+    assert len(ALL_PROGRAMS) >= 10
+
+
+# The README's programs run in the inner loop; the site pages' (a fresh interpreter each, about 3 s
+# apiece) are marked slow and run in CI's whole suite, with the site's build (tests/infra/test_docs.py).
+@pytest.mark.parametrize("program", [
+    pytest.param(program, marks=() if program[0].document == "README.md" else pytest.mark.slow,
+                 id=f"{program[0].document}:{program[0].line}") for program in ALL_PROGRAMS])
 def test_python_blocks_run(program, tmp_path):
     script = tmp_path / "readme_block.py"
     # Blank lines put each block's code at its README line numbers, so tracebacks point there.
@@ -141,11 +163,12 @@ def test_python_blocks_run(program, tmp_path):
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=_env(),
                             capture_output=True, text=True, timeout=600)
     lines = ", ".join(str(b.line) for b in program)
-    assert result.returncode == 0, (f"README.md python block(s) at line {lines} failed "
-                                    f"(traceback line numbers are README lines):\n{result.stderr[-6000:]}")
+    document = program[0].document
+    assert result.returncode == 0, (f"{document} python block(s) at line {lines} failed "
+                                    f"(traceback line numbers are {document} lines):\n{result.stderr[-6000:]}")
 
 
-@pytest.mark.parametrize("block", README_PLAN.transcripts, ids=lambda b: f"README.md:{b.line}")
+@pytest.mark.parametrize("block", ALL_TRANSCRIPTS, ids=lambda b: f"{b.document}:{b.line}")
 def test_transcripts_print_the_same_keys(block, tmp_path):
     command, *listing = block.code.splitlines()
     argv = shlex.split(command[2:])
@@ -154,7 +177,7 @@ def test_transcripts_print_the_same_keys(block, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     keys = lambda lines: [m.group(1) for m in map(KEY.match, lines) if m]
     expected = keys(listing)
-    assert expected, f"README.md:{block.line}: the transcript lists no key: value lines"
+    assert expected, f"{block.document}:{block.line}: the transcript lists no key: value lines"
     assert keys(result.stdout.splitlines()) == expected, result.stdout
 
 

@@ -356,6 +356,24 @@ def test_types_are_refused_by_name(who, call, parameter):
     _raises(who, TypeError, rf"\b{parameter}\b", call)
 
 
+VALUE_CASES = [
+    # scikit-learn's words (its estimator checks match them), after the estimator's name
+    ("Rocket", lambda: rocket.Rocket(n_kernels=10, random_state=0).fit(SERIES.astype(complex)),
+     "Complex data not supported"),
+    ("MiniRocket.fit", lambda: rocket.MiniRocket(random_state=0).fit(SERIES.astype(complex)),
+     "Complex data not supported"),
+    ("Rocket", lambda: rocket.Rocket(n_kernels=10, random_state=0).fit(SERIES.astype(str)),
+     "not compatible with arrays of bytes/strings"),
+    # an aeon kernels tuple of the wrong length is checked before any of its items is read
+    ("Rocket.from_kernels", lambda: rocket.Rocket.from_kernels((np.zeros(3),)), "7-array kernels tuple"),
+]
+
+
+@pytest.mark.parametrize("who, call, pattern", VALUE_CASES, ids=[f"{w}-{p[:20]}" for w, _, p in VALUE_CASES])
+def test_bad_values_are_refused_by_name(who, call, pattern):
+    _raises(who, ValueError, pattern, call)
+
+
 # -- 5. sizes beyond memory -----------------------------------------------------------------------
 
 @pytest.fixture

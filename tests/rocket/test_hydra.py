@@ -93,7 +93,7 @@ def test_transform_matches_aeon_bit_for_bit_where_the_convolution_is_exact(shape
 
 
 # The agreement measured on the bundled data (aeon's defaults, random_state=0, TEST split, the 2-core
-# AVX2 development machine); the README quotes these. Features differ only where aeon's convolution
+# AVX2 development machine); docs/user_guide/rocket.md quotes these. Features differ only where aeon's convolution
 # rounds otherwise (its last n_timepoints mod 8 positions of a row): the count_min features were all
 # equal (no first minimum moved), the count_max features within float32 rounding of their sums.
 SAME_FRACTION = {"GunPoint": 0.98, "ArrowHead": 0.99, "BasicMotions": 0.95, "ItalyPowerDemand": 0.94}

@@ -103,7 +103,7 @@ def test_float32_fma_against_aeons_transform(dataset):
 
 
 def test_default_mode_against_aeon_transform_gunpoint_10k():
-    # The README's numbers ("Accumulation modes"): RocketClassifier's configuration (10,000 kernels,
+    # The numbers of docs/user_guide/rocket.md ("Accumulation modes"): RocketClassifier's configuration (10,000 kernels,
     # random_state=0, fitted on GunPoint TRAIN), default accumulate, against aeon's own transform of
     # TEST. The stated bounds: MAX within 1e-5, a PPV differs by at most one count, on < 1% of PPVs.
     # Measured on the 2-core AMD EPYC (AVX2): 5.2% of features differ in some bit, MAX by <= 1.4e-6,

@@ -1,5 +1,5 @@
 """Memory of each SoftDTW mode on the CPU, from the allocator's own events (torch.profiler with
-profile_memory=True), against what README.md ("Fused and unfused modes", "memory" row of the
+profile_memory=True), against what docs/guarantees.md ("Fused and unfused modes", "memory" row of the
 behaviour table) states; benchmarks/bench_memory.py measures the same at B=8, N=M=1024, d=64.
 
 - fused: no (B, N, M) cost tensor, in forward or backward; with autograd the forward keeps one
@@ -58,7 +58,7 @@ def test_unfused_keeps_the_cost_tensor_and_the_table():
 def test_checkpoint_keeps_no_table_between_forward_and_backward():
     _, backward, held = _run(dict(checkpoint=True), grad=True)
     assert held < MATRIX // 8
-    # On the CPU the backward reruns the whole forward, table included (README, API: checkpoint).
+    # On the CPU the backward reruns the whole forward, table included (docs/user_guide/softdtw.md: checkpoint).
     assert [n for n in backward if n >= TABLE]
 
 

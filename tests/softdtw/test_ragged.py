@@ -1,6 +1,6 @@
 """Ragged batches (``x_lengths`` / ``y_lengths``) against each pair computed alone.
 
-The README's behaviour table ("ragged batches") makes two statements, pinned here:
+The behaviour table of docs/guarantees.md ("ragged batches") makes two statements, pinned here:
 
 - the fused mode, and ``soft_dtw_from_cost`` on a given cost tensor, compute each pair bit for bit
   as if it were alone (values and gradients), padding gets a zero gradient;
@@ -24,7 +24,7 @@ X_LENGTHS = [40, 1, 17, 33, 8]
 Y_LENGTHS = [35, 20, 1, 9, 35]
 GAMMA = 0.5
 
-# Stated in README.md ("ragged batches") and the functional module's docstring: unfused values
+# Stated in docs/guarantees.md ("ragged batches") and the functional module's docstring: unfused values
 # within UNFUSED_VALUE_ULPS·eps·|value| of the pair alone, gradients within UNFUSED_GRAD_REL·max|grad|
 # in float32 (float64: scaled by its eps).
 UNFUSED_VALUE_ULPS = 4.0

@@ -92,7 +92,7 @@ if os.environ.get("SOFTDTW_TORCH_DOCS_ONLINE") == "1":
 # exempt offline, with the private modules that docstrings name for readers of the source.
 nitpicky = True
 nitpick_ignore_regex = [
-    (r"py:.*", r"(torch|numpy|np|sklearn|os|matplotlib)(\..*)?"),
+    (r"py:.*", r"(torch|numpy|np|sklearn|os|matplotlib|dask|distributed)(\..*)?"),
     (r"py:mod", r"softdtw_torch(\.\w+)*\._\w+"),
 ]
 

@@ -958,6 +958,48 @@ def _check_datasets(op: str, X: Tensor, Y: Optional[Tensor]) -> None:
                          "univariate series: X.unsqueeze(-1)), got " + got)
 
 
+def _one_chunk(
+    a: Tensor,
+    b: Tensor,
+    ia: Tensor,
+    ib: Tensor,
+    a_lengths: Optional[Tensor],
+    b_lengths: Optional[Tensor],
+    gamma: Union[float, Tensor],
+    bandwidth: Optional[int],
+    fused: Optional[bool],
+    cost: str,
+    itakura_max_slope: Optional[float],
+) -> Tensor:
+    """soft_dtw(a[ia[k]], b[ib[k]]) for every k, in one batched call."""
+    li = a_lengths[ia.to(a_lengths.device)] if a_lengths is not None else None
+    lj = b_lengths[ib.to(b_lengths.device)] if b_lengths is not None else None
+    return soft_dtw(a[ia], b[ib], gamma, bandwidth, False, fused, li, lj, cost, False, itakura_max_slope)
+
+
+@torch.jit.ignore
+def _shared_pairs_in_chunks(a: Tensor, b: Tensor, ia: Tensor, ib: Tensor, a_lengths: Optional[Tensor],
+                            b_lengths: Optional[Tensor], gamma: Any, bandwidth: Optional[int], fused: Optional[bool],
+                            cost: str, chunk_size: int, itakura_max_slope: Optional[float],
+                            progress: Any) -> Optional[Tensor]:
+    """``_pairs_in_chunks``'s values when a call of :mod:`softdtw_torch.distributed` is active (this
+    rank's chunks computed, every chunk gathered); None otherwise. Eager only."""
+    from .distributed import active_share, pairs_in_chunks
+
+    share = active_share()
+    if share is None:
+        return None
+
+    def chunk(start: int) -> Tensor:
+        i, j = ia[start : start + chunk_size], ib[start : start + chunk_size]
+        values = _one_chunk(a, b, i, j, a_lengths, b_lengths, gamma, bandwidth, fused, cost, itakura_max_slope)
+        if progress is not None:
+            progress.update(int(i.numel()))
+        return values
+
+    return pairs_in_chunks(share, chunk, int(ia.numel()), chunk_size, a.new_empty((0,)))
+
+
 def _pairs_in_chunks(
     a: Tensor,
     b: Tensor,
@@ -974,14 +1016,19 @@ def _pairs_in_chunks(
     progress: Any = None,
 ) -> Tensor:
     """soft_dtw(a[ia[k]], b[ib[k]]) for every k, ``chunk_size`` pairs per batched call; each call's
-    pairs counted on ``progress`` (a ``Progress``, or None)."""
+    pairs counted on ``progress`` (a ``Progress``, or None). Inside a call of
+    :mod:`softdtw_torch.distributed`, this rank computes its share of the chunks and every chunk's
+    values are gathered from the ranks that computed them (the same batched calls, the same bits)."""
+    if not torch.jit.is_scripting():
+        shared = _shared_pairs_in_chunks(a, b, ia, ib, a_lengths, b_lengths, gamma, bandwidth, fused, cost, chunk_size,
+                                         itakura_max_slope, progress)
+        if shared is not None:
+            return shared
     parts = [a.new_empty((0,))]
     for start in range(0, ia.numel(), chunk_size):
         i = ia[start : start + chunk_size]
         j = ib[start : start + chunk_size]
-        li = a_lengths[i.to(a_lengths.device)] if a_lengths is not None else None
-        lj = b_lengths[j.to(b_lengths.device)] if b_lengths is not None else None
-        parts.append(soft_dtw(a[i], b[j], gamma, bandwidth, False, fused, li, lj, cost, False, itakura_max_slope))
+        parts.append(_one_chunk(a, b, i, j, a_lengths, b_lengths, gamma, bandwidth, fused, cost, itakura_max_slope))
         if not torch.jit.is_scripting():  # progress is eager only: TorchScript compiles none of this
             if progress is not None:
                 progress.update(int(i.numel()))

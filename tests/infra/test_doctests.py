@@ -44,6 +44,8 @@ MODULES = [
     "softdtw_torch.pysdtw",
     "softdtw_torch.pysdtw.distance",
     "softdtw_torch.soft_dtw_cuda",
+    "softdtw_torch.distributed",
+    "softdtw_torch.dask",
 ]
 
 # Names a public module exports from a private module of the package, whose examples it owns.

@@ -1,0 +1,81 @@
+"""One rank of tests/infra/test_distributed_ops.py: runs every case under torch.distributed (gloo)
+and saves each result, or the error it raised, for the test to compare with one process."""
+import datetime
+import traceback
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from softdtw_torch import distributed
+from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier
+from softdtw_torch.rocket import HydraTransformer, MiniRocket, MultiRocket, Rocket
+
+
+def inputs():
+    """The collections every rank holds (the test recomputes them in one process)."""
+    rng = np.random.default_rng(0)
+    X = torch.tensor(rng.normal(size=(9, 24, 2)), dtype=torch.float32)
+    Y = torch.tensor(rng.normal(size=(5, 20, 2)), dtype=torch.float32)
+    lengths = torch.tensor([24, 20, 17, 24, 9, 13, 24, 22, 5])
+    series = rng.normal(size=(11, 2, 40)).astype(np.float32)  # aeon's layout, for the ROCKET family
+    train = rng.normal(size=(12, 30, 1))
+    labels = np.arange(12) % 3
+    test = rng.normal(size=(7, 30, 1))
+    return X, Y, lengths, series, train, labels, test
+
+
+def transformers(series):
+    return {
+        "Rocket": Rocket(n_kernels=200, random_state=0).fit(series),
+        "MiniRocket": MiniRocket(random_state=0).fit(series),
+        "MultiRocket": MultiRocket(n_kernels=84, random_state=0).fit(series),
+        "Hydra": HydraTransformer(n_kernels=4, n_groups=8, random_state=0).fit(series),
+    }
+
+
+def cases(rank):
+    """name -> a call of the distributed function (the test knows each one's single-process twin)."""
+    X, Y, lengths, series, train, labels, test = inputs()
+    knn = KNeighborsTimeSeriesClassifier(n_neighbors=3).fit(train, labels)
+    fitted = transformers(series)
+    bad = X.clone()
+    bad[4, 3, 0] = float("nan")  # only the chunks holding series 4 fail: on some ranks only
+    return {
+        "cdist_symmetric": lambda: distributed.cdist_soft_dtw(X, gamma=0.1, chunk_size=7),
+        "cdist_xy_normalized_ragged": lambda: distributed.cdist_soft_dtw(
+            X, Y, gamma=0.5, normalize=True, x_lengths=lengths, chunk_size=4),
+        "cdist_unfused_banded": lambda: distributed.cdist_soft_dtw(X, gamma=1.0, fused=False, bandwidth=3,
+                                                                    chunk_size=5),
+        "cdist_dtw_numpy": lambda: distributed.cdist_dtw(X.double().numpy(), bandwidth=4, chunk_size=6),
+        "kneighbors_predict": lambda: distributed.kneighbors_predict(knn, test),
+        **{f"transform_{name}": (lambda est=est: distributed.transform(est, series)) for name, est in fitted.items()},
+        "transform_tensor": lambda: distributed.transform(fitted["MiniRocket"], torch.from_numpy(series)),
+        "transform_sharded": lambda: _sharded(distributed.transform(fitted["MiniRocket"], series, gather=False)),
+        "failing_part": lambda: distributed.cdist_soft_dtw(bad, gamma=0.1, chunk_size=3),
+        "different_inputs": lambda: distributed.cdist_soft_dtw(X if rank == 0 else X[:8], gamma=0.1),
+        "requires_grad": lambda: distributed.cdist_soft_dtw(X.clone().requires_grad_(), gamma=0.1),
+    }
+
+
+def _sharded(result):
+    """A sharded result as one tensor: its case range, then its features."""
+    features, (start, stop) = result
+    return torch.cat([torch.tensor([start, stop], dtype=torch.float32), torch.as_tensor(features).reshape(-1)])
+
+
+def run(rank, world, store, out):
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        results = {}
+        for name, call in cases(rank).items():
+            try:
+                value = call()
+                results[name] = ("ok", value if isinstance(value, torch.Tensor) else torch.as_tensor(value))
+            except Exception as error:  # the test checks which cases raise, and what
+                results[name] = ("error", f"{type(error).__name__}: {error}", traceback.format_exc()[-2000:])
+            dist.barrier()
+        torch.save(results, f"{out}/rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()

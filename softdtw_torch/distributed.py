@@ -15,9 +15,9 @@ every rank:
 
 A rank whose part fails does not leave the others waiting: every rank reports whether its part
 succeeded before any result is exchanged, and on every rank the call raises the failing rank's
-error (its type and message, with the rank named). A rank that dies outright is the process
-group's business: its ``timeout`` (``torch.distributed.init_process_group(timeout=...)``) bounds
-the wait. Inputs that differ between ranks in shape, dtype or library version are refused by
+error (its type and message, with the rank named). When a rank dies outright, the others raise
+a RuntimeError naming the function as soon as the backend notices (gloo: the closed connection, at
+once; otherwise the group's ``timeout``, ``torch.distributed.init_process_group(timeout=...)``). Inputs that differ between ranks in shape, dtype or library version are refused by
 name, on every rank, before any work.
 
 Works with gloo (CPU tensors) and NCCL (CUDA tensors); tested with gloo ranks on loopback
@@ -73,6 +73,16 @@ def _sharing(who: str, group: Optional[Any]) -> Iterator[_Share]:
         _active.share = None
 
 
+def _collective(who: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+    """A torch.distributed collective whose failure (a rank that died, the group's timeout) is
+    raised under the public function's name, with the backend's message kept."""
+    try:
+        return call(*args, **kwargs)
+    except RuntimeError as error:
+        raise RuntimeError(f"{who}: the process group failed while the ranks exchanged results (a rank died or the "
+                           f"group's timeout passed): {error}") from error
+
+
 def _describe(value: Any) -> Any:
     """What must agree between ranks about one input: its shape, dtype and device (or, for a list
     of series, its type and length)."""
@@ -92,7 +102,7 @@ def _check_same_everywhere(who: str, group: Optional[Any], *inputs: Any) -> None
 
     mine = (__version__,) + tuple(_describe(value) for value in inputs)
     everyone: List[Any] = [None] * dist.get_world_size(group)
-    dist.all_gather_object(everyone, mine, group=group)
+    _collective(who, dist.all_gather_object, everyone, mine, group=group)
     for rank, theirs in enumerate(everyone):
         if theirs != mine:
             raise ValueError(f"{who}: every rank must pass the same inputs and run the same softdtw_torch; rank "
@@ -104,7 +114,7 @@ def _raise_if_any_failed(share: _Share, error: Optional[BaseException]) -> None:
     """Every rank says whether its part failed; all raise the first failing rank's error."""
     report = None if error is None else (type(error).__name__, str(error))
     reports: List[Any] = [None] * share.world
-    dist.all_gather_object(reports, report, group=share.group)
+    _collective(share.who, dist.all_gather_object, reports, report, group=share.group)
     for rank, got in enumerate(reports):
         if got is None:
             continue
@@ -122,7 +132,7 @@ def gather_chunks(share: _Share, mine: Sequence[Tensor], chunk_sizes: Sequence[i
     mine_flat = torch.cat([like.new_empty((0,))] + list(mine))
     padded = torch.cat([mine_flat, like.new_zeros((longest - mine_flat.numel(),))])
     parts = [torch.empty_like(padded) for _ in range(share.world)]
-    dist.all_gather(parts, padded.contiguous(), group=share.group)
+    _collective(share.who, dist.all_gather, parts, padded.contiguous(), group=share.group)
     chunks, offsets = [], [0] * share.world
     for k, size in enumerate(chunk_sizes):
         r = k % share.world

@@ -79,3 +79,24 @@ def run(rank, world, store, out):
         torch.save(results, f"{out}/rank{rank}.pt")
     finally:
         dist.destroy_process_group()
+
+
+def run_with_a_dying_rank(rank, world, store, out):
+    """Rank 1 dies (os._exit) before the call; rank 0 must raise, not wait forever: the process
+    group's timeout (10 s here) bounds it, and the peer's closed connection usually ends it sooner."""
+    import os
+    import time
+
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=10))
+    X = inputs()[0]
+    if rank == 1:
+        os._exit(3)
+    start = time.time()
+    try:
+        distributed.cdist_soft_dtw(X, gamma=0.1, chunk_size=7)
+        outcome = "returned"
+    except Exception as error:  # the test reads what rank 0 raised, and when
+        outcome = f"{type(error).__name__}: {error}"
+    torch.save({"outcome": outcome, "seconds": time.time() - start}, f"{out}/survivor.pt")
+    os._exit(0)  # no destroy_process_group: its peer is gone

@@ -1,8 +1,9 @@
 """softdtw_torch.distributed on real gloo ranks (spawned processes on loopback, nothing mocked):
 the all-pairs matrices, k-NN prediction and the ROCKET family's transforms give, on every rank,
 the single-process call's bits, at 2 and 3 ranks; a part that fails on some ranks raises on every
-rank (naming the rank) instead of leaving the others waiting; inputs that differ between ranks
-and inputs that require grad are refused by name on every rank."""
+rank (naming the rank) instead of leaving the others waiting; a rank that dies outright makes the
+others raise within the process group's timeout; inputs that differ between ranks and inputs that
+require grad are refused by name on every rank."""
 import numpy as np
 import pytest
 import torch
@@ -122,3 +123,21 @@ def test_without_a_process_group_the_call_says_so():
         from softdtw_torch import distributed
 
         distributed.cdist_soft_dtw(torch.randn(3, 5, 1))
+
+
+def test_a_rank_that_dies_makes_the_others_raise_within_the_timeout(tmp_path):
+    context = mp.spawn(worker.run_with_a_dying_rank, args=(2, str(tmp_path / "store"), str(tmp_path)), nprocs=2,
+                       join=False)
+    deadline = 120
+    for _ in range(deadline):
+        if all(not process.is_alive() for process in context.processes):
+            break
+        for process in context.processes:
+            process.join(timeout=0.5)
+    else:
+        for process in context.processes:
+            process.kill()
+        pytest.fail(f"the surviving rank was still waiting after {deadline} s")
+    survivor = torch.load(tmp_path / "survivor.pt", weights_only=False)
+    assert survivor["outcome"].startswith("RuntimeError: cdist_soft_dtw: the process group failed"), survivor
+    assert survivor["seconds"] < 60, survivor  # the group's 10 s timeout, with room for a loaded machine

@@ -65,8 +65,7 @@ def _blocks(n: int, size: int):
     return [(start, min(n, start + size)) for start in range(0, n, size)]
 
 
-def _all_pairs(who: str, pair_block: Any, X: Any, Y: Any, x_lengths: Any, y_lengths: Any, block_size: int,
-               dtype: Any) -> Any:
+def _all_pairs(who: str, pair_block: Any, X: Any, Y: Any, x_lengths: Any, y_lengths: Any, block_size: int) -> Any:
     """The (A, B') matrix as a dask array of blocks, block (I, J) = ``pair_block(X_I, Y_J, lengths)``;
     for ``Y=None`` the blocks above the diagonal are computed once and mirrored, the diagonal ones
     by the symmetric call."""
@@ -81,6 +80,7 @@ def _all_pairs(who: str, pair_block: Any, X: Any, Y: Any, x_lengths: Any, y_leng
     xl = None if x_lengths is None else np.asarray(torch.as_tensor(x_lengths).cpu())
     yl = None if y_lengths is None else np.asarray(torch.as_tensor(y_lengths).cpu())
     symmetric = Y is None
+    dtype = np.float32 if np.dtype(X.dtype) == np.float32 else np.float64  # the single-process result's
     rows = _blocks(X.shape[0], block_size)
     cols = rows if symmetric else _blocks(Y.shape[0], block_size)
     task = dask.delayed(pair_block, pure=True)
@@ -106,10 +106,6 @@ def _all_pairs(who: str, pair_block: Any, X: Any, Y: Any, x_lengths: Any, y_leng
             line.append(block)
         grid.append(line)
     return da.block(grid)
-
-
-def _result_dtype(X: Any) -> Any:
-    return np.float32 if np.dtype(X.dtype) == np.float32 else np.float64
 
 
 def _cdist_soft_dtw_block(X, Y, x_lengths, y_lengths, gamma, normalize, bandwidth, cost, fused, itakura_max_slope):
@@ -176,8 +172,7 @@ def cdist_soft_dtw(X: Any, Y: Any = None, gamma: float = 1.0, normalize: bool = 
                         "does not carry)")
     block = partial(_cdist_soft_dtw_block, gamma=gamma, normalize=normalize, bandwidth=bandwidth, cost=cost,
                     fused=fused, itakura_max_slope=itakura_max_slope)
-    X_np = _as_numpy(who, "X", X)
-    return _all_pairs(who, block, X_np, Y, x_lengths, y_lengths, block_size, _result_dtype(X_np))
+    return _all_pairs(who, block, X, Y, x_lengths, y_lengths, block_size)
 
 
 def cdist_dtw(X: Any, Y: Any = None, bandwidth: Optional[int] = None, x_lengths: Any = None, y_lengths: Any = None,
@@ -213,8 +208,7 @@ def cdist_dtw(X: Any, Y: Any = None, bandwidth: Optional[int] = None, x_lengths:
     who = "softdtw_torch.dask.cdist_dtw"
     block_size = _check_block_size(who, block_size)
     block = partial(_cdist_dtw_block, bandwidth=bandwidth, itakura_max_slope=itakura_max_slope)
-    X_np = _as_numpy(who, "X", X)
-    return _all_pairs(who, block, X_np, Y, x_lengths, y_lengths, block_size, _result_dtype(X_np))
+    return _all_pairs(who, block, X, Y, x_lengths, y_lengths, block_size)
 
 
 def _cases(who: str, X: Any, chunk_size: int) -> Any:

@@ -538,7 +538,9 @@ def _prepare_init(init: Any, length: Any, x: Tensor, lengths: Tensor, w: Tensor,
     else:
         members = _resample(x.reshape(K * n, T, d), lengths.reshape(K * n), L).reshape(K, n, L, d)
     wn = w / w.sum(dim=1, keepdim=True)
-    return torch.einsum("kn,knld->kld", wn, members).contiguous()
+    # Σ_i wn_i · x_i summed in the members' order (a scan): the same bits at any thread count and
+    # whoever computes it (a matrix product's bits depend on the BLAS threads).
+    return torch.cumsum(wn[:, :, None, None] * members, dim=1)[:, -1].contiguous()
 
 
 def __getattr__(name: str) -> Any:

@@ -54,6 +54,7 @@ from ._input import _check_bandwidth, _check_int, _check_scalar, _prepare_series
 from ._lbfgs import _Coroutine, _lbfgs, _Request
 from ._ops import _C
 from ._progress import Progress
+from .distributed import rows_by_rank
 from .functional import soft_dtw
 
 __all__ = ["softdtw_barycenter", "SoftDTWKMeans"]
@@ -73,13 +74,37 @@ _MAX_FUSED_FEATURES = _C.SOFTDTW_MAX_FUSED_FEATURES
 # ----------------------------------------------------------------------------------------------
 # The batched objective
 # ----------------------------------------------------------------------------------------------
+def _member_terms(zp: Tensor, xb: Tensor, wb: Tensor, lb: Optional[Tensor], gamma: float, bandwidth: Optional[int],
+                  need_grad: bool) -> List[Tensor]:
+    """Per pair j of a batch: w_j · sdtw_γ(zp_j, xb_j), (P,), and with ``need_grad`` its gradient
+    w.r.t. zp_j, (P, L, d); zp at its full length, the members at theirs (``lb``). Each pair's DP
+    runs alone, so a pair's terms do not depend on the other pairs of the batch (which is how
+    :mod:`softdtw_torch.distributed` and :mod:`softdtw_torch.dask` split the members)."""
+    if not need_grad:
+        with torch.no_grad():
+            return [wb * soft_dtw(zp, xb, gamma, bandwidth, False, None, None, lb)]
+    if zp.shape[2] <= _MAX_FUSED_FEATURES:
+        # One op call for values and weighted gradients w.r.t. z, no autograd graph, no ∂/∂x
+        # (no Itakura slope).
+        values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(zp, xb, wb, gamma, bandwidth, None,
+                                                                               None, lb)
+        return [wb * values, grad]
+    zp = zp.detach().requires_grad_(True)
+    with torch.enable_grad():
+        values = soft_dtw(zp, xb, gamma, bandwidth, False, None, None, lb)
+        (grad,) = torch.autograd.grad(values, zp, grad_outputs=wb)
+    return [wb * values.detach(), grad]
+
+
 class _Objective:
     """f_k(z_k) = Σ_{pairs j of problem k} w_j · sdtw_γ(z_k, series[s_j])   (or the divergence).
 
     ``series`` (S, T, d) with ``lengths`` (S,); pairs (problem, series index, weight) with weight > 0.
     Every call evaluates the requested problems with one batched ``soft_dtw`` call (plus, for the
     divergence, one call for the self-terms sdtw(z_k, z_k), one per problem rather than one per
-    pair; the members' self-terms are constants computed once).
+    pair; the members' self-terms are constants computed once); under
+    :mod:`softdtw_torch.distributed`, one call per rank on its block of the pairs, and
+    :mod:`softdtw_torch.dask` subclasses it with one task per chunk of the members.
     """
 
     def __init__(self, series: Tensor, lengths: Tensor, pair_problem: Tensor, pair_series: Tensor,
@@ -100,11 +125,14 @@ class _Objective:
         self.weight_sum.index_add_(0, self.pair_problem, self.pair_weight)
         self.const = torch.zeros(n_problems, dtype=dt, device=dev)
         if normalize:
+            def self_terms(lo: int, hi: int) -> List[Tensor]:
+                xs = series.index_select(0, self.pair_series[lo:hi])
+                ls = None if self.full_length else lengths.index_select(0, self.pair_series[lo:hi])
+                return [soft_dtw(xs, xs, gamma, bandwidth, False, None, ls, ls)]
+
             with torch.no_grad():
-                xs = series.index_select(0, self.pair_series)
-                ls = None if self.full_length else lengths.index_select(0, self.pair_series)
-                self_terms = soft_dtw(xs, xs, gamma, bandwidth, False, None, ls, ls)
-            self.const.index_add_(0, self.pair_problem, -0.5 * self.pair_weight * self_terms)
+                (members_self,) = rows_by_rank(self.pair_series.numel(), [()], series, self_terms)
+            self.const.index_add_(0, self.pair_problem, -0.5 * self.pair_weight * members_self)
         self._cache_key: Optional[Tuple[int, ...]] = None
         self._cache: Tuple[Tensor, Tensor, Tensor, Optional[Tensor]] = (series, series, series, None)
 
@@ -123,28 +151,37 @@ class _Objective:
             self._cache_key = key
         return self._cache
 
+    def _pair_terms(self, z: Tensor, rows: Tensor, w: Tensor, xs: Tensor, ls: Optional[Tensor],
+                    need_grad: bool) -> List[Tensor]:
+        """Per pair j: w_j · sdtw_γ(z[rows_j], x_j), (P,), and with ``need_grad`` its gradient
+        w.r.t. z[rows_j], (P, L, d). Each pair is computed alone (the kernels' pairs do not interact),
+        so under a call of :mod:`softdtw_torch.distributed` each rank computes a block of the pairs
+        and every rank gathers them all: the same bits as here."""
+        L, d = z.shape[1], z.shape[2]
+
+        def block(lo: int, hi: int) -> List[Tensor]:
+            return _member_terms(z.index_select(0, rows[lo:hi]), xs[lo:hi], w[lo:hi], None if ls is None else ls[lo:hi],
+                                 self.gamma, self.bandwidth, need_grad)
+
+        shapes = [(), (L, d)] if need_grad else [()]
+        return rows_by_rank(rows.numel(), shapes, z, block)
+
     def __call__(self, z: Tensor, problems: Tensor, need_grad: bool = True) -> Tuple[Tensor, Optional[Tensor]]:
         """Objective (S,) and gradient (S, L, d) at z (S, L, d) for ``problems`` (S,) (distinct ids)."""
         rows, w, xs, ls = self._pairs_for(problems)
-        if need_grad and not self.normalize and z.shape[2] <= _MAX_FUSED_FEATURES:
-            # One op call for values and weighted gradients w.r.t. z, no autograd graph, no ∂/∂x_s
-            # (no Itakura slope; z at its full length, the members at theirs).
-            values, grad = torch.ops.softdtw_torch._soft_dtw_fused_value_and_grad(
-                z.detach().index_select(0, rows), xs, w, self.gamma, self.bandwidth, None, None, ls)
-            f = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device).index_add_(0, rows, w * values)
-            return f, torch.zeros_like(z).index_add_(0, rows, grad)
-        z = z.detach().requires_grad_(need_grad)
-        with torch.enable_grad() if need_grad else torch.no_grad():
-            zp = z.index_select(0, rows)
-            values = soft_dtw(zp, xs, self.gamma, self.bandwidth, False, None, None, ls)
-            f = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device).index_add(0, rows, w * values)
-            if self.normalize:
-                f = f - 0.5 * self.weight_sum[problems] * soft_dtw(z, z, self.gamma, self.bandwidth)
-                f = f + self.const[problems]
-            if not need_grad:
-                return f, None
-            (g,) = torch.autograd.grad(f.sum(), z)
-        return f.detach(), g
+        z = z.detach()
+        terms = self._pair_terms(z, rows, w, xs, ls, need_grad)
+        f = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device).index_add_(0, rows, terms[0])
+        g = torch.zeros_like(z).index_add_(0, rows, terms[1]) if need_grad else None
+        if self.normalize:
+            # The barycenters' own terms, -½ Σ_j w_j · sdtw_γ(z_k, z_k): one DP per problem, on every rank.
+            zz = z.clone().requires_grad_(need_grad)
+            with torch.enable_grad() if need_grad else torch.no_grad():
+                own = -0.5 * self.weight_sum[problems] * soft_dtw(zz, zz, self.gamma, self.bandwidth)
+            if g is not None:
+                g = g + torch.autograd.grad(own.sum(), zz)[0]
+            f = f + own.detach() + self.const[problems]
+        return f, g
 
 
 # ----------------------------------------------------------------------------------------------

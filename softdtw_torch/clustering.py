@@ -7,7 +7,7 @@ clusters of different sizes need no padding), and each assignment one batched ``
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -18,12 +18,53 @@ from ._base import Estimator, check_random_state, read_series, series_tags
 from ._input import _check_bandwidth, _check_int, _check_scalar, _resample, _to_tensor
 from ._progress import log
 from .barycenter import _DEFAULTS, _METHODS, ArrayLike, _Objective, _solve
+from .distributed import active_share, rows_by_rank
 from .functional import cdist_soft_dtw, soft_dtw
 
 __all__ = ["SoftDTWKMeans"]
 
 # Above this many pair elements (pairs · length · d) the k-means assignment is split into chunks.
 _MAX_PAIR_ELEMENTS = 1 << 26
+
+
+class _Members:
+    """The series being clustered, held in this process, and the five things a fit asks of them:
+    their self-terms, their values to the centers, the values from some of them to all, some of
+    them as centers, and the barycenter objective of the clusters. :mod:`softdtw_torch.dask` answers
+    the same questions from a dask array's chunks (``_ChunkedMembers``), with the same bits."""
+
+    def __init__(self, km: "SoftDTWKMeans", x: Tensor, lengths: Tensor):
+        self.km, self.x, self.lengths = km, x, lengths
+        self.n, self.length, self.features = x.shape
+        self.device, self.dtype = x.device, x.dtype
+        self.ragged_lengths = None if bool((lengths == x.shape[1]).all()) else lengths
+
+    def self_terms(self) -> Tensor:
+        """(n,) sdtw_γ(x_i, x_i)."""
+        return self.km._self_terms(self.x, self.ragged_lengths)
+
+    def values_to(self, centers: Tensor) -> Tensor:
+        """(n, k) raw soft-DTW values from every series to every center."""
+        return self.km._cdist(self.x, self.ragged_lengths, centers, None)
+
+    def values_from(self, ids: Tensor) -> Tensor:
+        """(len(ids), n) raw soft-DTW values from the series ``ids`` to every series."""
+        lengths = None if self.ragged_lengths is None else self.ragged_lengths.index_select(0, ids)
+        return self.km._cdist(self.x.index_select(0, ids), lengths, self.x, self.ragged_lengths)
+
+    def as_centers(self, ids: Tensor) -> Tensor:
+        """The series ``ids`` as centers: resampled to the full length where shorter."""
+        selected = self.x.index_select(0, ids)
+        selected_lengths = self.lengths.index_select(0, ids)
+        if bool((selected_lengths == self.length).all()):
+            return selected.clone()
+        return _resample(selected, selected_lengths, self.length)
+
+    def objective(self, labels: Tensor, k: int) -> _Objective:
+        """The k barycenter problems of the clusters: series i one pair of problem ``labels[i]``."""
+        return _Objective(self.x, self.lengths, labels, torch.arange(self.n, device=self.device),
+                          torch.ones(self.n, dtype=self.dtype, device=self.device), k, float(self.km.gamma),
+                          self.km.bandwidth, bool(self.km.metric_normalize))
 
 
 class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
@@ -177,41 +218,49 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
                 f"{name}: expected init to be 'k-means++', 'random' or an array of centers, got {self.init!r}")
 
     def _self_terms(self, x: Tensor, lengths: Optional[Tensor]) -> Tensor:
+        """sdtw_γ(x_i, x_i) for every series (shared out across ranks under softdtw_torch.distributed.fit)."""
+        def block(lo: int, hi: int) -> List[Tensor]:
+            lb = None if lengths is None else lengths[lo:hi]
+            return [soft_dtw(x[lo:hi], x[lo:hi], float(self.gamma), self.bandwidth, False, None, lb, lb)]
+
         with torch.no_grad():
-            return soft_dtw(x, x, float(self.gamma), self.bandwidth, False, None, lengths, lengths)
+            return rows_by_rank(x.shape[0], [()], x, block)[0]
 
     def _cdist(self, a: Tensor, a_len: Optional[Tensor], b: Tensor, b_len: Optional[Tensor]) -> Tensor:
         """(A, B) raw soft-DTW values between the series of a and b: ``cdist_soft_dtw``, whose batched
-        soft_dtw call covers all A·B pairs at once (split only beyond 2^26 gathered elements)."""
+        soft_dtw call covers all A·B pairs at once (split only beyond 2^26 gathered elements; under
+        softdtw_torch.distributed.fit, into a chunk per rank at least, each pair computed alone)."""
         per_pair = (a.shape[1] + b.shape[1]) * a.shape[2]
         chunk = max(1, _MAX_PAIR_ELEMENTS // per_pair)
+        share = active_share()
+        if share is not None:
+            chunk = min(chunk, -(-a.shape[0] * b.shape[0] // share.world))
         with torch.no_grad():
             return cdist_soft_dtw(a, b, float(self.gamma), False, self.bandwidth, x_lengths=a_len,
                                   y_lengths=b_len, chunk_size=chunk)
 
-    def _values(self, centers: Tensor, x: Tensor, lengths: Optional[Tensor], x_self: Optional[Tensor]) -> Tensor:
+    def _values(self, centers: Tensor, members: _Members, x_self: Optional[Tensor]) -> Tensor:
         """(n, k) soft-DTW values (or divergences) between every series and every center.
 
         The divergence reuses the series' self-terms sdtw(x_i, x_i), computed once per fit, and
         computes the k centers' self-terms once per call: n·k + k DPs instead of 3·n·k.
         """
-        vals = self._cdist(x, lengths, centers, None)
+        vals = members.values_to(centers)
         if self.metric_normalize:
             assert x_self is not None
             c_self = self._self_terms(centers, None)
             vals = vals - 0.5 * x_self.view(-1, 1) - 0.5 * c_self.view(1, -1)
         return vals
 
-    def _kmeans_pp(self, x: Tensor, lengths: Optional[Tensor], x_self: Tensor, rs: np.random.RandomState) -> Tensor:
-        n = x.shape[0]
+    def _kmeans_pp(self, members: _Members, x_self: Tensor, rs: np.random.RandomState) -> Tensor:
+        n = members.n
         k = int(self.n_clusters)
-        dev = x.device
+        dev = members.device
         n_local_trials = 2 + int(np.log(k))
 
         def divergences(ids: np.ndarray) -> Tensor:  # (len(ids), n)
             idt = torch.as_tensor(ids, device=dev)
-            v = self._cdist(x.index_select(0, idt), None if lengths is None else lengths.index_select(0, idt),
-                            x, lengths)
+            v = members.values_from(idt)
             v = v - 0.5 * x_self[idt].view(-1, 1) - 0.5 * x_self.view(1, n)
             return v.clamp_min(0).double()
 
@@ -234,21 +283,12 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
             chosen.append(int(cand[best]))
         return torch.as_tensor(chosen, device=dev)
 
-    def _seeds_to_centers(self, x: Tensor, lengths: Tensor, ids: Tensor) -> Tensor:
-        T = x.shape[1]
-        sel = x.index_select(0, ids)
-        sl = lengths.index_select(0, ids)
-        if bool((sl == T).all()):
-            return sel.clone()
-        return _resample(sel, sl, T)
-
-    def _assign(self, centers: Tensor, x: Tensor, lengths: Optional[Tensor], x_self: Optional[Tensor]
-                ) -> Tuple[Tensor, Tensor]:
-        vals = self._values(centers, x, lengths, x_self)
+    def _assign(self, centers: Tensor, members: _Members, x_self: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
+        vals = self._values(centers, members, x_self)
         best, labels = vals.min(dim=1)
         return labels, best
 
-    def _reseed_empty(self, centers: Tensor, labels: Tensor, best: Tensor, x: Tensor, lengths: Tensor,
+    def _reseed_empty(self, centers: Tensor, labels: Tensor, best: Tensor, members: _Members,
                       x_self_raw: Tensor) -> int:
         """Give every empty cluster the series farthest from its center (in place). Returns how many."""
         k = centers.shape[0]
@@ -262,41 +302,36 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
                 break
             score = torch.where(movable, best, torch.full_like(best, -math.inf))
             i = int(score.argmax())
-            centers[j] = self._seeds_to_centers(x, lengths, torch.tensor([i], device=x.device))[0]
+            centers[j] = members.as_centers(torch.tensor([i], device=members.device))[0]
             labels[i] = j
             taken[i] = True
             best[i] = 0.0 if self.metric_normalize else x_self_raw[i]  # value of a series to itself
         return len(empty)
 
-    def _update(self, centers: Tensor, labels: Tensor, x: Tensor, lengths: Tensor) -> Tensor:
-        n = x.shape[0]
-        objective = _Objective(x, lengths, labels, torch.arange(n, device=x.device),
-                               torch.ones(n, dtype=x.dtype, device=x.device), centers.shape[0],
-                               float(self.gamma), self.bandwidth, bool(self.metric_normalize))
+    def _update(self, centers: Tensor, labels: Tensor, members: _Members) -> Tensor:
+        objective = members.objective(labels, centers.shape[0])
         lr = _DEFAULTS[self.barycenter_method][2]
         z, _ = _solve(objective, centers, self.barycenter_method, int(self.barycenter_max_iter),
                       float(self.barycenter_tol), lr, None, False, False, "SoftDTWKMeans")
         return z
 
-    def _fit_one(self, x: Tensor, lengths: Tensor, x_self: Tensor, rs: np.random.RandomState,
+    def _fit_one(self, members: _Members, x_self: Tensor, rs: np.random.RandomState,
                  init_centers: Optional[Tensor]) -> Tuple[Tensor, Tensor, float, int]:
-        n = x.shape[0]
+        n = members.n
         k = int(self.n_clusters)
-        lens_or_none = None if bool((lengths == x.shape[1]).all()) else lengths
         if init_centers is not None:
             centers = init_centers.clone()
         elif self.init == "random":
-            seeds = torch.as_tensor(rs.choice(n, k, replace=False), device=x.device)
-            centers = self._seeds_to_centers(x, lengths, seeds)
+            centers = members.as_centers(torch.as_tensor(rs.choice(n, k, replace=False), device=members.device))
         else:
-            centers = self._seeds_to_centers(x, lengths, self._kmeans_pp(x, lens_or_none, x_self, rs))
+            centers = members.as_centers(self._kmeans_pp(members, x_self, rs))
         x_self_norm = x_self if self.metric_normalize else None
         prev_labels: Optional[Tensor] = None
         prev_inertia: Optional[float] = None
         n_iter = 0
-        labels, best = self._assign(centers, x, lens_or_none, x_self_norm)
+        labels, best = self._assign(centers, members, x_self_norm)
         while True:
-            self._reseed_empty(centers, labels, best, x, lengths, x_self)
+            self._reseed_empty(centers, labels, best, members, x_self)
             inertia = float(best.double().sum())
             if self.verbose:  # a line per iteration, as scikit-learn's KMeans: their number is not known ahead
                 log("SoftDTWKMeans.fit", f"iteration {n_iter}, inertia {inertia:.6g}")
@@ -307,10 +342,10 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
                 break
             if n_iter == self.max_iter:
                 break
-            centers = self._update(centers, labels, x, lengths)
+            centers = self._update(centers, labels, members)
             n_iter += 1
             prev_labels, prev_inertia = labels, inertia
-            labels, best = self._assign(centers, x, lens_or_none, x_self_norm)
+            labels, best = self._assign(centers, members, x_self_norm)
         return centers, labels, inertia, n_iter
 
     def _output(self, t: Tensor) -> Union[Tensor, np.ndarray]:
@@ -344,8 +379,12 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         """
         self._check_params()
         data = read_series(X, x_lengths, "SoftDTWKMeans.fit")
-        x, lengths = data.x[0], data.lengths[0]
-        n, T, d = x.shape
+        return self._fit_members(_Members(self, data.x[0], data.lengths[0]), data.kind, data.squeeze_2d)
+
+    def _fit_members(self, members: _Members, kind: str, squeeze_2d: bool) -> "SoftDTWKMeans":
+        """``fit`` on series read (``members``: here, or a dask array's chunks); ``kind`` and
+        ``squeeze_2d`` say how the input was given, for the outputs."""
+        n, T, d = members.n, members.length, members.features
         k = int(self.n_clusters)
         if n < k:
             raise ValueError(f"SoftDTWKMeans.fit: expected at least n_clusters={k} series, got {n}")
@@ -353,25 +392,24 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         n_init = int(self.n_init)
         if not isinstance(self.init, str):
             init_centers, _ = _to_tensor(self.init, "SoftDTWKMeans.fit", "init")
-            init_centers = init_centers.to(device=x.device, dtype=x.dtype)
-            if data.squeeze_2d and init_centers.dim() == 2:
+            init_centers = init_centers.to(device=members.device, dtype=members.dtype)
+            if squeeze_2d and init_centers.dim() == 2:
                 init_centers = init_centers.unsqueeze(-1)
             if tuple(init_centers.shape) != (k, T, d):
                 raise ValueError(f"SoftDTWKMeans.fit: expected init centers of shape {(k, T, d)}, got "
                                  f"{tuple(init_centers.shape)}")
             n_init = 1
         rs = check_random_state(self.random_state, "SoftDTWKMeans")
-        lens_or_none = None if bool((lengths == T).all()) else lengths
-        x_self = self._self_terms(x, lens_or_none)
+        x_self = members.self_terms()
         best_run = None
         for _ in range(n_init):
-            run = self._fit_one(x, lengths, x_self, rs, init_centers)
+            run = self._fit_one(members, x_self, rs, init_centers)
             if best_run is None or run[2] < best_run[2]:
                 best_run = run
         assert best_run is not None
         centers, labels, inertia, n_iter = best_run
-        self._kind = data.kind
-        self._squeeze_2d = data.squeeze_2d
+        self._kind = kind
+        self._squeeze_2d = squeeze_2d
         self._centers = centers
         self.n_features_in_ = d
         self.cluster_centers_ = self._output(centers)
@@ -409,9 +447,9 @@ class SoftDTWKMeans(TransformerMixin, ClusterMixin, Estimator):
         if x.shape[2] != centers.shape[2]:
             raise ValueError(f"SoftDTWKMeans.transform: expected series with {centers.shape[2]} features "
                              f"(as in fit), got {x.shape[2]}")
-        lens_or_none = None if bool((lengths == x.shape[1]).all()) else lengths
-        x_self = self._self_terms(x, lens_or_none) if self.metric_normalize else None
-        vals = self._values(centers, x, lens_or_none, x_self)
+        members = _Members(self, x, lengths)
+        x_self = members.self_terms() if self.metric_normalize else None
+        vals = self._values(centers, members, x_self)
         return vals if data.kind == "torch" else vals.cpu().numpy()
 
     def predict(self, X: ArrayLike, x_lengths: Optional[ArrayLike] = None) -> Union[Tensor, np.ndarray]:

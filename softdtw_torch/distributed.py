@@ -1,5 +1,6 @@
-"""The all-pairs matrices, k-NN prediction and the ROCKET family's transforms across the ranks of a
-``torch.distributed`` process group, with the single-process call's bits.
+"""The all-pairs matrices, k-NN prediction, the ROCKET family's transforms, soft-DTW barycenters
+and k-means across the ranks of a ``torch.distributed`` process group, with the single-process
+call's bits.
 
 Every rank calls the same function on the same inputs (each rank holds the collection, as a
 training set is held); the work is split across the ranks and the result comes back whole on
@@ -12,6 +13,12 @@ every rank:
   the matrix is assembled from them as one process assembles it.
 - :func:`transform`: a fitted ROCKET-family transformer's features, each rank transforming its
   block of cases; a case's features do not depend on the other cases of its batch.
+- :func:`softdtw_barycenter` and :func:`fit` (soft-DTW k-means): every evaluation of the
+  objective computes each (barycenter, member) pair's value and gradient on one rank, a block of
+  pairs per rank, and gathers them on every rank, which sums them as one process does and takes
+  the same optimisation step; k-means also splits its assignments' pairs. Each pair's DP runs
+  alone in the kernels (its bits do not depend on the other pairs of the call), so the fit is the
+  single-process one, bit for bit, on every rank.
 
 A rank whose part fails does not leave the others waiting: every rank reports whether its part
 succeeded before any result is exchanged, and on every rank the call raises the failing rank's
@@ -24,15 +31,16 @@ Works with gloo (CPU tensors) and NCCL (CUDA tensors); tested with gloo ranks on
 (tests/infra/test_distributed_ops.py).
 """
 import contextlib
+import hashlib
 import threading
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Optional, Sequence
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from torch import Tensor
 
-__all__ = ["cdist_soft_dtw", "cdist_dtw", "kneighbors_predict", "transform"]
+__all__ = ["cdist_soft_dtw", "cdist_dtw", "kneighbors_predict", "transform", "softdtw_barycenter", "fit"]
 
 # The share of the work this thread's call computes, set by ``_sharing`` and read by
 # ``functional._pairs_in_chunks`` (eager only).
@@ -95,12 +103,13 @@ def _describe(value: Any) -> Any:
     return (type(value).__name__, len(value) if hasattr(value, "__len__") else None)
 
 
-def _check_same_everywhere(who: str, group: Optional[Any], *inputs: Any) -> None:
+def _check_same_everywhere(who: str, group: Optional[Any], *inputs: Any, settings: Any = None) -> None:
     """Refuses, on every rank, inputs that are not the same on every rank (shape, dtype, device
-    type, library version): a rank holding another collection would give another matrix."""
+    type, library version, and ``settings``, a picklable summary of anything else that must agree):
+    a rank holding another collection would give another matrix."""
     from . import __version__
 
-    mine = (__version__,) + tuple(_describe(value) for value in inputs)
+    mine = (__version__,) + tuple(_describe(value) for value in inputs) + ((settings,) if settings is not None else ())
     everyone: List[Any] = [None] * dist.get_world_size(group)
     _collective(who, dist.all_gather_object, everyone, mine, group=group)
     for rank, theirs in enumerate(everyone):
@@ -111,7 +120,15 @@ def _check_same_everywhere(who: str, group: Optional[Any], *inputs: Any) -> None
 
 
 def _raise_if_any_failed(share: _Share, error: Optional[BaseException]) -> None:
-    """Every rank says whether its part failed; all raise the first failing rank's error."""
+    """Every rank says whether its part failed; all raise the first failing rank's error. One small
+    tensor collective when all succeeded (the barycenter asks at every evaluation), the messages
+    exchanged only after a failure."""
+    backend = dist.get_backend(share.group)
+    device = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" else torch.device("cpu")
+    failed = torch.tensor([0 if error is None else 1], dtype=torch.int32, device=device)
+    _collective(share.who, dist.all_reduce, failed, op=dist.ReduceOp.MAX, group=share.group)
+    if not int(failed.item()):
+        return
     report = None if error is None else (type(error).__name__, str(error))
     reports: List[Any] = [None] * share.world
     _collective(share.who, dist.all_gather_object, reports, report, group=share.group)
@@ -139,6 +156,45 @@ def gather_chunks(share: _Share, mine: Sequence[Tensor], chunk_sizes: Sequence[i
         chunks.append(parts[r][offsets[r]: offsets[r] + size])
         offsets[r] += size
     return chunks
+
+
+def _block_bounds(n_rows: int, world: int) -> List[int]:
+    """Where each rank's contiguous block of ``n_rows`` rows starts and stops: rank r has rows
+    ``bounds[r]:bounds[r + 1]`` (near-equal blocks, in rank order)."""
+    return [int(b) for b in np.linspace(0, n_rows, world + 1).round().astype(int)]
+
+
+def rows_by_rank(n_rows: int, row_shapes: Sequence[Sequence[int]], like: Tensor,
+                 compute: Callable[[int, int], Sequence[Tensor]]) -> List[Tensor]:
+    """``compute(0, n_rows)`` (tensors of ``n_rows`` rows each, of shapes ``(n_rows, *row_shapes[k])``
+    and ``like``'s dtype and device), shared out when a call of this module is active: this rank
+    computes its contiguous block of rows, every rank learns whether all blocks succeeded, and every
+    block is gathered on every rank. A row's values must not depend on the other rows of its call,
+    which holds for the per-pair soft-DTW kernels (each pair's DP runs alone, tested) and for the
+    ROCKET transforms (each case alone). Used by the barycenter objective and by k-means."""
+    share = active_share()
+    if share is None:
+        return list(compute(0, n_rows))
+    bounds = _block_bounds(n_rows, share.world)
+    lo, hi = bounds[share.rank], bounds[share.rank + 1]
+    mine: List[Tensor] = []
+    error = None
+    try:
+        if hi > lo:
+            mine = [part.reshape(-1) for part in compute(lo, hi)]
+    except Exception as caught:  # reported to every rank before any exchange
+        error = caught
+    _raise_if_any_failed(share, error)
+    row_sizes = [int(np.prod(shape)) for shape in row_shapes]
+    counts = [bounds[r + 1] - bounds[r] for r in range(share.world)]
+    parts = gather_chunks(share, [torch.cat(mine)] if mine else [], [c * sum(row_sizes) for c in counts], like)
+    columns: List[List[Tensor]] = [[] for _ in row_shapes]
+    for part, count in zip(parts, counts):
+        offset = 0
+        for k, (shape, size) in enumerate(zip(row_shapes, row_sizes)):
+            columns[k].append(part[offset: offset + count * size].reshape(count, *shape))
+            offset += count * size
+    return [torch.cat(blocks) for blocks in columns]
 
 
 def pairs_in_chunks(share: _Share, compute_chunk: Any, n_pairs: int, chunk_size: int, like: Tensor) -> Tensor:
@@ -335,8 +391,8 @@ def transform(estimator: Any, X: Any, *, group: Optional[Any] = None, gather: bo
     with _sharing(who, group) as share:
         _check_same_everywhere(who, group, X)
         n_cases = len(X)
-        bounds = np.linspace(0, n_cases, share.world + 1).round().astype(int)
-        lo, hi = int(bounds[share.rank]), int(bounds[share.rank + 1])
+        bounds = _block_bounds(n_cases, share.world)
+        lo, hi = bounds[share.rank], bounds[share.rank + 1]
         error, part = None, None
         try:
             # A rank with no cases (fewer cases than ranks) transforms one case to learn the width.
@@ -350,8 +406,150 @@ def transform(estimator: Any, X: Any, *, group: Optional[Any] = None, gather: bo
         if not gather:
             return (features if is_tensor else features.numpy()), (lo, hi)
         width = features.shape[1]
-        counts = [int(bounds[r + 1] - bounds[r]) for r in range(share.world)]
+        counts = [bounds[r + 1] - bounds[r] for r in range(share.world)]
         flat = features.reshape(-1)
         chunks = gather_chunks(share, [flat], [c * width for c in counts], flat)
         whole = torch.cat(chunks).reshape(n_cases, width)
         return whole if is_tensor else whole.numpy()
+
+
+def _agreed(share: _Share, callback: Optional[Callable[..., Any]]) -> Optional[Callable[..., Any]]:
+    """The user's callback, its stop decision shared: the optimisation stops on every rank when it
+    returns True on any rank (ranks that stopped at different iterations would wait for each other)."""
+    if callback is None:
+        return None
+
+    def agreed(*args: Any) -> bool:
+        votes: List[Any] = [None] * share.world
+        _collective(share.who, dist.all_gather_object, votes, bool(callback(*args)), group=share.group)
+        return any(votes)
+
+    return agreed
+
+
+def softdtw_barycenter(X: Any, gamma: float = 1.0, weights: Any = None, tol: Optional[float] = None,
+                       max_iter: Optional[int] = None, init: Any = None, *, group: Optional[Any] = None,
+                       callback: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
+    """:func:`softdtw_torch.barycenter.softdtw_barycenter` with the members' soft-DTW terms of every
+    evaluation split across the ranks of ``group``: each rank computes the values and gradients of
+    a block of the (barycenter, member) pairs, every rank gathers them all and takes the same
+    optimisation step, so the barycenter on every rank is the single-process one, bit for bit.
+
+    Every rank holds the members (as for the other functions here); what is split is the work,
+    the DPs, whose cost grows with length², while the exchange grows with the barycenter's length
+    (one value and length·d gradient entries per member and evaluation).
+
+    Parameters
+    ----------
+    X, gamma, weights, tol, max_iter, init
+        As for :func:`softdtw_torch.barycenter.softdtw_barycenter`; every rank passes the same values.
+    group : torch.distributed.ProcessGroup or None, default None
+        The ranks that share the work (``None``: the default group).
+    callback : Callable or None, default None
+        As in the single-process function, called on every rank; returning ``True`` on any rank
+        stops every rank.
+    **options
+        The single-process function's other keyword arguments (``method``, ``x_lengths``,
+        ``length``, ``normalize``, ``bandwidth``, ...), the same on every rank.
+
+    Returns
+    -------
+    torch.Tensor, numpy.ndarray or tuple
+        The single-process function's result, on every rank.
+
+    Examples
+    --------
+    >>> import numpy as np, torch.distributed as dist, tempfile, os
+    >>> from softdtw_torch import distributed
+    >>> from softdtw_torch.barycenter import softdtw_barycenter
+    >>> store = os.path.join(tempfile.mkdtemp(), "store")
+    >>> dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
+    >>> X = np.random.default_rng(0).normal(size=(6, 20, 1))
+    >>> bool(np.array_equal(distributed.softdtw_barycenter(X, max_iter=5), softdtw_barycenter(X, max_iter=5)))
+    True
+    >>> dist.destroy_process_group()
+    """
+    from .barycenter import softdtw_barycenter as single
+
+    with _sharing("softdtw_barycenter", group) as share:
+        _check_same_everywhere(share.who, group, X, weights, init, options.get("x_lengths"),
+                               settings=repr(sorted((k, v) for k, v in options.items() if k != "x_lengths"))
+                               + repr((gamma, tol, max_iter)))
+        return single(X, gamma, weights, tol, max_iter, init, callback=_agreed(share, callback), **options)
+
+
+def _random_state_summary(random_state: Any) -> Any:
+    """What must agree between ranks about a random_state (None: numpy's global generator, which
+    is each rank's own)."""
+    if isinstance(random_state, np.random.RandomState):
+        kind, keys, pos, has_gauss, gauss = random_state.get_state()
+        return (kind, hashlib.sha256(keys.tobytes()).hexdigest(), pos, has_gauss, gauss)
+    return random_state
+
+
+def fit(estimator: Any, X: Any, y: Any = None, *, group: Optional[Any] = None, **fit_params: Any) -> Any:
+    """``estimator.fit(X, y, **fit_params)`` for a :class:`~softdtw_torch.clustering.SoftDTWKMeans`
+    (or tslearn's ``TimeSeriesKMeans`` from :mod:`softdtw_torch.tslearn`), with its soft-DTW work
+    split across the ranks of ``group``: the assignments' (series, center) pairs, the series'
+    self-terms and the centers' barycenter updates (each rank a block of the members' terms, every
+    gradient gathered), so that every rank ends with the single-process fit, bit for bit
+    (``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``).
+
+    Parameters
+    ----------
+    estimator : softdtw_torch.clustering.SoftDTWKMeans
+        Unfitted or fitted (it is refitted), the same parameters on every rank, an int
+        ``random_state`` (or array ``init``).
+    X : numpy.ndarray, torch.Tensor or list
+        The series, the same on every rank.
+    y : None
+        Ignored.
+    group : torch.distributed.ProcessGroup or None, default None
+        The ranks that share the work.
+    **fit_params
+        ``x_lengths``, as for ``estimator.fit``.
+
+    Returns
+    -------
+    softdtw_torch.clustering.SoftDTWKMeans
+        The estimator, fitted, on every rank.
+
+    Raises
+    ------
+    TypeError
+        An estimator other than soft-DTW k-means.
+    ValueError
+        ``random_state=None`` with a random initialisation (each rank would draw its own centers),
+        parameters or inputs that differ between ranks, and the estimator's own errors.
+
+    Examples
+    --------
+    >>> import numpy as np, torch.distributed as dist, tempfile, os
+    >>> from softdtw_torch import distributed
+    >>> from softdtw_torch.clustering import SoftDTWKMeans
+    >>> store = os.path.join(tempfile.mkdtemp(), "store")
+    >>> dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
+    >>> X = np.random.default_rng(0).normal(size=(10, 20, 1))
+    >>> km = distributed.fit(SoftDTWKMeans(n_clusters=2, max_iter=3, random_state=0), X)
+    >>> one = SoftDTWKMeans(n_clusters=2, max_iter=3, random_state=0).fit(X)
+    >>> bool(np.array_equal(km.cluster_centers_, one.cluster_centers_))
+    True
+    >>> dist.destroy_process_group()
+    """
+    from .clustering import SoftDTWKMeans
+
+    who = f"{type(estimator).__name__}.fit"
+    if not isinstance(estimator, SoftDTWKMeans):
+        raise TypeError(f"softdtw_torch.distributed.fit: expected a SoftDTWKMeans (or softdtw_torch.tslearn's "
+                        f"TimeSeriesKMeans), got {type(estimator).__name__}; for ROCKET transformers use "
+                        "distributed.transform, for k-NN distributed.kneighbors_predict")
+    with _sharing(who, group) as share:
+        seeded = isinstance(estimator.init, str)  # the initial centers are drawn
+        parameters = sorted((k, v) for k, v in estimator.get_params().items() if k not in ("random_state", "init"))
+        settings = (repr(parameters), _random_state_summary(estimator.random_state) if seeded else None)
+        _check_same_everywhere(share.who, group, X, fit_params.get("x_lengths"), None if seeded else estimator.init,
+                               settings=settings)
+        if seeded and estimator.random_state is None:  # raised on every rank: all of them agree on it
+            raise ValueError(f"{who}: random_state=None draws the initial centers from each rank's own global numpy "
+                             "generator; pass an int (or the same RandomState on every rank)")
+        return estimator.fit(X, y, **fit_params)

@@ -8,8 +8,10 @@ import torch
 import torch.distributed as dist
 
 from softdtw_torch import distributed
+from softdtw_torch.clustering import SoftDTWKMeans
 from softdtw_torch.neighbors import KNeighborsTimeSeriesClassifier
 from softdtw_torch.rocket import HydraTransformer, MiniRocket, MultiRocket, Rocket
+from softdtw_torch.tslearn import TimeSeriesKMeans
 
 
 def inputs():
@@ -34,11 +36,41 @@ def transformers(series):
     }
 
 
+def clustering_inputs():
+    """Members for the barycenters and k-means: three groups of ragged series, and wide series
+    (more features than the fused kernels take, so the objective runs the unfused path)."""
+    rng = np.random.default_rng(1)
+    groups = rng.normal(size=(3, 7, 18, 2))
+    group_lengths = rng.integers(9, 19, size=(3, 7))
+    wide = rng.normal(size=(4, 132, 130))
+    series = np.concatenate([rng.normal(loc=c, size=(6, 16, 1)) for c in (-2.0, 0.0, 2.0)])
+    return groups, group_lengths, wide, series
+
+
+def kmeans_fits():
+    """name -> (estimator, fit keyword arguments)."""
+    return {
+        "kmeans_pp": (SoftDTWKMeans(n_clusters=3, gamma=0.5, max_iter=4, barycenter_max_iter=8, random_state=0), {}),
+        "kmeans_divergence_random": (SoftDTWKMeans(n_clusters=2, metric_normalize=True, init="random", max_iter=3,
+                                                   barycenter_max_iter=5, random_state=1), {}),
+        "kmeans_tslearn": (TimeSeriesKMeans(n_clusters=3, metric="softdtw", max_iter=3, max_iter_barycenter=5,
+                                            random_state=2), {}),
+    }
+
+
+def fitted_state(estimator):
+    """A fitted k-means as one tensor: centers, labels, inertia and iteration count."""
+    return torch.cat([torch.as_tensor(estimator.cluster_centers_).double().reshape(-1),
+                      torch.as_tensor(estimator.labels_).double(),
+                      torch.tensor([estimator.inertia_, estimator.n_iter_], dtype=torch.float64)])
+
+
 def cases(rank):
     """name -> a call of the distributed function (the test knows each one's single-process twin)."""
     X, Y, lengths, series, train, labels, test = inputs()
     knn = KNeighborsTimeSeriesClassifier(n_neighbors=3).fit(train, labels)
     fitted = transformers(series)
+    groups, group_lengths, wide, series_to_cluster = clustering_inputs()
     bad = X.clone()
     bad[4, 3, 0] = float("nan")  # only the chunks holding series 4 fail: on some ranks only
     return {
@@ -52,6 +84,20 @@ def cases(rank):
         **{f"transform_{name}": (lambda est=est: distributed.transform(est, series)) for name, est in fitted.items()},
         "transform_tensor": lambda: distributed.transform(fitted["MiniRocket"], torch.from_numpy(series)),
         "transform_sharded": lambda: _sharded(distributed.transform(fitted["MiniRocket"], series, gather=False)),
+        "barycenter": lambda: distributed.softdtw_barycenter(groups[0], gamma=0.5, max_iter=15),
+        "barycenter_groups_ragged_divergence": lambda: distributed.softdtw_barycenter(
+            torch.from_numpy(groups), gamma=1.0, max_iter=10, x_lengths=group_lengths, normalize=True),
+        "barycenter_adam_float32": lambda: distributed.softdtw_barycenter(
+            torch.from_numpy(groups[1]).float(), method="adam", max_iter=20),
+        "barycenter_unfused": lambda: distributed.softdtw_barycenter(wide, gamma=1.0, max_iter=6),
+        # Rank 1's callback asks to stop after the second iteration: every rank stops there.
+        "barycenter_callback": lambda: distributed.softdtw_barycenter(
+            groups[2], max_iter=15, callback=lambda it, z: rank == 1 and it >= 2),
+        **{name: (lambda est=est, kw=kw: fitted_state(distributed.fit(est, series_to_cluster, **kw)))
+           for name, (est, kw) in kmeans_fits().items()},
+        "kmeans_unseeded": lambda: distributed.fit(SoftDTWKMeans(n_clusters=2), series_to_cluster),
+        "kmeans_other_params": lambda: distributed.fit(SoftDTWKMeans(n_clusters=2 + rank, random_state=0),
+                                                        series_to_cluster),
         "failing_part": lambda: distributed.cdist_soft_dtw(bad, gamma=0.1, chunk_size=3),
         "different_inputs": lambda: distributed.cdist_soft_dtw(X if rank == 0 else X[:8], gamma=0.1),
         "requires_grad": lambda: distributed.cdist_soft_dtw(X.clone().requires_grad_(), gamma=0.1),

@@ -1,9 +1,12 @@
 """softdtw_torch.distributed on real gloo ranks (spawned processes on loopback, nothing mocked):
-the all-pairs matrices, k-NN prediction and the ROCKET family's transforms give, on every rank,
-the single-process call's bits, at 2 and 3 ranks; a part that fails on some ranks raises on every
-rank (naming the rank) instead of leaving the others waiting; a rank that dies outright makes the
-others raise within the process group's timeout; inputs that differ between ranks and inputs that
-require grad are refused by name on every rank."""
+the all-pairs matrices, k-NN prediction, the ROCKET family's transforms, barycenters (L-BFGS and
+Adam, K groups, ragged, the divergence, the unfused path) and k-means fits give, on every rank,
+the single-process call's bits, at 2 and 3 ranks; a barycenter callback that stops one rank stops
+all; k-means without a seed, or with parameters that differ between ranks, is refused
+everywhere; a part that fails on some ranks raises on every rank (naming the rank) instead of
+leaving the others waiting; a rank that dies outright makes the others raise within the process
+group's timeout; inputs that differ between ranks and inputs that require grad are refused by
+name on every rank."""
 import numpy as np
 import pytest
 import torch
@@ -12,6 +15,7 @@ import torch.multiprocessing as mp
 
 import softdtw_torch as st
 from softdtw_torch import metrics
+from softdtw_torch.barycenter import softdtw_barycenter
 
 import _distributed_ops_worker as worker
 
@@ -53,6 +57,22 @@ def single_process():
         "kneighbors_predict": torch.as_tensor(knn.predict(test)),
         **{f"transform_{name}": torch.as_tensor(est.transform(series)) for name, est in fitted.items()},
         "transform_tensor": fitted["MiniRocket"].transform(torch.from_numpy(series)),
+        **clustering_single_process(),
+    }
+
+
+def clustering_single_process():
+    groups, group_lengths, wide, series = worker.clustering_inputs()
+    return {
+        "barycenter": torch.as_tensor(softdtw_barycenter(groups[0], gamma=0.5, max_iter=15)),
+        "barycenter_groups_ragged_divergence": softdtw_barycenter(
+            torch.from_numpy(groups), gamma=1.0, max_iter=10, x_lengths=group_lengths, normalize=True),
+        "barycenter_adam_float32": softdtw_barycenter(torch.from_numpy(groups[1]).float(), method="adam",
+                                                      max_iter=20),
+        "barycenter_unfused": torch.as_tensor(softdtw_barycenter(wide, gamma=1.0, max_iter=6)),
+        "barycenter_callback": torch.as_tensor(softdtw_barycenter(groups[2], max_iter=15,
+                                                                  callback=lambda it, z: it >= 2)),
+        **{name: worker.fitted_state(est.fit(series, **kw)) for name, (est, kw) in worker.kmeans_fits().items()},
     }
 
 
@@ -68,7 +88,10 @@ def expected(name):
 
 @pytest.mark.parametrize("name", ["cdist_symmetric", "cdist_xy_normalized_ragged", "cdist_unfused_banded",
                                   "cdist_dtw_numpy", "kneighbors_predict", "transform_Rocket", "transform_MiniRocket",
-                                  "transform_MultiRocket", "transform_Hydra", "transform_tensor"])
+                                  "transform_MultiRocket", "transform_Hydra", "transform_tensor", "barycenter",
+                                  "barycenter_groups_ragged_divergence", "barycenter_adam_float32",
+                                  "barycenter_unfused", "barycenter_callback", "kmeans_pp",
+                                  "kmeans_divergence_random", "kmeans_tslearn"])
 def test_every_rank_gets_the_single_process_bits(ranks, name):
     want = expected(name)
     for rank, results in enumerate(ranks):
@@ -141,3 +164,30 @@ def test_a_rank_that_dies_makes_the_others_raise_within_the_timeout(tmp_path):
     survivor = torch.load(tmp_path / "survivor.pt", weights_only=False)
     assert survivor["outcome"].startswith("RuntimeError: cdist_soft_dtw: the process group failed"), survivor
     assert survivor["seconds"] < 60, survivor  # the group's 10 s timeout, with room for a loaded machine
+
+
+def test_a_callback_that_stops_one_rank_stops_every_rank(ranks):
+    # Only rank 1's callback says stop; every rank returns the barycenter of a single process
+    # stopped after two iterations (test_every_rank_gets_the_single_process_bits), which is not
+    # the barycenter of the 15 iterations.
+    groups = worker.clustering_inputs()[0]
+    unstopped = torch.as_tensor(softdtw_barycenter(groups[2], max_iter=15))
+    for results in ranks:
+        status, got = results["barycenter_callback"][:2]
+        assert status == "ok", got
+        assert torch.equal(got, expected("barycenter_callback")) and not torch.equal(got, unstopped)
+
+
+def test_kmeans_without_a_seed_or_with_other_parameters_is_refused_everywhere(ranks):
+    for results in ranks:
+        status, message, _ = results["kmeans_unseeded"]
+        assert status == "error" and message.startswith("ValueError: SoftDTWKMeans.fit: random_state=None"), message
+        status, message, _ = results["kmeans_other_params"]
+        assert status == "error" and "every rank must pass the same inputs" in message, message
+
+
+def test_fit_refuses_other_estimators():
+    from softdtw_torch import distributed
+
+    with pytest.raises(TypeError, match="distributed.fit: expected a SoftDTWKMeans"):
+        distributed.fit(st.KNeighborsTimeSeriesClassifier(), np.zeros((4, 5, 1)))

@@ -91,6 +91,7 @@ def test_pair_functions_match_tslearn(constraint):
     assert sim == pytest.approx(sim_theirs, rel=1e-10)
 
 
+@pytest.mark.slow  # tslearn's numba soft_dtw compiles on first use: about 9 s
 def test_both_parameters_without_a_name_warn_as_tslearn():
     s1, s2 = np.arange(6.0), np.arange(5.0) ** 2
     with pytest.warns(RuntimeWarning):

@@ -67,6 +67,7 @@ def test_checkpoint_outside_the_fused_mode_is_refused(kwargs, message):
         st.soft_dtw(x, y, checkpoint=True, **kwargs)
 
 
+@pytest.mark.slow  # torch.compile's first compile of a forward and a backward: 10-15 s on the 2-core VM
 def test_module_torchscript_and_compile():
     x, y = ref.random_pairs(2, 9, 7, 3)
     module = st.SoftDTW(gamma=0.5, checkpoint=True, reduction="sum")

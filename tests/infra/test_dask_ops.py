@@ -1,5 +1,5 @@
-"""softdtw_torch.dask on a real dask.distributed LocalCluster (2 worker processes on loopback,
-nothing mocked): the all-pairs matrices, k-NN prediction, the ROCKET family's transforms,
+"""softdtw_torch.dask on a real dask.distributed LocalCluster (2 and 4 worker processes on
+loopback, nothing mocked): the all-pairs matrices, k-NN prediction, the ROCKET family's transforms,
 barycenters and k-means fits give the single-process call's bits; scikit-learn's
 cross-validation and grid search run our estimators on the cluster through joblib's Dask backend;
 a worker killed in the middle of a computation changes nothing in the result (Dask reruns its
@@ -22,13 +22,17 @@ import dask.array as dask_array  # noqa: E402
 
 from softdtw_torch import dask as sdask  # noqa: E402
 
-pytestmark = pytest.mark.slow  # a cluster of worker processes that import torch: 20-40 s
+pytestmark = pytest.mark.slow  # clusters of worker processes that import torch: 20-40 s each
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+WORKERS = [2, 4]
+
+
+@pytest.fixture(scope="module", params=WORKERS, ids=[f"{n}-workers" for n in WORKERS])
+def client(request):
+    cluster = distributed.LocalCluster(n_workers=request.param, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    with cluster, distributed.Client(cluster) as client:
         yield client
 
 

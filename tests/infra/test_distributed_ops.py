@@ -1,7 +1,7 @@
 """softdtw_torch.distributed on real gloo ranks (spawned processes on loopback, nothing mocked):
 the all-pairs matrices, k-NN prediction, the ROCKET family's transforms, barycenters (L-BFGS and
 Adam, K groups, ragged, the divergence, the unfused path) and k-means fits give, on every rank,
-the single-process call's bits, at 2 and 3 ranks; a barycenter callback that stops one rank stops
+the single-process call's bits, at 2, 3 and 4 ranks; a barycenter callback that stops one rank stops
 all; k-means without a seed, or with parameters that differ between ranks, is refused
 everywhere; a part that fails on some ranks raises on every rank (naming the rank) instead of
 leaving the others waiting; a rank that dies outright makes the others raise within the process
@@ -20,11 +20,11 @@ from softdtw_torch.barycenter import softdtw_barycenter
 import _distributed_ops_worker as worker
 
 pytestmark = [
-    pytest.mark.slow,  # a process group of 2 or 3 spawned ranks: 20-40 s each
+    pytest.mark.slow,  # a process group of 2, 3 or 4 spawned ranks: 20-40 s each
     pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="torch built without gloo"),
 ]
 
-WORLD_SIZES = [2, 3]
+WORLD_SIZES = [2, 3, 4]
 
 
 @pytest.fixture(scope="module", params=WORLD_SIZES, ids=[f"{w}-ranks" for w in WORLD_SIZES])

@@ -27,8 +27,8 @@ a RuntimeError naming the function as soon as the backend notices (gloo: the clo
 once; otherwise the group's ``timeout``, ``torch.distributed.init_process_group(timeout=...)``). Inputs that differ between ranks in shape, dtype or library version are refused by
 name, on every rank, before any work.
 
-Works with gloo (CPU tensors) and NCCL (CUDA tensors); tested with gloo ranks on loopback
-(tests/infra/test_distributed_ops.py).
+Written for gloo (CPU tensors) and NCCL (CUDA tensors); tested with gloo ranks on loopback
+(tests/infra/test_distributed_ops.py), NCCL not yet run (no GPU in CI).
 """
 import contextlib
 import hashlib

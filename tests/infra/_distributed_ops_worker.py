@@ -146,3 +146,20 @@ def run_with_a_dying_rank(rank, world, store, out):
         outcome = f"{type(error).__name__}: {error}"
     torch.save({"outcome": outcome, "seconds": time.time() - start}, f"{out}/survivor.pt")
     os._exit(0)  # no destroy_process_group: its peer is gone
+
+
+def run_nccl_on_one_gpu(rank, world, store, out):
+    """One NCCL rank per GPU (a machine with one GPU runs world size 1): the exchanges on CUDA
+    tensors, the success flag on the current device; the test compares with one process on CUDA."""
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=120))
+    try:
+        X = inputs()[0].cuda()
+        groups = torch.from_numpy(clustering_inputs()[0]).cuda()
+        results = {"cdist": distributed.cdist_soft_dtw(X, gamma=0.1, chunk_size=7),
+                   "barycenter": distributed.softdtw_barycenter(groups, gamma=1.0, max_iter=10)}
+        if rank == 0:
+            torch.save({name: value.cpu() for name, value in results.items()}, f"{out}/nccl.pt")
+    finally:
+        dist.destroy_process_group()

@@ -191,3 +191,19 @@ def test_fit_refuses_other_estimators():
 
     with pytest.raises(TypeError, match="distributed.fit: expected a SoftDTWKMeans"):
         distributed.fit(st.KNeighborsTimeSeriesClassifier(), np.zeros((4, 5, 1)))
+
+
+@pytest.mark.needs_cuda
+def test_nccl_ranks_on_cuda_tensors_get_the_single_process_bits(tmp_path):
+    """NCCL, one rank per GPU (world size 1 on a one-GPU machine: the CUDA exchanges and the success
+    flag on the device, not the split itself, which the gloo tests cover)."""
+    if not dist.is_nccl_available():
+        pytest.skip("torch built without NCCL")
+    world = torch.cuda.device_count()
+    mp.spawn(worker.run_nccl_on_one_gpu, args=(world, str(tmp_path / "store"), str(tmp_path)), nprocs=world,
+             join=True)
+    got = torch.load(tmp_path / "nccl.pt", weights_only=False)
+    X = worker.inputs()[0].cuda()
+    groups = torch.from_numpy(worker.clustering_inputs()[0]).cuda()
+    assert torch.equal(got["cdist"], st.cdist_soft_dtw(X, gamma=0.1, chunk_size=7).cpu())
+    assert torch.equal(got["barycenter"], softdtw_barycenter(groups, gamma=1.0, max_iter=10).cpu())

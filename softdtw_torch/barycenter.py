@@ -120,10 +120,7 @@ class _Objective:
         self.bandwidth = bandwidth
         self.normalize = normalize
         self.full_length = bool((lengths == series.shape[1]).all())
-        dev, dt = series.device, series.dtype
-        self.weight_sum = torch.zeros(n_problems, dtype=dt, device=dev)
-        self.weight_sum.index_add_(0, self.pair_problem, self.pair_weight)
-        self.const = torch.zeros(n_problems, dtype=dt, device=dev)
+        members_self = None
         if normalize:
             def self_terms(lo: int, hi: int) -> List[Tensor]:
                 xs = series.index_select(0, self.pair_series[lo:hi])
@@ -132,9 +129,18 @@ class _Objective:
 
             with torch.no_grad():
                 (members_self,) = rows_by_rank(self.pair_series.numel(), [()], series, self_terms)
-            self.const.index_add_(0, self.pair_problem, -0.5 * self.pair_weight * members_self)
+        self._set_problem_constants(self.pair_problem, self.pair_weight, members_self)
         self._cache_key: Optional[Tuple[int, ...]] = None
         self._cache: Tuple[Tensor, Tensor, Tensor, Optional[Tensor]] = (series, series, series, None)
+
+    def _set_problem_constants(self, pair_problem: Tensor, pair_weight: Tensor, members_self: Optional[Tensor]) -> None:
+        """Per problem: the sum of its pairs' weights, and the divergence's constant
+        -½ Σ_j w_j · sdtw_γ(x_j, x_j) from the members' self-terms (0 without the divergence)."""
+        zeros = pair_weight.new_zeros(self.n_problems)
+        self.weight_sum = zeros.clone().index_add_(0, pair_problem, pair_weight)
+        self.const = zeros
+        if members_self is not None:
+            self.const.index_add_(0, pair_problem, -0.5 * pair_weight * members_self)
 
     def _pairs_for(self, problems: Tensor) -> Tuple[Tensor, Tensor, Tensor, Optional[Tensor]]:
         """For the requested problems: (row of z per pair, weights, member series, member lengths)."""
@@ -479,17 +485,8 @@ def softdtw_barycenter(
     (torch.Size([3, 10, 1]), 3)
     """
     name = "softdtw_barycenter"
-    gamma = _check_scalar(gamma, name, "gamma", positive=True)
-    if method not in _METHODS:
-        raise ValueError(f"{name}: expected method to be one of {_METHODS}, got {method!r}")
-    default_max_iter, default_tol, default_lr = _DEFAULTS[method]
-    max_iter = default_max_iter if max_iter is None else _check_int(max_iter, name, "max_iter", 0)
-    tol = default_tol if tol is None else _check_scalar(tol, name, "tol", nonneg=True)
-    lr = default_lr if lr is None else _check_scalar(lr, name, "lr", positive=True)
-    bandwidth = _check_bandwidth(bandwidth, name)
-    patience = _check_int(patience, name, "patience", 1)
-    if grad_clip is not None:
-        grad_clip = _check_scalar(grad_clip, name, "grad_clip", positive=True)
+    gamma, max_iter, tol, lr, bandwidth, patience, grad_clip = _check_solver_options(
+        name, gamma, method, max_iter, tol, lr, bandwidth, patience, grad_clip)
     if callback is not None and not callable(callback):
         raise ValueError(f"{name}: expected callback to be callable, got {type(callback).__name__}")
 
@@ -520,6 +517,25 @@ def softdtw_barycenter(
     if not return_history:
         return out
     return out, (history[0] if data.single else history)
+
+
+def _check_solver_options(name: str, gamma: Any, method: str, max_iter: Any, tol: Any, lr: Any, bandwidth: Any,
+                          patience: Any, grad_clip: Any) -> Tuple[float, int, float, float, Optional[int], int,
+                                                                  Optional[float]]:
+    """The barycenter's options checked (errors naming ``name``), the method's defaults filled in:
+    (gamma, max_iter, tol, lr, bandwidth, patience, grad_clip)."""
+    gamma = _check_scalar(gamma, name, "gamma", positive=True)
+    if method not in _METHODS:
+        raise ValueError(f"{name}: expected method to be one of {_METHODS}, got {method!r}")
+    default_max_iter, default_tol, default_lr = _DEFAULTS[method]
+    max_iter = default_max_iter if max_iter is None else _check_int(max_iter, name, "max_iter", 0)
+    tol = default_tol if tol is None else _check_scalar(tol, name, "tol", nonneg=True)
+    lr = default_lr if lr is None else _check_scalar(lr, name, "lr", positive=True)
+    bandwidth = _check_bandwidth(bandwidth, name)
+    patience = _check_int(patience, name, "patience", 1)
+    if grad_clip is not None:
+        grad_clip = _check_scalar(grad_clip, name, "grad_clip", positive=True)
+    return gamma, max_iter, tol, lr, bandwidth, patience, grad_clip
 
 
 def _prepare_weights(weights: Any, K: int, n: int, single: bool, device: torch.device, dtype: torch.dtype,

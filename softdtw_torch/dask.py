@@ -466,12 +466,10 @@ def _objective_class():
             self.chunks, self.problem, self.weights = chunks, problem, weights
             self.n_problems, self.gamma, self.bandwidth, self.normalize = n_problems, gamma, bandwidth, normalize
             kept = weights > 0
-            pair_problem, pair_weight = problem[kept], weights[kept]
-            self.weight_sum = torch.zeros(n_problems, dtype=weights.dtype).index_add_(0, pair_problem, pair_weight)
-            self.const = torch.zeros(n_problems, dtype=weights.dtype)
+            members_self = None
             if normalize:
                 members_self = torch.cat(chunks.map(_chunk_self_terms, chunks.slices(weights), gamma, bandwidth))
-                self.const.index_add_(0, pair_problem, -0.5 * pair_weight * members_self)
+            self._set_problem_constants(problem[kept], weights[kept], members_self)
             self.series_rows = problem
 
         def _pairs_for(self, problems: torch.Tensor) -> Any:
@@ -548,22 +546,12 @@ def softdtw_barycenter(X: Any, gamma: float = 1.0, weights: Any = None, tol: Opt
     """
     import dask
 
-    from ._input import _check_bandwidth, _check_int, _check_scalar
-    from .barycenter import _DEFAULTS, _METHODS, _prepare_init, _prepare_weights, _solve
+    from .barycenter import _check_solver_options, _prepare_init, _prepare_weights, _solve
 
     who = "softdtw_torch.dask.softdtw_barycenter"
     chunk_size = _check_block_size(who, chunk_size)
-    if method not in _METHODS:
-        raise ValueError(f"{who}: expected method to be one of {_METHODS}, got {method!r}")
-    default_max_iter, default_tol, default_lr = _DEFAULTS[method]
-    max_iter = default_max_iter if max_iter is None else _check_int(max_iter, who, "max_iter", 0)
-    tol = default_tol if tol is None else _check_scalar(tol, who, "tol", nonneg=True)
-    lr = default_lr if lr is None else _check_scalar(lr, who, "lr", positive=True)
-    gamma = _check_scalar(gamma, who, "gamma", positive=True)
-    bandwidth = _check_bandwidth(bandwidth, who)
-    patience = _check_int(patience, who, "patience", 1)
-    if grad_clip is not None:
-        grad_clip = _check_scalar(grad_clip, who, "grad_clip", positive=True)
+    gamma, max_iter, tol, lr, bandwidth, patience, grad_clip = _check_solver_options(
+        who, gamma, method, max_iter, tol, lr, bandwidth, patience, grad_clip)
     _check_workers(who)
     chunks = _Chunks(who, X, chunk_size)
     n, T, d = chunks.n, chunks.length, chunks.features

@@ -24,14 +24,13 @@ def set_thread_env_from_argv() -> None:
 
 
 def cpu_model() -> str:
-    """The CPU's model name, for benchmark headers."""
-    import platform
+    """The CPU (vendor, model name, family and model) and the vector path each of our CPU kernel
+    families runs (softdtw_torch.info(): measured, the widest the CPU runs, or capped by
+    SOFTDTW_TORCH_CPU_PATH), for benchmark headers."""
+    from softdtw_torch._info import cpu_description, cpu_paths
 
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    paths = cpu_paths() or {}
+    named = ", ".join(f"{kernel} {line.split(' ')[0]}" for kernel, line in paths.items())
+    capped = os.environ.get("SOFTDTW_TORCH_CPU_PATH")
+    return (f"{cpu_description()}; vector paths: {named or 'unknown (extension not loaded)'}"
+            + (f" (capped by SOFTDTW_TORCH_CPU_PATH={capped})" if capped else ""))

@@ -52,7 +52,9 @@ def load_ceilings():
 
     build = os.path.join(ROOT, "build", "roofline")
     os.makedirs(build, exist_ok=True)
-    return load(name="softdtw_torch_ceilings", sources=[os.path.join(HERE, "roofline", "ceilings.cpp")],
+    # csrc/common/cpu.cpp: the path choice of the SoftDTW loops ceilings.cpp runs (cpu/interleaved_vectors.h).
+    sources = [os.path.join(HERE, "roofline", "ceilings.cpp"), os.path.join(ROOT, "csrc", "common", "cpu.cpp")]
+    return load(name="softdtw_torch_ceilings", sources=sources,
                 extra_include_paths=[ROOT], extra_cflags=["-O3", "-ffp-contract=off", "-fno-trapping-math"],
                 build_directory=build, verbose=False)
 
@@ -214,10 +216,15 @@ def rocket_rows(args, ceilings, threads):
 
 
 def minirocket_rows(args, ceilings, threads):
+    """Against the ceiling of the instruction set MiniRocket's counting runs (softdtw_torch.info()'s
+    path: its avx512 path on AVX-512; its avx2 path, and the portable path's loop compiled for
+    AVX2 by GCC, on AVX2)."""
+    from softdtw_torch._info import cpu_paths
     from softdtw_torch.rocket import MiniRocket
 
+    isa = "avx512" if cpu_paths()["minirocket"].startswith("avx512") else "avx2"
     return transform_rows(args, "MiniRocket", MiniRocket, lambda m, T: minirocket_compares(m.parameters, T),
-                          *ceilings.compare_count_peak(threads), "compare and count", "compares",
+                          *ceilings.compare_count_peak(threads, isa=isa), "compare and count", "compares",
                           "compare and count")
 
 

@@ -233,6 +233,7 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #include "multirocket/math.h"
 #include "softdtw/constants.h"
 
+#include "common/cpu.h"
 #include "common/memory.h"
 #include "common/table_memory.h"
 
@@ -262,6 +263,43 @@ PyObject* memory_limit(PyObject*, PyObject*) {
   return PyLong_FromLongLong(*limit);
 }
 
+// Every CPU kernel's vector path (common/cpu.h), deciding those not yet decided: a list of
+// "<kernel>: <path> (<why>)" lines.
+PyObject* cpu_paths(PyObject*, PyObject*) {
+  try {
+    softdtw_torch::decide_all_paths();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+    return nullptr;
+  }
+  const std::vector<std::string> lines = softdtw_torch::path_report();
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(lines.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), PyUnicode_FromString(lines[i].c_str()));
+  }
+  return list;
+}
+
+// set_path_cap("portable", "avx2", "avx512" or None): every kernel's path decided again.
+PyObject* set_cpu_path_cap(PyObject*, PyObject* cap) {
+  using softdtw_torch::VectorPath;
+  std::optional<VectorPath> path;
+  if (cap != Py_None) {
+    const char* text = PyUnicode_AsUTF8(cap);
+    if (text == nullptr) return nullptr;
+    for (VectorPath p : {VectorPath::kPortable, VectorPath::kAvx2, VectorPath::kAvx512}) {
+      if (std::string(text) == softdtw_torch::path_name(p)) path = p;
+    }
+    if (!path.has_value()) {
+      PyErr_Format(PyExc_ValueError, "expected 'portable', 'avx2', 'avx512' or None, got '%s'", text);
+      return nullptr;
+    }
+  }
+  softdtw_torch::set_path_cap(path);
+  Py_RETURN_NONE;
+}
+
 // memory::refusal(op, what, bytes, torch.device(device_type, index), remedies): "" when it fits.
 PyObject* memory_refusal(PyObject*, PyObject* args) {
   const char *op, *what, *device_type, *remedies;
@@ -283,6 +321,9 @@ PyMethodDef module_methods[] = {
     {"memory_limit", memory_limit, METH_NOARGS, "The CPU memory limit set, bytes or None (the default)."},
     {"memory_refusal", memory_refusal, METH_VARARGS,
      "(op, what, bytes, device_type, device_index, remedies): the preflight's message, '' when it fits."},
+    {"cpu_paths", cpu_paths, METH_NOARGS, "Each CPU kernel's vector path and why, deciding those not yet decided."},
+    {"set_cpu_path_cap", set_cpu_path_cap, METH_O,
+     "Caps every CPU kernel's vector path: 'portable', 'avx2', 'avx512', or None for the default choice."},
     {"release_table_memory", release_table_memory, METH_NOARGS,
      "Frees the block kept from the last freed big CPU table (a SoftDTW DP table or the features of "
      "MiniRocket, MultiRocket or Hydra); returns its size in bytes."},

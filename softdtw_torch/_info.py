@@ -155,6 +155,36 @@ def _gpus() -> List[str]:
     ] if torch.cuda.is_available() else []
 
 
+def cpu_description() -> str:
+    """This machine's CPU as the benchmarks name it: vendor, model name, family and model numbers
+    (Linux's /proc/cpuinfo; elsewhere what the platform module reports)."""
+    fields: Dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if not line.strip():
+                    break  # the first processor's block
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    if "vendor_id" not in fields:
+        return platform.processor() or platform.machine()
+    return (f"{fields['vendor_id']} {fields.get('model name', '')} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')})")
+
+
+def cpu_paths() -> Optional[Dict[str, str]]:
+    """Each CPU kernel's vector path and why it runs, as {kernel: "path (why)"}; None when the
+    extension is not loaded. Decides the paths not yet decided (csrc/common/cpu.h: the widest this
+    CPU runs, capped by ``SOFTDTW_TORCH_CPU_PATH``, measured where the kernel has a probe), which
+    takes a few milliseconds the first time."""
+    extension = sys.modules.get(_EXTENSION)
+    if extension is None:
+        return None
+    return dict(line.split(": ", 1) for line in extension.cpu_paths())
+
+
 def info() -> Dict[str, Any]:
     """Versions and build facts of this installation, as a dict (works when the extension fails to load).
 
@@ -168,7 +198,10 @@ def info() -> Dict[str, Any]:
         built with), ``built_with_torch`` (what the extension was compiled against),
         ``cuda_kernels`` (whether the CUDA kernels were compiled), ``built_with_cuda`` (the CUDA
         toolkit that compiled them), ``cuda_arch_list`` (TORCH_CUDA_ARCH_LIST of the build),
-        ``gpus`` (visible GPUs, with name and compute capability), ``extension`` (path),
+        ``gpus`` (visible GPUs, with name and compute capability), ``cpu`` (vendor, model name,
+        family and model), ``cpu_paths`` (each CPU kernel family's vector path, ``portable``,
+        ``avx2`` or ``avx512``, and why: measured, the widest this CPU runs, or capped by
+        ``SOFTDTW_TORCH_CPU_PATH``; None when the extension is not loaded), ``extension`` (path),
         ``extension_loaded``, ``extension_error``, ``python``.
 
     Examples
@@ -177,9 +210,11 @@ def info() -> Dict[str, Any]:
     >>> facts = st.info()
     >>> list(facts)  # doctest: +NORMALIZE_WHITESPACE
     ['version', 'torch', 'torch_cuda', 'built_with_torch', 'cuda_kernels', 'built_with_cuda',
-     'cuda_arch_list', 'gpus', 'extension', 'extension_loaded', 'extension_error', 'python']
+     'cuda_arch_list', 'gpus', 'cpu', 'cpu_paths', 'extension', 'extension_loaded', 'extension_error', 'python']
     >>> facts["version"] == st.__version__, facts["extension_loaded"]
     (True, True)
+    >>> facts["cpu_paths"]["minirocket"].split(" ")[0] in ("avx512", "avx2", "portable")
+    True
     """
     built = build_info() or {}
     return {
@@ -191,6 +226,8 @@ def info() -> Dict[str, Any]:
         "built_with_cuda": built.get("cuda"),
         "cuda_arch_list": built.get("cuda_arch_list"),
         "gpus": _gpus(),
+        "cpu": cpu_description(),
+        "cpu_paths": cpu_paths(),
         "extension": extension_path(),
         "extension_loaded": _EXTENSION in sys.modules,
         "extension_error": None if _load_error is None else f"{type(_load_error).__name__}: {_load_error}",
@@ -200,8 +237,9 @@ def info() -> Dict[str, Any]:
 
 def format_info(facts: Dict[str, Any]) -> str:
     """info() as `key: value` lines (what `python -m softdtw_torch --info` prints)."""
-    lines = [f"{key}: {value}" for key, value in facts.items() if key != "gpus"]
+    lines = [f"{key}: {value}" for key, value in facts.items() if key not in ("gpus", "cpu_paths")]
     lines += [f"gpus: {gpu}" for gpu in facts["gpus"]] or ["gpus: none visible"]
+    lines += [f"cpu_paths: {kernel}: {path}" for kernel, path in (facts["cpu_paths"] or {}).items()]
     return "\n".join(lines)
 
 

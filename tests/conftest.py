@@ -58,3 +58,35 @@ def run_at_threads(threads, function):
         return function()
     finally:
         torch.set_num_threads(before)
+
+
+# The CPU kernels' vector paths this machine runs (csrc/common/cpu.h), narrowest first: each path
+# capped in turn, the one MiniRocket's counting then takes (the only family with all three).
+def _runnable_cpu_paths():
+    from softdtw_torch import _C, _info
+
+    runnable = []
+    try:
+        for path in ("portable", "avx2", "avx512"):
+            _C.set_cpu_path_cap(path)
+            if _info.cpu_paths()["minirocket"].split(" ")[0] == path:
+                runnable.append(path)
+    finally:
+        _C.set_cpu_path_cap(None)
+    return runnable
+
+
+CPU_PATHS = _runnable_cpu_paths()
+
+
+@pytest.fixture(params=CPU_PATHS)
+def cpu_path(request):
+    """Runs the test with every CPU kernel capped at each path this machine runs (all of them give
+    the same bits: the tests that take this fixture check it against independent references)."""
+    from softdtw_torch import _C
+
+    _C.set_cpu_path_cap(request.param)
+    try:
+        yield request.param
+    finally:
+        _C.set_cpu_path_cap(None)

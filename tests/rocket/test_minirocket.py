@@ -270,20 +270,22 @@ def test_x_lengths_against_reference(n_channels):
 
 
 # ---------------------------------------------------------------------------------------------
-# Several kernels a counting pass: on Intel CPUs with AVX-512 the one-channel kernels of a dilation
-# on one shared channel are counted up to 8 a pass, as many as 32 counters hold (kernels_per_pass
-# in csrc/minirocket/cpu/kernel.cpp: 8 for nb <= 4 biases a kernel, 6 for 5, 5 for 6, 4 for 7-8,
-# 3 for 9-10, 2 for 11-16), and as many as keep a window of 2 rows a kernel within 8,192 floats (at
-# most 7 on series longer than 512 points, 6 above 585, 5 above 682, 4 above 819, 3 above 1,024, 2
-# above 1,365, 1 above 2,048); a kernel of 17-32 biases is one pass. Beyond 16 counters a pass keeps
-# two counters in each vector lane, as its 16-bit halves. Elsewhere one kernel a pass. The
-# features must be the same bits either way: checked against the readable reference and aeon, for
-# every number of biases a kernel around those limits and lengths around the vector width and the
-# limits.
+# Several kernels a counting pass: on the avx512 path (csrc/common/cpu.h) the one-channel kernels
+# of a dilation on one shared channel are counted up to 8 a pass, as many as 32 counters hold
+# (kernels_per_pass in csrc/minirocket/cpu/kernel.cpp: 8 for nb <= 4 biases a kernel, 6 for 5, 5
+# for 6, 4 for 7-8, 3 for 9-10, 2 for 11-16), and as many as keep a window of 2 rows a kernel
+# within 8,192 floats (at most 7 on series longer than 512 points, 6 above 585, 5 above 682, 4
+# above 819, 3 above 1,024, 2 above 1,365, 1 above 2,048); a kernel of 17-32 biases is one pass.
+# Beyond 16 counters a pass keeps two counters in each vector lane, as its 16-bit halves. The avx2
+# path the same with 24 counters (8 kernels for nb <= 3, 6 for 4, 4 for 5-6, 3 for 7-8, 2 for
+# 9-12) and 16-bit halves beyond 12; the portable path one kernel a pass. The features must be
+# the same bits on every path this machine runs (the cpu_path fixture): checked against the
+# readable reference and aeon, for every number of biases a kernel around those limits and
+# lengths around the vector widths and the limits.
 
 
 @pytest.mark.parametrize("T", [9, 16, 31, 150, 512, 513, 1000, 1200, 1500, 2100])
-def test_kernels_counted_together_match_reference(T):
+def test_kernels_counted_together_match_reference(T, cpu_path):
     X = random_walks(3, 1, T, seed=T)
     for nb in list(range(1, 19)) + [31, 32, 33, 40]:  # one dilation (dilation 1) of nb biases a kernel
         aeon = AeonMiniRocket(n_kernels=84 * nb, max_dilations_per_kernel=1, random_state=nb).fit(X)
@@ -294,7 +296,7 @@ def test_kernels_counted_together_match_reference(T):
 
 
 @pytest.mark.parametrize("T", [65535, 65536])
-def test_counters_in_16_bit_halves_up_to_their_limit(T):
+def test_counters_in_16_bit_halves_up_to_their_limit(T, cpu_path):
     # Two counters share a lane below 65,536 positions a segment: every position above a bias
     # fills a half to its limit (a count of T in the whole-series segments). Biases far below and
     # far above every output give counts n and 0, ratios 1 and 0 exactly, in alternation (low
@@ -313,7 +315,7 @@ def test_counters_in_16_bit_halves_up_to_their_limit(T):
     np.testing.assert_array_equal(bits(rocket.transform(X)), bits(reference_transform(X, fitted.parameters, [T] * 2)))
 
 
-def test_kernels_counted_together_on_one_channel_of_three_with_ragged_lengths():
+def test_kernels_counted_together_on_one_channel_of_three_with_ragged_lengths(cpu_path):
     # Every combination on channel 2 of 3 (the shared channel need not be the first), several
     # dilations with different numbers of biases, and lengths whose unpadded segments are empty.
     X = random_walks(5, 3, 120, seed=5)

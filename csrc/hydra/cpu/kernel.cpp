@@ -35,6 +35,10 @@ void fill_padded(const GroupRow<float>& row, int64_t d, std::vector<float>& padd
   for (int64_t p = 0; p < row.length; ++p) s[p] = row.value(p);
 }
 
+// The avx2 path (common/cpu.h): group_features_avx2 for float32, else group_features.
+const PathRule kGroupPaths{"hydra", {VectorPath::kAvx2, VectorPath::kPortable}};
+const bool kGroupPathsRegistered = register_path_rule(kGroupPaths);
+
 #if SOFTDTW_TORCH_X86_INTRINSICS
 // group_features (math.h) on 8 positions at a time: the same fused multiply-adds in tap order, the
 // same first maximum and minimum (strict comparisons in kernel order), the maxima added to
@@ -101,6 +105,7 @@ void transform_kernel(const TransformProblem& p, at::Tensor& out) {
   scalar_t* features = out.data_ptr<scalar_t>();
   const int64_t R = p.n_representations, G = p.n_groups, K = p.n_kernels, F = p.n_features();
   const int64_t units = p.n_cases * p.n_dilations * R;
+  [[maybe_unused]] const bool avx2 = path_of(kGroupPaths) == VectorPath::kAvx2;
   // (case, dilation, representation) units shared out one at a time (common/parallel.h), each
   // thread with its own padded row.
   for_each_shared_item<std::vector<float>>(
@@ -116,7 +121,7 @@ void transform_kernel(const TransformProblem& p, at::Tensor& out) {
           scalar_t* out_min = out_max + G * K;
 #if SOFTDTW_TORCH_X86_INTRINSICS
           if constexpr (std::is_same_v<scalar_t, float>) {
-            if (cpu_has_avx2_fma()) {
+            if (avx2) {
               if (!padded_ready || row.n_summed > 0) fill_padded(row, d, padded);
               padded_ready = true;
               group_features_avx2(padded.data() + pad_before(d), row.length, d, w, K, out_max, out_min);

@@ -249,7 +249,8 @@ Parameters fit_impl(const at::Tensor& x_in, int64_t n_features, int64_t max_dila
 // AVX2 and SSE2 turn a compare into a 0/-1 lane that one subtraction counts; with AVX-512 GCC
 // compares into a mask register and needs one more instruction per compare to count it, which
 // measured 20-30% slower on the 2-core Zen 4 VM (benchmarks/README.md): so no AVX-512 clone of
-// this loop (Intel CPUs take count_greater_avx512).
+// this loop. The portable path's loop: the avx2 and avx512 paths take count_greater_avx2 and
+// count_greater_avx512 below.
 template <int NB, bool kFused>
 SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c, const float* __restrict gc, int64_t n,
                                                       const float* bias, float* features) {
@@ -272,22 +273,23 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void count_greater(const float* __restrict c,
   for (int j = 0; j < NB; ++j) features[j] = ppv_ratio(static_cast<double>(total[j]), static_cast<double>(n));
 }
 
-// A pass (AVX-512 only) counts up to kMaxCountersPerPass (kernel, bias) pairs: several one-channel
-// kernels (up to kMaxKernelsPerPass, of up to kMaxBiasesPerKernel biases each) or one kernel's
-// biases. 16 counters fill the 16 vectors a pass may keep (32 registers: the counters, the values
-// and the biases); 32 counters share them as the low and high 16-bit halves of each lane, which
-// holds a segment shorter than kMaxPackedSegment. Declared for every CPU: the workspace's row
-// slots are sized by them (kRowSlots).
-constexpr int kCounterVectors = 16;
-constexpr int kMaxCountersPerPass = 2 * kCounterVectors;
+// A pass of the vector paths (count_greater_avx512, count_greater_avx2) counts up to
+// 2 · CounterVectors (kernel, bias) pairs: several one-channel kernels (up to kMaxKernelsPerPass,
+// of up to kMaxBiasesPerKernel biases each) or one kernel's biases. Up to CounterVectors counters
+// fill as many vectors, those a pass may keep in registers beside the values and the biases (16 of
+// AVX-512's 32 registers, 12 of AVX2's 16); twice as many share them as the low and high 16-bit
+// halves of each lane, which holds a segment shorter than kMaxPackedSegment. Declared for every
+// CPU: the workspace's row slots are sized by them (kRowSlots).
+constexpr int kAvx512CounterVectors = 16;
+constexpr int kAvx2CounterVectors = 12;
+constexpr int kMaxCountersPerPass = 2 * kAvx512CounterVectors;
 constexpr int64_t kMaxPackedSegment = int64_t(1) << 16;
 constexpr int kMaxKernelsPerPass = 8;
 constexpr int kMaxBiasesPerKernel = kMaxCountersPerPass / 2;
 
-// The counters a pass may keep on a segment of n positions (or on segments of a series of n points).
-constexpr int64_t counters_per_pass(int64_t n) {
-  return n < kMaxPackedSegment ? kMaxCountersPerPass : kCounterVectors;
-}
+// The counters a pass of a vector path with `vectors` counter vectors may keep on a segment of n
+// positions (or on segments of a series of n points).
+constexpr int64_t counters_per_pass(int vectors, int64_t n) { return n < kMaxPackedSegment ? 2 * vectors : vectors; }
 
 #if SOFTDTW_TORCH_X86_INTRINSICS
 SOFTDTW_TORCH_AVX512_WARNINGS_OFF
@@ -330,7 +332,7 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
   return _mm512_setzero_si512();
 }
 
-// count_greater on 512-bit vectors, for Intel CPUs with AVX-512: 16 positions per compare into a
+// count_greater on 512-bit vectors, the avx512 path: 16 positions per compare into a
 // mask register, counted by one masked add (GCC reloads the biases from the stack as compare
 // operands when they do not fit in registers). A pass counts K kernels of P biases each: kernel
 // i's values are rows[i][t] (+ gcs[i][t] when kFused), its biases bias[i·stride + j], its
@@ -350,16 +352,16 @@ SOFTDTW_TORCH_AVX512_HELPER __m512i lane_or_zero(const __m512i (&k)[NB]) {
 // rounded 24-bit quotient (53 >= 2 * 24 + 2: S. A. Figueroa, "When is double rounding
 // innocuous?", 1995; tests/rocket/test_minirocket.py checks the identity). Measured on a 2-core
 // Intel Xeon VM (AVX-512) against the loop above and against the first version of this one
-// (benchmarks/README.md). Used where cpu_prefers_avx512() (common/cpu.h): not on AMD.
+// (benchmarks/README.md).
 template <int K, int P, bool kFused>
 __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const float* const* rows,
                                                                        const float* const* gcs, int64_t n,
                                                                        const float* bias, float* features,
                                                                        int64_t stride) {
   constexpr int NB = K * P;
-  constexpr bool kPacked = NB > kCounterVectors;
+  constexpr bool kPacked = NB > kAvx512CounterVectors;
   constexpr int NV = kPacked ? (NB + 1) / 2 : NB;  // counter vectors
-  static_assert(K >= 1 && P >= 1 && NB <= kMaxCountersPerPass, "16 vectors of two 16-bit halves");
+  static_assert(K >= 1 && P >= 1 && NB <= 2 * kAvx512CounterVectors, "16 vectors of two 16-bit halves");
   static_assert(K == 1 || kFused, "several kernels a pass only for fused one-channel outputs");
   constexpr auto vector_of = [](int q) { return kPacked ? q / 2 : q; };
   constexpr auto in_high_half = [](int q) { return kPacked && q % 2 == 1; };
@@ -451,58 +453,191 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
   }
 }
 
-// A pass: count_greater_avx512<K, P, kFused> (the arguments' layout is there).
-using CountPassFn = void (*)(const float* const*, const float* const*, int64_t, const float*, float*, int64_t);
+// The avx512 path's passes, as a template argument of the tables below.
+struct Avx512Passes {
+  static constexpr int kCounterVectors = kAvx512CounterVectors;
+  template <int K, int P, bool kFused>
+  static constexpr auto pass = &count_greater_avx512<K, P, kFused>;
+};
 
-template <int K, int P, bool kFused>
-constexpr CountPassFn count_pass_entry() {
-  if constexpr (K * P <= kMaxCountersPerPass) return &count_greater_avx512<K, P, kFused>;
-  return nullptr;
+SOFTDTW_TORCH_AVX512_WARNINGS_ON
+
+// A small helper of the AVX2 pass, inlined into it.
+#define SOFTDTW_TORCH_AVX2_HELPER __attribute__((target("avx2,fma"), always_inline)) inline
+
+// The sums of the 8 int32 lanes of v0, ..., v7, in this order.
+SOFTDTW_TORCH_AVX2_HELPER __m256i lane_sums_avx2(__m256i v0, __m256i v1, __m256i v2, __m256i v3, __m256i v4,
+                                                 __m256i v5, __m256i v6, __m256i v7) {
+  // Per 128-bit half: [v0's, v1's, v2's, v3's sums of that half's four lanes], and the same of v4-v7.
+  const __m256i low = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+  const __m256i high = _mm256_hadd_epi32(_mm256_hadd_epi32(v4, v5), _mm256_hadd_epi32(v6, v7));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(low, high, 0x20), _mm256_permute2x128_si256(low, high, 0x31));
 }
 
-// Entry (K - 1)·kMaxBiasesPerKernel + P - 1: the pass of K kernels of P biases (null beyond 32 counters).
-template <int... I>
-constexpr std::array<CountPassFn, sizeof...(I)> count_kernels_table(std::integer_sequence<int, I...>) {
-  return {count_pass_entry<I / kMaxBiasesPerKernel + 1, I % kMaxBiasesPerKernel + 1, true>()...};
+// Counter q's int32 lanes from the counter vectors k: vector q itself, or one 16-bit half of
+// vector q / 2 (kPacked); zero for q >= NB.
+template <int NV, int NB, bool kPacked, int Q>
+SOFTDTW_TORCH_AVX2_HELPER __m256i counter_lanes(const __m256i (&k)[NV]) {
+  if constexpr (Q >= NB) return _mm256_setzero_si256();
+  else if constexpr (!kPacked) return k[Q];
+  else if constexpr (Q % 2 == 0) return _mm256_and_si256(k[Q / 2], _mm256_set1_epi32(0xFFFF));
+  else return _mm256_srli_epi32(k[Q / 2], 16);
 }
 
-constexpr auto kCountKernels =
-    count_kernels_table(std::make_integer_sequence<int, kMaxKernelsPerPass * kMaxBiasesPerKernel>());
-
-// Entry P - 1: the pass of one kernel's P biases.
-template <bool kFused, int... I>
-constexpr std::array<CountPassFn, sizeof...(I)> count_biases_table(std::integer_sequence<int, I...>) {
-  return {count_pass_entry<1, I + 1, kFused>()...};
+// The features of counters 8G, ..., 8G + 7 (those below NB): their lane sums over n.
+template <int NV, int NB, bool kPacked, int G>
+SOFTDTW_TORCH_AVX2_HELPER __m256 ratios_avx2(const __m256i (&k)[NV], __m256 count_n) {
+  const __m256i sums = lane_sums_avx2(
+      counter_lanes<NV, NB, kPacked, 8 * G>(k), counter_lanes<NV, NB, kPacked, 8 * G + 1>(k),
+      counter_lanes<NV, NB, kPacked, 8 * G + 2>(k), counter_lanes<NV, NB, kPacked, 8 * G + 3>(k),
+      counter_lanes<NV, NB, kPacked, 8 * G + 4>(k), counter_lanes<NV, NB, kPacked, 8 * G + 5>(k),
+      counter_lanes<NV, NB, kPacked, 8 * G + 6>(k), counter_lanes<NV, NB, kPacked, 8 * G + 7>(k));
+  return _mm256_div_ps(_mm256_cvtepi32_ps(sums), count_n);
 }
 
-template <bool kFused>
-constexpr auto kCountBiases = count_biases_table<kFused>(std::make_integer_sequence<int, kMaxCountersPerPass>());
-
-// Features for nb biases (any number) of one kernel on AVX-512: as few passes as 32 counters a
-// pass allow (16 from kMaxPackedSegment positions on), of equal size (40 biases as 20 + 20, not
-// 32 + 8: a pass of few biases spends most of its time loading and adding the series, not
-// comparing).
-template <bool kFused>
-__attribute__((noinline)) void count_all_avx512(const float* c, const float* gc, int64_t n, const float* bias,
-                                                int64_t nb, float* features) {
-  const int64_t per_pass = counters_per_pass(n);
-  const int64_t passes = (nb + per_pass - 1) / per_pass;
-  for (int64_t pass = 0, j = 0; pass < passes; ++pass) {
-    const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
-    kCountBiases<kFused>[size - 1](&c, &gc, n, bias + j, features + j, 0);
-    j += size;
+// One step of count_greater_avx2: positions t, ..., t + 7 of every kernel of the pass compared
+// with its biases and counted; kTail: only the lanes of `tail` (the last n mod 8 positions, read
+// with a masked load that reads nothing beyond them).
+template <int K, int P, bool kFused, bool kPacked, bool kTail, int NV>
+SOFTDTW_TORCH_AVX2_HELPER void count_step_avx2(const float* const (&row)[K], const float* const (&gc)[K], int64_t t,
+                                               __m256i tail, const __m256 (&b)[K * P], __m256i (&k)[NV]) {
+  constexpr int NB = K * P;
+  __m256i even = _mm256_setzero_si256();  // a packed pair's first mask, until its second comes
+#pragma GCC unroll 32
+  for (int i = 0; i < K; ++i) {
+    __m256 v = kTail ? _mm256_maskload_ps(row[i] + t, tail) : _mm256_loadu_ps(row[i] + t);
+    if (kFused) v = _mm256_add_ps(v, kTail ? _mm256_maskload_ps(gc[i] + t, tail) : _mm256_loadu_ps(gc[i] + t));
+#pragma GCC unroll 32
+    for (int j = 0; j < P; ++j) {
+      const int q = i * P + j;
+      __m256i greater = _mm256_castps_si256(_mm256_cmp_ps(v, b[q], _CMP_GT_OQ));  // -1 where v > bias
+      if (kTail) greater = _mm256_and_si256(greater, tail);
+      if (!kPacked) {
+        k[q] = _mm256_sub_epi32(k[q], greater);
+      } else if (q % 2 == 0 && q + 1 < NB) {
+        even = greater;
+      } else {  // low halves count q - 1 (or q itself, the last and even), high halves q
+        const __m256i pair = q % 2 == 0 ? _mm256_blend_epi16(greater, _mm256_setzero_si256(), 0xAA)
+                                        : _mm256_blend_epi16(even, greater, 0xAA);
+        k[q / 2] = _mm256_sub_epi16(k[q / 2], pair);
+      }
+    }
   }
 }
 
-SOFTDTW_TORCH_AVX512_WARNINGS_ON
+// count_greater on 256-bit AVX2 vectors, the avx2 path (x86 CPUs without AVX-512, and those where
+// AVX-512 measured slower: common/cpu.h): the passes of count_greater_avx512, 8 positions per
+// compare. A compare gives -1 in the lanes where the value is above the bias, which one
+// subtraction counts: up to 12 counters, counter q = i·P + j is vector q (int32 lanes); up to 24
+// (kPacked, for n < kMaxPackedSegment), counters 2c and 2c + 1 share vector c, the first in the
+// low 16-bit half of each lane, the second in the high half (a blend of the two masks, counted by
+// one 16-bit subtraction: a half counts at most n / 8 positions). 12 counter vectors leave four
+// of the 16 registers to the values, the masks and the biases, which the compares read from
+// memory (the stack) when the registers run out. The same integers as count_greater, and the same
+// float32 features as count_greater_avx512 (its comment says why float32 division is exact here).
+template <int K, int P, bool kFused>
+__attribute__((target("avx2,fma"))) void count_greater_avx2(const float* const* rows, const float* const* gcs,
+                                                            int64_t n, const float* bias, float* features,
+                                                            int64_t stride) {
+  constexpr int NB = K * P;
+  constexpr bool kPacked = NB > kAvx2CounterVectors;
+  constexpr int NV = kPacked ? (NB + 1) / 2 : NB;
+  static_assert(K >= 1 && P >= 1 && NB <= 2 * kAvx2CounterVectors, "12 vectors of two 16-bit halves");
+  static_assert(K == 1 || kFused, "several kernels a pass only for fused one-channel outputs");
+  const int64_t whole = n & ~int64_t(7);
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - whole)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const float* row[K];
+  const float* gc[K];
+  __m256 b[NB];
+  __m256i k[NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < K; ++i) {
+    row[i] = rows[i];
+    gc[i] = kFused ? gcs[i] : nullptr;
+#pragma GCC unroll 32
+    for (int j = 0; j < P; ++j) b[i * P + j] = _mm256_set1_ps(bias[i * stride + j]);
+  }
+#pragma GCC unroll 32
+  for (int c = 0; c < NV; ++c) k[c] = _mm256_setzero_si256();
+  // The last n mod 8 positions first, as for count_greater_avx512: the loop then needs no mask.
+  count_step_avx2<K, P, kFused, kPacked, true>(row, gc, whole, tail, b, k);
+  for (int64_t t = 0; t < whole; t += 8) count_step_avx2<K, P, kFused, kPacked, false>(row, gc, t, tail, b, k);
+  const __m256 count_n = _mm256_set1_ps(static_cast<float>(n));
+  alignas(32) float ratios[2 * kAvx2CounterVectors];
+  _mm256_store_ps(ratios, ratios_avx2<NV, NB, kPacked, 0>(k, count_n));
+  if constexpr (NB > 8) _mm256_store_ps(ratios + 8, ratios_avx2<NV, NB, kPacked, 1>(k, count_n));
+  if constexpr (NB > 16) _mm256_store_ps(ratios + 16, ratios_avx2<NV, NB, kPacked, 2>(k, count_n));
+  for (int i = 0; i < K; ++i) {
+    for (int j = 0; j < P; ++j) features[i * stride + j] = ratios[i * P + j];
+  }
+}
+
+// The avx2 path's passes, as a template argument of the tables below.
+struct Avx2Passes {
+  static constexpr int kCounterVectors = kAvx2CounterVectors;
+  template <int K, int P, bool kFused>
+  static constexpr auto pass = &count_greater_avx2<K, P, kFused>;
+};
+
+// A pass: count_greater_avx512 or count_greater_avx2 <K, P, kFused> (the arguments' layout is there).
+using CountPassFn = void (*)(const float* const*, const float* const*, int64_t, const float*, float*, int64_t);
+
+template <typename Passes, int K, int P, bool kFused>
+constexpr CountPassFn count_pass_entry() {
+  if constexpr (K * P <= 2 * Passes::kCounterVectors) return Passes::template pass<K, P, kFused>;
+  return nullptr;
+}
+
+// Entry (K - 1)·kMaxBiasesPerKernel + P - 1: the pass of K kernels of P biases (null beyond the
+// path's counters).
+template <typename Passes, int... I>
+constexpr std::array<CountPassFn, sizeof...(I)> count_kernels_table(std::integer_sequence<int, I...>) {
+  return {count_pass_entry<Passes, I / kMaxBiasesPerKernel + 1, I % kMaxBiasesPerKernel + 1, true>()...};
+}
+
+template <typename Passes>
+constexpr auto kCountKernels =
+    count_kernels_table<Passes>(std::make_integer_sequence<int, kMaxKernelsPerPass * kMaxBiasesPerKernel>());
+
+// Entry P - 1: the pass of one kernel's P biases.
+template <typename Passes, bool kFused, int... I>
+constexpr std::array<CountPassFn, sizeof...(I)> count_biases_table(std::integer_sequence<int, I...>) {
+  return {count_pass_entry<Passes, 1, I + 1, kFused>()...};
+}
+
+template <typename Passes, bool kFused>
+constexpr auto kCountBiases =
+    count_biases_table<Passes, kFused>(std::make_integer_sequence<int, 2 * Passes::kCounterVectors>());
+
+// Features for nb biases (any number) of one kernel on a vector path: as few passes as its
+// counters allow, of equal size (40 biases as 20 + 20 on AVX-512, not 32 + 8: a pass of few
+// biases spends most of its time loading and adding the series, not comparing).
+template <typename Passes, bool kFused>
+__attribute__((noinline)) void count_all_passes(const float* c, const float* gc, int64_t n, const float* bias,
+                                                int64_t nb, float* features) {
+  const int64_t per_pass = counters_per_pass(Passes::kCounterVectors, n);
+  const int64_t passes = (nb + per_pass - 1) / per_pass;
+  for (int64_t pass = 0, j = 0; pass < passes; ++pass) {
+    const int64_t size = nb / passes + (pass < nb % passes ? 1 : 0);
+    kCountBiases<Passes, kFused>[size - 1](&c, &gc, n, bias + j, features + j, 0);
+    j += size;
+  }
+}
 #endif
 
-// Features for nb biases (any number): on AVX-512 (float32 ratios: segments under 2^24)
-// count_all_avx512, else passes of 8, then 4, then the remainder.
+// Features for nb biases (any number): on the vector paths (float32 ratios: segments under 2^24)
+// count_all_passes, else passes of 8, then 4, then the remainder.
 template <bool kFused>
-void count_all(const float* c, const float* gc, int64_t n, const float* bias, int64_t nb, float* features) {
+void count_all(VectorPath path, const float* c, const float* gc, int64_t n, const float* bias, int64_t nb,
+               float* features) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (n < (int64_t(1) << 24) && cpu_prefers_avx512()) return count_all_avx512<kFused>(c, gc, n, bias, nb, features);
+  if (n < (int64_t(1) << 24) && path == VectorPath::kAvx512) {
+    return count_all_passes<Avx512Passes, kFused>(c, gc, n, bias, nb, features);
+  }
+  if (n < (int64_t(1) << 24) && path == VectorPath::kAvx2) {
+    return count_all_passes<Avx2Passes, kFused>(c, gc, n, bias, nb, features);
+  }
 #endif
   int64_t j = 0;
   for (; j + 8 <= nb; j += 8) count_greater<8, kFused>(c, gc, n, bias + j, features + j);
@@ -522,34 +657,75 @@ void count_all(const float* c, const float* gc, int64_t n, const float* bias, in
 // values rows[i][t] + gcs[i][t], its biases bias[i·stride + j], its features
 // features[i·stride + j]. In one pass where kernels_per_pass allows it (K > 1), else one kernel
 // after the other.
-void count_kernels(int64_t K, int64_t nb, const float* const* rows, const float* const* gcs, int64_t n,
-                   const float* bias, float* features, int64_t stride) {
+void count_kernels(VectorPath path, int64_t K, int64_t nb, const float* const* rows, const float* const* gcs,
+                   int64_t n, const float* bias, float* features, int64_t stride) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (K > 1) return kCountKernels[(K - 1) * kMaxBiasesPerKernel + (nb - 1)](rows, gcs, n, bias, features, stride);
+  if (K > 1) {
+    const auto& table = path == VectorPath::kAvx512 ? kCountKernels<Avx512Passes> : kCountKernels<Avx2Passes>;
+    return table[(K - 1) * kMaxBiasesPerKernel + (nb - 1)](rows, gcs, n, bias, features, stride);
+  }
 #endif
   for (int64_t i = 0; i < K; ++i) {
-    count_all<true>(rows[i], gcs[i], n, bias + i * stride, nb, features + i * stride);
+    count_all<true>(path, rows[i], gcs[i], n, bias + i * stride, nb, features + i * stride);
   }
 }
 
 // One-channel kernels of one dilation are counted up to this many at a time (count_kernels' K):
-// with AVX-512, as many as the pass's counters hold (32 for series shorter than
-// kMaxPackedSegment, else 16) and as keep the rows of a window of 2K kernels (below) within
-// kWindowFloats, 32 KiB, so that they stay in the L1 cache with the series: grouped on 1460-point
-// series with 8 rows of 5.7 KiB, the ACSF1 set ran 5% slower than one kernel a pass
-// (benchmarks/README.md). A pass's fixed cost matters on short series only.
+// on the vector paths, as many as the pass's counters hold (on AVX-512 32 for series shorter than
+// kMaxPackedSegment, else 16; on AVX2 24, else 12) and as keep the rows of a window of 2K kernels
+// (below) within kWindowFloats, 32 KiB, so that they stay in the L1 cache with the series:
+// grouped on 1460-point series with 8 rows of 5.7 KiB, the ACSF1 set ran 5% slower than one
+// kernel a pass (benchmarks/README.md). A pass's fixed cost matters on short series only.
 constexpr int64_t kWindowFloats = 8192;
 constexpr int64_t kRowSlots = 2 * kMaxKernelsPerPass;
 static_assert((kRowSlots & (kRowSlots - 1)) == 0, "slots are taken modulo a power of two by a mask");
 
-int64_t kernels_per_pass(int64_t nb, int64_t T) {
-#if SOFTDTW_TORCH_X86_INTRINSICS
-  if (cpu_prefers_avx512()) {
-    return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, counters_per_pass(T) / nb,
-                                                    kWindowFloats / (2 * T)}));
+int64_t kernels_per_pass(VectorPath path, int64_t nb, int64_t T) {
+  if (path == VectorPath::kPortable) return 1;
+  const int vectors = path == VectorPath::kAvx512 ? kAvx512CounterVectors : kAvx2CounterVectors;
+  return std::max<int64_t>(1, std::min<int64_t>({kMaxKernelsPerPass, counters_per_pass(vectors, T) / nb,
+                                                  kWindowFloats / (2 * T)}));
+}
+
+// The counting passes' path (common/cpu.h), measured on first use by a probe of the passes the
+// transform runs: 84 kernels of 4 biases (several kernels a pass) and of 24 (one kernel, packed
+// counters), each on 150 and 1,000 positions (GunPoint's length and a long series), grouped as
+// transform_dilation groups them: about 0.1-0.3 ms a path on a 2-core Xeon VM.
+void probe_counting(VectorPath path);
+
+const PathRule kCountingPaths{"minirocket", {VectorPath::kAvx512, VectorPath::kAvx2, VectorPath::kPortable},
+                              &probe_counting};
+const bool kCountingPathsRegistered = register_path_rule(kCountingPaths);
+
+void probe_counting(VectorPath path) {
+  constexpr int64_t kMostBiases = 24, kLong = 1000;
+  static const std::vector<float> values = [] {
+    std::vector<float> v(2 * kLong + kKernels * kMostBiases);
+    uint32_t state = 12345;
+    for (float& x : v) {
+      state = state * 1664525u + 1013904223u;
+      x = static_cast<float>(state >> 8) * (1.0f / 16777216.0f) - 0.5f;
+    }
+    return v;
+  }();
+  std::vector<float> features(kKernels * kMostBiases);
+  const float* row = values.data();
+  const float* gc = values.data() + kLong;
+  const float* biases = values.data() + 2 * kLong;
+  for (int64_t nb : {int64_t(4), kMostBiases}) {
+    for (int64_t n : {int64_t(150), kLong}) {
+      const int64_t K = kernels_per_pass(path, nb, n);
+      const float* rows[kMaxKernelsPerPass];
+      const float* gcs[kMaxKernelsPerPass];
+      for (int64_t i = 0; i < K; ++i) {
+        rows[i] = row + i;
+        gcs[i] = gc + i;
+      }
+      for (int64_t k = 0; k + K <= kKernels; k += K) {
+        count_kernels(path, K, nb, rows, gcs, n - K, biases + k * nb, features.data() + k * nb, nb);
+      }
+    }
   }
-#endif
-  return 1;
 }
 
 // kTapPair[k]: the index of kernel k's first two taps (a, b) among the 28 pairs, in the order the
@@ -616,9 +792,9 @@ bool prepare_case(const TransformProblem& p, int64_t i, int64_t T, Workspace& w)
 
 // Features of dilation index di for the case prepared in w, written to the case's row `out`.
 // used: the channels the dilation's kernels read; shared_channel: the channel of all its kernels
-// when each reads one and the same (univariate series), else -1.
+// when each reads one and the same (univariate series), else -1; path: the counting passes'.
 void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& used, int64_t shared_channel,
-                        int64_t di, float* out, Workspace& w) {
+                        int64_t di, VectorPath path, float* out, Workspace& w) {
   const int64_t T = w.T, padded = w.padded, pad = w.pad;
   const int64_t d = p.combinations[di * kKernels].dilation;
   // C_alpha of every channel this dilation uses, in aeon's order of the 8 shifted copies of -x.
@@ -644,7 +820,7 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
   const int64_t base = p.combinations[di * kKernels].feature_start;
   const float* biases = p.biases.data() + base;
   float* features = out + base;
-  const int64_t group = shared_channel >= 0 ? kernels_per_pass(nf, T) : 1;
+  const int64_t group = shared_channel >= 0 ? kernels_per_pass(path, nf, T) : 1;
   int64_t slots = 2;  // a power of two, at least a window's 2 · group kernels
   while (slots < 2 * group) slots *= 2;
   w.with_ab.resize(static_cast<size_t>(slots * w.row_stride));
@@ -688,7 +864,7 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
           gcs[K] = g + lo + shift(kTaps[k][2]);
           if (hi == lo) std::fill(features + k * nf, features + (k + 1) * nf, 0.0f);  // ppv_value(0, 0) = 0
         }
-        if (hi > lo) count_kernels(K, nf, rows, gcs, hi - lo, biases + k0 * nf, features + k0 * nf, 2 * nf);
+        if (hi > lo) count_kernels(path, K, nf, rows, gcs, hi - lo, biases + k0 * nf, features + k0 * nf, 2 * nf);
       }
     }
     return;
@@ -703,7 +879,7 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
     }
     if (cb.n_channels == 1) {  // the output is never stored: each pass over the biases adds G[c]
       const int64_t ch = p.channel_indices[cb.channel_start];
-      count_all<true>(with_ab_row(k, ch) + lo, gamma_row(ch) + lo + shift(kTaps[k][2]), hi - lo, biases + k * nf, nf,
+      count_all<true>(path, with_ab_row(k, ch) + lo, gamma_row(ch) + lo + shift(kTaps[k][2]), hi - lo, biases + k * nf, nf,
                       features + k * nf);
       continue;
     }
@@ -713,7 +889,7 @@ void transform_dilation(const TransformProblem& p, const std::vector<int64_t>& u
       combine_channel(w.conv.data(), w.alpha.data() + w.alpha_row[c] * T + lo, g + shift(kTaps[k][0]),
                       g + shift(kTaps[k][1]), g + shift(kTaps[k][2]), hi - lo, j == 0);
     }
-    count_all<false>(w.conv.data(), nullptr, hi - lo, biases + k * nf, nf, features + k * nf);
+    count_all<false>(path, w.conv.data(), nullptr, hi - lo, biases + k * nf, nf, features + k * nf);
   }
 }
 
@@ -744,6 +920,7 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
   }
   const int64_t* lengths = p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr;
   float* op = out.data_ptr<float>();
+  const VectorPath path = path_of(kCountingPaths);  // decided before the threads start
   // (case, dilation) items, case-major, shared out one at a time (common/parallel.h): all threads
   // stay busy with few cases. Each feature is computed by one thread in a fixed order.
   std::atomic<bool> not_finite{false};
@@ -755,7 +932,7 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
           if (w.prepared_case != i && !prepare_case<scalar_t>(p, i, lengths ? lengths[i] : p.n_timepoints, w)) {
             not_finite = true;
           }
-          transform_dilation(p, channels_of_dilation[di], shared_channel[di], di, op + i * p.n_features, w);
+          transform_dilation(p, channels_of_dilation[di], shared_channel[di], di, path, op + i * p.n_features, w);
         },
         [&] { return not_finite.load(); });
   });

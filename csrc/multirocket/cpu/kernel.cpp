@@ -31,6 +31,14 @@ namespace multirocket {
 
 namespace {
 
+// The avx512 path (common/cpu.h) of the pooling and the transposition: pool_block_pair_avx512 and
+// transpose_16_positions_avx512; else their 256-bit loops. Measured by probe_pooling (below).
+void probe_pooling(VectorPath path);
+const PathRule kPoolingPaths{"multirocket", {VectorPath::kAvx512, VectorPath::kPortable}, &probe_pooling};
+const bool kPoolingPathsRegistered = register_path_rule(kPoolingPaths);
+
+bool avx512_path() { return path_of(kPoolingPaths) == VectorPath::kAvx512; }
+
 // ---------------------------------------------------------------------------------------------
 // Fit: aeon seeds numpy's global stream once, fits the series (channel draws from that stream,
 // examples from numba's stream seeded with `seed`), then fits np.diff(x) going on with numpy's
@@ -165,7 +173,7 @@ SOFTDTW_TORCH_AVX512_HELPER __m512d pair(const void* low, const void* high) {
 }
 
 // pool_block for two lane groups at once on 512-bit vectors, for Intel CPUs with AVX-512
-// (cpu_prefers_avx512): group a in lanes 0-7, group b in lanes 8-15, each lane's operations those
+// (avx512_path): group a in lanes 0-7, group b in lanes 8-15, each lane's operations those
 // of pool_block in the same order (the same bits). The compares go to mask registers, which the
 // count, the terms and the reset of the run take directly, and the two groups' float64 sums are
 // two independent chains. (One group at a time with mask registers measured no faster than
@@ -224,6 +232,35 @@ __attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const fl
 
 SOFTDTW_TORCH_AVX512_WARNINGS_ON
 #endif
+
+// kPoolingPaths' probe: two lane groups pooled over 128 blocks of kPositionBlock positions, as
+// pool_block_pair_avx512 (avx512) or as pool_block on each (portable).
+void probe_pooling(VectorPath path) {
+  static const std::vector<float> outputs = [] {
+    std::vector<float> v(kPositionBlock * kStride);
+    uint32_t state = 6789;
+    for (float& x : v) {
+      state = state * 1664525u + 1013904223u;
+      x = static_cast<float>(state >> 8) * (1.0f / 16777216.0f) - 0.5f;
+    }
+    return v;
+  }();
+  LaneGroup a, b;
+  b.first = kLanes;
+  for (int l = 0; l < kLanes; ++l) a.bias[l] = b.bias[l] = 0.05f * static_cast<float>(l - 4);
+  LaneState state_a, state_b;
+  for (int block = 0; block < 128; ++block) {  // the same outputs each time, at later positions
+    const int64_t start = block * kPositionBlock;
+#if SOFTDTW_TORCH_X86_INTRINSICS
+    if (path == VectorPath::kAvx512) {
+      pool_block_pair_avx512<false>(outputs.data(), start, kPositionBlock, a, b, state_a, state_b);
+      continue;
+    }
+#endif
+    pool_block<false>(outputs.data(), start, kPositionBlock, a, state_a);
+    pool_block<false>(outputs.data(), start, kPositionBlock, b, state_b);
+  }
+}
 
 // Pooling::write's four values (PPV, LSPV, MPV, MIPV) for a group's 8 lanes of segment length
 // len, the same floats: its two float64 divisions per lane run 8 lanes at a time (as scalar
@@ -387,7 +424,7 @@ SOFTDTW_TORCH_AVX512_HELPER void store_positions(__m512 v, float* at) {
 }
 
 // transpose_8_rows 16 positions at a time on 512-bit vectors, for Intel CPUs with AVX-512
-// (cpu_prefers_avx512): 8 rows of 16 positions become, after three exchange_bit stages, 8
+// (avx512_path): 8 rows of 16 positions become, after three exchange_bit stages, 8
 // vectors of which vector k holds positions t + k (low half) and t + 8 + k (high half), 8 rows
 // each. 24 shuffles per 128 values, against 24 per 64 with 256-bit vectors (all on one port, which
 // bound the transposition); 8 rows of 16 fit in the 32 registers, where 16×16 blocks did not.
@@ -414,12 +451,12 @@ __attribute__((target("avx512f,avx512vl"))) int64_t transpose_16_positions_avx51
 SOFTDTW_TORCH_AVX512_WARNINGS_ON
 #endif
 
-// transpose_8_rows, 16 positions at a time where the CPU prefers AVX-512.
+// transpose_8_rows, 16 positions at a time on the avx512 path.
 template <typename Rows8>
 void transpose_rows(const Rows8& rows, int64_t n, float* __restrict out) {
   int64_t done = 0;
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (cpu_prefers_avx512()) done = transpose_16_positions_avx512(rows, n, out);
+  if (avx512_path()) done = transpose_16_positions_avx512(rows, n, out);
 #endif
   transpose_8_rows(rows, done, n, out);
 }
@@ -579,7 +616,7 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
       for (int64_t g = 0; g < n_groups; ++g) {
         const LaneGroup& group = groups[g];
 #if SOFTDTW_TORCH_X86_INTRINSICS
-        if (g + 1 < n_groups && cpu_prefers_avx512()) {
+        if (g + 1 < n_groups && avx512_path()) {
           const LaneGroup& next = groups[g + 1];
           LaneState& state = w.states[g];
           LaneState& next_state = w.states[g + 1];

@@ -273,7 +273,7 @@ void for_each_case_kernel(int64_t n_cases, int64_t n_kernels, const Body& body) 
 // Groups of kLanes cases at once (float32 modes, equal lengths, hard PPV): one vector lane per
 // case. Every case of a group skips the same taps at the same positions, so the padded edges need
 // no per-lane masks and each lane adds its terms in aeon's order, as one case alone would.
-// kLanes is 8 (AVX2's vectors), or 16 on Intel CPUs with AVX-512 (wide_groups()): the same
+// kLanes is 8 (AVX2's vectors), or 16 on the avx512 path (wide_groups()): the same
 // instructions per tap and position block, twice the cases, since those CPUs run two 512-bit
 // FMAs per cycle.
 
@@ -494,17 +494,15 @@ SOFTDTW_TORCH_CPU_CLONES void features_of_case_lanes(const CaseGroup<kLanes>& gr
   }
 }
 
-// Whether groups are 16 cases wide: where cpu_prefers_avx512() (Intel CPUs with AVX-512: two
-// 512-bit FMA units on the server parts; not AMD) and the loops' x86-64-v4 clone runs. Not
-// without the clones: 16-lane vectors on narrower instruction sets would spill their accumulators.
-bool wide_groups() {
-#if SOFTDTW_TORCH_HAS_CPU_CLONES
-  static const bool wide = cpu_prefers_avx512() && __builtin_cpu_supports("x86-64-v4");
-  return wide;
-#else
-  return false;
-#endif
-}
+// Whether groups are 16 cases wide: on the avx512 path (common/cpu.h; measured on Intel CPUs,
+// whose server parts have two 512-bit FMA units; not on AMD), where the loops' x86-64-v4 clone
+// runs. Not without the clones: 16-lane vectors on narrower instruction sets would spill their
+// accumulators.
+const PathRule kGroupPaths{"rocket", {VectorPath::kAvx512, VectorPath::kPortable}, nullptr,
+                           /*avx512_measured_on_intel_only=*/true};
+const bool kGroupPathsRegistered = register_path_rule(kGroupPaths);
+
+bool wide_groups() { return SOFTDTW_TORCH_HAS_CPU_CLONES && path_of(kGroupPaths) == VectorPath::kAvx512; }
 
 // The cases [0, n_grouped) of x in groups of kLanes (the last one partial when the count is not a
 // multiple). Work items are (group, run of kernels) pairs, group-major, shared out one at a time:

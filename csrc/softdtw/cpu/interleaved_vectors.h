@@ -1,4 +1,4 @@
-// The soft cell loops of the forward on Intel CPUs with AVX-512: four 512-bit vectors of cells at
+// The soft cell loops of the forward on the avx512 path (common/cpu.h): four 512-bit vectors of cells at
 // a time (32 float64 or 64 float32 cells), their instructions interleaved (docs/design/softdtw.md
 // §8, "Interleaved vectors").
 //
@@ -153,11 +153,14 @@ SOFTDTW_TORCH_INTERLEAVED Interleaved<double> log1p_(const Interleaved<double>& 
 SOFTDTW_TORCH_INTERLEAVED Interleaved<float> exp_(const Interleaved<float>& x) { return cpu_math::expf(x); }
 SOFTDTW_TORCH_INTERLEAVED Interleaved<float> log1p_(const Interleaved<float>& x) { return cpu_math::log1pf(x); }
 
-// Whether a soft cell run takes the loops below: Intel CPUs with AVX-512 (cpu.h; not measured
-// elsewhere), runs of at least one block.
+// Whether a soft cell run takes the loops below: on the avx512 path (common/cpu.h), measured by
+// probe_interleaved (tiles.h) against GCC's clones of the plain loop, runs of at least one block.
+inline void probe_interleaved(VectorPath path);
+inline const PathRule kInterleavedPaths{"softdtw", {VectorPath::kAvx512, VectorPath::kPortable}, &probe_interleaved};
+
 template <typename T>
 inline bool interleaved_vectors_apply(int64_t count) {
-  return count >= kInterleavedCells<T> && cpu_prefers_avx512();
+  return count >= kInterleavedCells<T> && path_of(kInterleavedPaths) == VectorPath::kAvx512;
 }
 
 // The values of R that the loops read and write: float64 R as it is, float32 R as the double-float

@@ -28,6 +28,11 @@
 namespace softdtw_torch {
 namespace {
 
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+// The soft cells' interleaved loops (interleaved_vectors.h), reported by info() from the start.
+const bool kInterleavedPathsRegistered = register_path_rule(cpu::kInterleavedPaths);
+#endif
+
 using namespace cpu;  // the tiled wavefront engine (tiles.h)
 
 PairGeometry pair_geometry(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths, int64_t b) {

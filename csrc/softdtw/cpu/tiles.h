@@ -289,7 +289,7 @@ inline void in_whole_blocks(int64_t count, const Cells& cells) {
   cells(count - kBlock, kBlock);
 }
 
-// The forward's soft cells on Intel CPUs with AVX-512 (interleaved_vectors.h): `blocks(n)` runs the
+// The forward's soft cells on the avx512 path (interleaved_vectors.h): `blocks(n)` runs the
 // interleaved loop on the run's first n cells, its whole blocks (of 64 float32 or 32 float64
 // cells); returns where the caller's loop takes over: at the blocks' end, or one vector earlier
 // than the run's end if fewer cells are left (cells computed twice get the same bits, as in
@@ -335,6 +335,36 @@ void forward_diagonal(const T* cost, Run<RValue<T>> diag, Run<RValue<T>> up, Run
     });
   });
 }
+
+#if SOFTDTW_TORCH_HAS_INTERLEAVED_VECTORS
+// kInterleavedPaths' probe (interleaved_vectors.h): the forward's soft cells of one run of 64
+// blocks (4,096 float32 or 2,048 float64 cells), γ = 1, on the interleaved loops (avx512) or on
+// GCC's clones of the plain loop (portable), as forward_diagonal runs them.
+template <typename T>
+void probe_forward_cells(VectorPath path) {
+  constexpr int64_t n = 64 * kInterleavedCells<T>;
+  RunVector<RValue<T>> r[3], out;
+  for (int i = 0; i < 3; ++i) {
+    r[i].resize(n);
+    for (int64_t t = 0; t < n; ++t) store(r[i].at(0), t, exact_r(T(50) + static_cast<T>((t * 7 + i * 3) % 13)));
+  }
+  out.resize(n);
+  const std::vector<T> cost(n, T(0.25));
+  const auto f = NaturalCellFunctions<T>::for_gamma(1.0);
+  if (path == VectorPath::kAvx512) {
+    forward_cells_interleaved(cost.data(), r[0].at(0), r[1].at(0), r[2].at(0), out.at(0), n, f);
+  } else {
+    with_cell_functions(f, [&](auto cell) {
+      forward_cells(cost.data(), r[0].at(0), r[1].at(0), r[2].at(0), out.at(0), n, cell);
+    });
+  }
+}
+
+inline void probe_interleaved(VectorPath path) {
+  probe_forward_cells<float>(path);
+  probe_forward_cells<double>(path);
+}
+#endif
 
 // The same, also writing each cell's weights over its predecessors (exactly predecessor_weights',
 // from the exponentials of its R): what a backward in the same call reads instead of R.

@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -291,6 +292,14 @@ constexpr int kMaxBiasesPerKernel = kMaxCountersPerPass / 2;
 // positions (or on segments of a series of n points).
 constexpr int64_t counters_per_pass(int vectors, int64_t n) { return n < kMaxPackedSegment ? 2 * vectors : vectors; }
 
+// A pass's features of K kernels of P biases: kernel i's from ratios[i·P + j] to
+// features[i·stride + j], j < P, one copy of P floats per kernel (vector moves of a constant
+// size, not K·P scalar moves, which cost as much as the loop on the shortest segments).
+template <int K, int P>
+inline void copy_features(const float* ratios, float* features, int64_t stride) {
+  for (int i = 0; i < K; ++i) std::memcpy(features + i * stride, ratios + i * P, P * sizeof(float));
+}
+
 #if SOFTDTW_TORCH_X86_INTRINSICS
 SOFTDTW_TORCH_AVX512_WARNINGS_OFF
 
@@ -448,9 +457,7 @@ __attribute__((target("avx512f,avx512vl"))) void count_greater_avx512(const floa
       _mm512_store_ps(ratios + 16, r1);
     }
   }
-  for (int i = 0; i < K; ++i) {
-    for (int j = 0; j < P; ++j) features[i * stride + j] = ratios[i * P + j];
-  }
+  copy_features<K, P>(ratios, features, stride);
 }
 
 // The avx512 path's passes, as a template argument of the tables below.
@@ -568,9 +575,7 @@ __attribute__((target("avx2,fma"))) void count_greater_avx2(const float* const* 
   _mm256_store_ps(ratios, ratios_avx2<NV, NB, kPacked, 0>(k, count_n));
   if constexpr (NB > 8) _mm256_store_ps(ratios + 8, ratios_avx2<NV, NB, kPacked, 1>(k, count_n));
   if constexpr (NB > 16) _mm256_store_ps(ratios + 16, ratios_avx2<NV, NB, kPacked, 2>(k, count_n));
-  for (int i = 0; i < K; ++i) {
-    for (int j = 0; j < P; ++j) features[i * stride + j] = ratios[i * P + j];
-  }
+  copy_features<K, P>(ratios, features, stride);
 }
 
 // The avx2 path's passes, as a template argument of the tables below.

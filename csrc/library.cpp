@@ -288,9 +288,7 @@ PyObject* set_cpu_path_cap(PyObject*, PyObject* cap) {
   if (cap != Py_None) {
     const char* text = PyUnicode_AsUTF8(cap);
     if (text == nullptr) return nullptr;
-    for (VectorPath p : {VectorPath::kPortable, VectorPath::kAvx2, VectorPath::kAvx512}) {
-      if (std::string(text) == softdtw_torch::path_name(p)) path = p;
-    }
+    path = softdtw_torch::parse_path(text);
     if (!path.has_value()) {
       PyErr_Format(PyExc_ValueError, "expected 'portable', 'avx2', 'avx512' or None, got '%s'", text);
       return nullptr;

@@ -40,13 +40,6 @@ Registry& registry() {
   return r;
 }
 
-std::optional<VectorPath> parse_path(const char* text) {
-  for (VectorPath p : {VectorPath::kPortable, VectorPath::kAvx2, VectorPath::kAvx512}) {
-    if (std::strcmp(text, path_name(p)) == 0) return p;
-  }
-  return std::nullopt;
-}
-
 // SOFTDTW_TORCH_CPU_PATH, read at each decision (nullopt when unset or empty).
 std::optional<VectorPath> environment_cap() {
   const char* text = std::getenv("SOFTDTW_TORCH_CPU_PATH");
@@ -109,6 +102,13 @@ Decision decide(const PathRule& rule, std::optional<VectorPath> cap, const char*
 }
 
 }  // namespace
+
+std::optional<VectorPath> parse_path(const char* text) {
+  for (VectorPath p : {VectorPath::kPortable, VectorPath::kAvx2, VectorPath::kAvx512}) {
+    if (std::strcmp(text, path_name(p)) == 0) return p;
+  }
+  return std::nullopt;
+}
 
 const char* path_name(VectorPath path) {
   switch (path) {

@@ -54,6 +54,9 @@ enum class VectorPath : int { kPortable = 0, kAvx2 = 1, kAvx512 = 2 };
 
 const char* path_name(VectorPath path);  // "portable", "avx2", "avx512"
 
+// The path of that name (path_name's inverse); nullopt for any other text.
+std::optional<VectorPath> parse_path(const char* text);
+
 // Whether this CPU and build run `path`: always portable; the others never without
 // SOFTDTW_TORCH_X86_INTRINSICS (other CPUs and compilers, macros.h).
 bool cpu_supports(VectorPath path);

@@ -9,7 +9,7 @@
 """L-BFGS as scipy's L-BFGS-B runs it on an unconstrained problem (what tslearn's
 ``softdtw_barycenter`` calls), one coroutine per problem: :func:`_lbfgs`, with the Moré–Thuente
 line search of MINPACK-2 (:func:`_line_search`, :func:`_dcstep`). The driver that evaluates the
-trial points of many problems together is ``softdtw_torch.barycenter._solve_lbfgs``.
+trial points of many problems together is ``softdtw_torch._barycenter_solvers._solve_lbfgs``.
 """
 import math
 from typing import Any, Generator, List, Optional, Tuple

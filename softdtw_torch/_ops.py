@@ -7,9 +7,6 @@ batching rules (``softdtw_torch._vmap``) let ``torch.vmap`` run a SoftDTW op onc
 vmapped batch. Both are registered here, once, right after the extension: nothing else registers
 them.
 """
-from ._info import load_extension
-
-_C = load_extension()  # importing the extension runs its TORCH_LIBRARY registrations
-
-from . import _fake  # noqa: E402,F401  (registers the fake kernels of every op family)
-from . import _vmap  # noqa: E402,F401  (registers the SoftDTW ops' batching rules)
+from ._extension import _C  # noqa: F401  (first: the extension's import registers the operators)
+from . import _fake  # noqa: F401,I001  (registers the fake kernels of every op family)
+from . import _vmap  # noqa: F401  (registers the SoftDTW ops' batching rules)

@@ -17,8 +17,8 @@ from torch import Tensor
 from ._base import Estimator, check_random_state, read_series, series_tags
 from ._input import _check_bandwidth, _check_int, _check_scalar, _resample, _to_tensor
 from ._progress import log
-from .barycenter import _DEFAULTS, _METHODS, ArrayLike, _Objective, _solve
-from .distributed import active_share, rows_by_rank
+from ._barycenter_solvers import _DEFAULTS, _METHODS, ArrayLike, _Objective, _solve
+from ._sharing import active_share, rows_by_rank
 from .functional import cdist_soft_dtw, soft_dtw
 
 __all__ = ["SoftDTWKMeans"]

@@ -432,9 +432,9 @@ def _series_tensor(block: Any) -> torch.Tensor:
 def _chunk_terms(block: Any, rows: torch.Tensor, weights: torch.Tensor, z: torch.Tensor, gamma: float,
                  bandwidth: Optional[int], need_grad: bool) -> List[torch.Tensor]:
     """One chunk's pairs at z: series i of the chunk is a pair of row ``rows[i]`` of z when
-    ``rows[i] >= 0`` and ``weights[i] > 0`` (in order), its terms as ``barycenter._member_terms``
+    ``rows[i] >= 0`` and ``weights[i] > 0`` (in order), its terms as ``_barycenter_solvers._member_terms``
     computes them in one process."""
-    from .barycenter import _member_terms
+    from ._barycenter_solvers import _member_terms
 
     x = _series_tensor(block)
     keep = (rows >= 0) & (weights > 0)
@@ -453,7 +453,7 @@ def _chunk_self_terms(block: Any, weights: torch.Tensor, gamma: float, bandwidth
 
 
 def _objective_class():
-    from .barycenter import _Objective
+    from ._barycenter_solvers import _Objective
 
     class ChunkObjective(_Objective):
         """The barycenter objective of K problems whose members are the chunks' series: series j
@@ -546,7 +546,8 @@ def softdtw_barycenter(X: Any, gamma: float = 1.0, weights: Any = None, tol: Opt
     """
     import dask
 
-    from .barycenter import _check_solver_options, _prepare_init, _prepare_weights, _solve
+    from ._barycenter_solvers import _solve
+    from .barycenter import _check_solver_options, _prepare_init, _prepare_weights
 
     who = "softdtw_torch.dask.softdtw_barycenter"
     chunk_size = _check_block_size(who, chunk_size)

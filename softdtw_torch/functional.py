@@ -59,6 +59,7 @@ from ._errors import public_errors
 from ._input import (_check_int, _checked_argument_types, _datasets_from_arrays, _is_array_input, _pair_from_arrays,
                      _to_numpy, _to_tensor)
 from ._progress import Progress
+from ._sharing import active_share, pairs_in_chunks
 
 __all__ = ["soft_dtw", "soft_dtw_from_cost", "soft_dtw_alignment", "soft_dtw_alignment_from_cost", "soft_dtw_sharp",
            "soft_dtw_sharp_from_cost", "dilate", "pairwise_cost", "cdist_soft_dtw"]
@@ -984,8 +985,6 @@ def _shared_pairs_in_chunks(a: Tensor, b: Tensor, ia: Tensor, ib: Tensor, a_leng
                             progress: Any) -> Optional[Tensor]:
     """``_pairs_in_chunks``'s values when a call of :mod:`softdtw_torch.distributed` is active (this
     rank's chunks computed, every chunk gathered); None otherwise. Eager only."""
-    from .distributed import active_share, pairs_in_chunks
-
     share = active_share()
     if share is None:
         return None

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from .._ops import _C
+from .._extension import _C
 from ._checks import _check_lengths, _check_rocket_series, _is_integer, register_fake
 
 _FIT_OP = "hydra_fit"

@@ -5,7 +5,7 @@ Shapes and dtypes without computing, with the shape-level checks of
 """
 import torch
 
-from .._ops import _C
+from .._extension import _C
 from ._checks import _check_lengths, _check_rocket_series, register_fake
 from .minirocket import _PARAMETER_NAMES, _check_parameter, _fit_dilations
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import torch
 
-from .._ops import _C
+from .._extension import _C
 from ._checks import _check_float, _check_lengths, _is_integer, register_fake
 
 _FROM_COST_OP = "soft_dtw_from_cost"

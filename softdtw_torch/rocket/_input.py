@@ -1,7 +1,7 @@
 """The one conversion of user input X (numpy, tensor, nested lists, anything scikit-learn's
 ``check_array`` reads) into the (n_cases, n_channels, n_timepoints) floating tensor the ROCKET
 estimators work on, and the finiteness check of their inputs."""
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -78,3 +78,46 @@ def check_like_fit(who: str, x: Tensor, n_channels: Optional[int], n_timepoints:
         hint = "pass x_lengths to transform series of other lengths; " if lengths_accepted else ""
         raise ValueError(f"{who}: expected X with {n_timepoints} time points (as in fit), got {x.shape[2]}; {hint}"
                          f"X has different length to the data seen in fit")
+
+
+ArrayLike = Union[Tensor, np.ndarray, Sequence[Any]]
+Device = Optional[Union[str, torch.device]]
+
+
+# The estimators' 2-D inputs (features, n_samples x n_features): the scalers' and the ridges'.
+def _as_tensor(X: ArrayLike, name: str) -> Tensor:
+    """A tensor view/copy of X (numpy, tensor, nested sequences, DataFrame...); integers/bools
+    become float64."""
+    t = X.detach() if isinstance(X, Tensor) else torch.as_tensor(as_numeric_array(X, name))
+    if not t.is_floating_point():
+        t = t.to(torch.float64)
+    return t
+
+
+def _check_2d(X: ArrayLike, name: str) -> Tensor:
+    """X as a floating tensor of shape (n_samples, n_features), checked non-empty and finite."""
+    t = _as_tensor(X, name)
+    if t.dim() != 2:
+        hint = (". Reshape your data: X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a "
+                "single sample") if t.dim() == 1 else ""
+        raise ValueError(f"{name}: expected X to be 2-D (n_samples, n_features), got {t.dim()}-D{hint}")
+    if t.shape[0] < 1 or t.shape[1] < 1:
+        raise ValueError(
+            f"{name}: expected X with at least 1 sample and 1 feature, got shape {tuple(t.shape)}"
+        )
+    check_finite(t, name)
+    return t
+
+
+def _check_n_features(t: Tensor, n_features_in: int, name: str) -> None:
+    # scikit-learn's wording (its checks and tools look for it).
+    if t.shape[1] != n_features_in:
+        raise ValueError(f"{name}: X has {t.shape[1]} features, but {name} is expecting "
+                         f"{n_features_in} features as input (as in fit)")
+
+
+def _out_like(values: Tensor, like: Any) -> Union[Tensor, np.ndarray]:
+    """Tensor in -> tensor out (on the input's device); anything else -> numpy."""
+    if isinstance(like, Tensor):
+        return values.to(like.device)
+    return values.cpu().numpy()

@@ -7,10 +7,10 @@ The pipelines are aeon's regressors of the same names (aeon/regression/convoluti
     transform  ->  StandardScaler(with_mean=False)  ->  RidgeCV(alphas=logspace(-3, 3, 10))
 
 with every stage in torch, on the device of the data. They are the classifiers' pipelines
-(``_classifier._RocketPipeline`` and the same ``_*Transform`` mixins) ending in ``RidgeCV``
+(``_pipeline._RocketPipeline`` and the same ``_*Transform`` mixins) ending in ``RidgeCV``
 instead of ``RidgeClassifierCV`` (the Hydra ones with aeon's ``SparseScaler``, as the
 classifiers); ``RidgeCV`` fits with the classifier's leave-one-out code
-(``_classifier._fit_ridge_loo``, described in that module's docstring).
+(``_ridge._fit_ridge_loo``, described in that module's docstring).
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from sklearn.base import RegressorMixin
 from torch import Tensor
 
 from .._base import Estimator
-from ._classifier import (DEFAULT_ALPHAS, ArrayLike, Device, _check_2d, _check_alphas, _check_n_features,
-                          _fit_ridge_loo, _HydraTransform, _linear, _MiniRocketTransform, _MultiRocketHydraTransform,
-                          _MultiRocketTransform, _out_like, _RocketPipeline, _RocketTransform)
-from ._input import check_finite
+from ._input import ArrayLike, Device, _check_2d, _check_n_features, _out_like, check_finite
+from ._pipeline import (_HydraTransform, _MiniRocketTransform, _MultiRocketHydraTransform, _MultiRocketTransform,
+                        _RocketPipeline, _RocketTransform)
+from ._ridge import DEFAULT_ALPHAS, _check_alphas, _fit_ridge_loo, _linear
 
 __all__ = ["HydraRegressor", "MiniRocketRegressor", "MultiRocketHydraRegressor", "MultiRocketRegressor", "RidgeCV",
            "RocketRegressor"]
@@ -64,7 +64,7 @@ class RidgeCV(RegressorMixin, Estimator):
     """Ridge regression with alpha chosen by efficient leave-one-out CV, in torch (float64).
 
     Same estimator as scikit-learn's ``RidgeCV(alphas=..., fit_intercept=...)`` with ``cv=None``,
-    ``scoring=None``, ``alpha_per_target=False`` (see ``_classifier``'s module docstring for what
+    ``scoring=None``, ``alpha_per_target=False`` (see ``_ridge``'s module docstring for what
     is computed; the code is ``RidgeClassifierCV``'s): same ``alpha_`` (one for all targets),
     coefficients to float64 rounding, predictions to ~1e-10 relative.
 

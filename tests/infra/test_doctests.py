@@ -38,6 +38,8 @@ MODULES = [
     "softdtw_torch.rocket._hydra",
     "softdtw_torch.rocket._kernels",
     "softdtw_torch.rocket._classifier",
+    "softdtw_torch.rocket._scalers",
+    "softdtw_torch.rocket._ridge",
     "softdtw_torch.rocket._regressor",
     "softdtw_torch.tslearn",
     "softdtw_torch.aeon",

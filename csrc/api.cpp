@@ -92,9 +92,10 @@ at::Tensor rocket_normalise(const at::Tensor& x, const OptionalTensor& x_lengths
   return rocket_ops::rocket_normalise(x, x_lengths);
 }
 
-at::Tensor rocket_convolve(const at::Tensor& x, const RocketKernels& kernels, const std::string& accumulate,
+at::Tensor rocket_convolve(const at::Tensor& x, const RocketKernels& k, const std::string& accumulate,
                            const OptionalTensor& x_lengths, std::optional<double> ppv_temperature) {
-  return rocket_ops::rocket_convolve_with(x, kernels, accumulate, x_lengths, ppv_temperature);
+  return rocket_ops::rocket_convolve(x, k.weights, k.lengths, k.biases, k.dilations, k.paddings, k.num_channel_indices,
+                                     k.channel_indices, accumulate, x_lengths, ppv_temperature);
 }
 
 at::Tensor rocket_transform(const at::Tensor& x, const RocketKernels& k, bool normalise, const std::string& accumulate,

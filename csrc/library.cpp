@@ -19,10 +19,12 @@
 //                            CompositeExplicitAutograd)
 //   softdtw_torch/_fake/<family>.py   the fake (meta) kernels, in Python
 //   autocast.cpp (beside this file)   torch.autocast for every public op that reads floats
-// A family may add files named for their subject (softdtw/constants.h, softdtw/cpu/tiles.h,
-// rocket/random.h, minirocket/cpu/rows.h; the CUDA engines softdtw/cuda/tiles,
-// rocket/cuda/convolve, minirocket/cuda/transform, multirocket/cuda/transform, hydra/cuda/transform); what several
-// families share is in csrc/common/ (macros.h: the host-device, device-path and CPU
+// A family may add files named for their subject (softdtw/constants.h, softdtw/plan.h,
+// softdtw/cpu/tiles.h, <family>/fit.cpp; the CUDA engines softdtw/cuda/tiles,
+// rocket/cuda/convolve, minirocket/cuda/transform, multirocket/cuda/transform, hydra/cuda/transform); no
+// family includes another's files: what several families share is in csrc/common/ (numpy_random.h:
+// aeon's random stream; minirocket/: MiniRocket's kernels, checks and fit, which MultiRocket runs;
+// macros.h: the host-device, device-path and CPU
 // multi-versioning macros; rounding.h: float64 products and sums rounded once each on every
 // device; op.h: typed op handles; autograd.h: the autograd kernels' helpers; device.cuh and
 // cuda_launch.h: grids, dynamic shared memory and its opt-in, the launcher).
@@ -229,7 +231,7 @@ TORCH_LIBRARY(softdtw_torch, m) {
 #include <Python.h>
 
 #include "hydra/math.h"
-#include "minirocket/math.h"
+#include "common/minirocket/math.h"
 #include "multirocket/math.h"
 #include "softdtw/constants.h"
 

@@ -36,6 +36,10 @@ struct TransformProblem {
   }
 };
 
+// x (n_cases, n_channels, n_timepoints): floating point, at least one channel and kMinLength time
+// points (the fit's and the transform's check, under op's name).
+void check_series(const char* op, const at::Tensor& x);
+
 // Checks every input of hydra_transform (and of its backward, op naming the caller).
 TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at::Tensor& weights,
                                    const at::Tensor& channels, const std::optional<at::Tensor>& x_lengths);
@@ -46,7 +50,8 @@ TransformProblem prepare_transform(const char* op, const at::Tensor& x, const at
 void check_features_finite(const at::Tensor& features);
 
 // aeon's _HydraInternal.__init__ after torch.manual_seed(seed), with torch's CPU generator: the
-// same draws, normalised by the same ATen ops (x's shape is all that is read; CPU tensors out).
+// same draws, normalised by the same ATen ops (x's shape is all that is read; CPU tensors out);
+// hydra_fit's body (fit.cpp).
 Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t n_groups, int64_t max_num_channels, int64_t seed);
 
 }  // namespace hydra

@@ -24,7 +24,7 @@
 #include <cstdint>
 
 #include "../common/macros.h"
-#include "../minirocket/math.h"
+#include "../common/minirocket/math.h"
 
 namespace softdtw_torch {
 namespace multirocket {

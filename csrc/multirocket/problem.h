@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "../minirocket/problem.h"
+#include "../common/minirocket/problem.h"
 #include "math.h"
 
 namespace softdtw_torch {
@@ -40,7 +40,8 @@ TransformProblem prepare_transform(const at::Tensor& x, const at::Tensor& num_ch
 constexpr const char* kOverflowMessage =
     ": expected the convolution outputs to fit in float32, got inf or NaN (|x| is too large; rescale x)";
 
-// aeon's MultiRocket fit on the CPU (x on any device is read on the CPU; CPU tensors out).
+// aeon's MultiRocket fit on the CPU, multirocket_fit's body (fit.cpp; x on any device is read on the
+// CPU; CPU tensors out).
 Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t max_dilations_per_kernel, int64_t seed);
 
 }  // namespace multirocket

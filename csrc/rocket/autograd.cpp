@@ -26,7 +26,7 @@ class RocketConvolveFunction : public torch::autograd::Function<RocketConvolveFu
                             const at::Tensor& channel_indices, c10::string_view accumulate,
                             const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
     at::AutoDispatchBelowADInplaceOrView guard;
-    const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
+    const rocket::Kernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
     auto [features, argmax] =
         ops::convolve_forward_with(x, kernels, accumulate, x_lengths, ppv_temperature);
     ctx->save_for_backward({x, weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices,
@@ -38,7 +38,7 @@ class RocketConvolveFunction : public torch::autograd::Function<RocketConvolveFu
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
-    const RocketKernels kernels{saved[1], saved[2], saved[3], saved[4], saved[5], saved[6], saved[7]};
+    const rocket::Kernels kernels{saved[1], saved[2], saved[3], saved[4], saved[5], saved[6], saved[7]};
     const double temperature = ctx->saved_data["ppv_temperature"].toDouble();
     auto [x_grad, w_grad, b_grad] = ops::convolve_backward_with(
         grad_outputs[0], saved[0], kernels, saved[8], ctx->saved_data["accumulate"].toStringRef(),
@@ -108,7 +108,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolve_backward_autograd(
     fail_double_backward(kRocketConvolveOp);
   }
   at::AutoDispatchBelowADInplaceOrView guard;
-  const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
+  const rocket::Kernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
   return ops::convolve_backward_with(grad, x, kernels, argmax, accumulate, x_lengths, ppv_temperature);
 }
 

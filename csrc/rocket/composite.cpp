@@ -20,8 +20,8 @@
 
 #include "../common/checks.h"
 #include "../common/memory.h"
+#include "../common/numpy_random.h"
 #include "ops.h"
-#include "random.h"
 
 namespace softdtw_torch {
 namespace {
@@ -162,7 +162,7 @@ at::Tensor normalise_then_convolve(const at::Tensor& x, const at::Tensor& weight
                                    const at::Tensor& num_channel_indices, const at::Tensor& channel_indices,
                                    bool normalise, c10::string_view accumulate,
                                    const std::optional<at::Tensor>& x_lengths, std::optional<double> ppv_temperature) {
-  const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
+  const rocket::Kernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
   // The two ops' errors name rocket_transform, the op called.
   return with_public_name("rocket_transform", [&] {
     // aeon normalises in the input's precision and only then converts to the convolution's.
@@ -176,7 +176,7 @@ at::Tensor rocket_convolve_values(const at::Tensor& x, const at::Tensor& weights
                                   const at::Tensor& num_channel_indices, const at::Tensor& channel_indices,
                                   c10::string_view accumulate, const std::optional<at::Tensor>& x_lengths,
                                   std::optional<double> ppv_temperature) {
-  const RocketKernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
+  const rocket::Kernels kernels{weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices};
   return std::get<0>(ops::convolve_forward_with(x, kernels, accumulate, x_lengths, ppv_temperature));
 }
 

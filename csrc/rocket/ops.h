@@ -1,6 +1,6 @@
 // The ROCKET ops' C++ signatures (one per schema in library.cpp, written once here) and their
 // dispatcher handles, for the C++ code that composes them (composite.cpp, autograd.cpp, api.cpp);
-// the helpers at the end take aeon's kernels tuple as one RocketKernels.
+// the helpers at the end take aeon's kernels tuple as one Kernels.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -9,12 +9,16 @@
 #include <tuple>
 
 #include "../common/op.h"
-#include "../softdtw_torch.h"  // RocketKernels
 
 namespace softdtw_torch::rocket {
 
 using Tensor = at::Tensor;
 using KernelTuple = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor>;
+
+// aeon's kernels tuple as one value, in its order (the fields of the C++ API's RocketKernels).
+struct Kernels {
+  Tensor weights, lengths, biases, dilations, paddings, num_channel_indices, channel_indices;
+};
 
 using GenerateKernels = KernelTuple(int64_t n_timepoints, int64_t n_channels, int64_t n_kernels, int64_t seed);
 using Normalise = Tensor(const Tensor& x, const OptTensor& x_lengths);
@@ -48,19 +52,19 @@ inline const Op<ConvolveForward> convolve_forward{"softdtw_torch::_rocket_convol
 inline const Op<ConvolveBackward> convolve_backward{"softdtw_torch::_rocket_convolve_backward"};
 
 // The same calls with the kernels tuple as one argument.
-inline Tensor rocket_convolve_with(const Tensor& x, const RocketKernels& k, c10::string_view accumulate,
+inline Tensor rocket_convolve_with(const Tensor& x, const Kernels& k, c10::string_view accumulate,
                                    const OptTensor& x_lengths, std::optional<double> ppv_temperature) {
   return rocket_convolve(x, k.weights, k.lengths, k.biases, k.dilations, k.paddings, k.num_channel_indices,
                          k.channel_indices, accumulate, x_lengths, ppv_temperature);
 }
-inline std::tuple<Tensor, Tensor> convolve_forward_with(const Tensor& x, const RocketKernels& k,
+inline std::tuple<Tensor, Tensor> convolve_forward_with(const Tensor& x, const Kernels& k,
                                                         c10::string_view accumulate, const OptTensor& x_lengths,
                                                         std::optional<double> ppv_temperature) {
   return convolve_forward(x, k.weights, k.lengths, k.biases, k.dilations, k.paddings, k.num_channel_indices,
                           k.channel_indices, accumulate, x_lengths, ppv_temperature);
 }
 inline std::tuple<Tensor, Tensor, Tensor> convolve_backward_with(const Tensor& grad, const Tensor& x,
-                                                                 const RocketKernels& k, const Tensor& argmax,
+                                                                 const Kernels& k, const Tensor& argmax,
                                                                  c10::string_view accumulate,
                                                                  const OptTensor& x_lengths,
                                                                  std::optional<double> ppv_temperature) {

@@ -16,7 +16,7 @@ void check_kernel_field(const char* op, const char* name, const at::Tensor& t, a
 
 }  // namespace
 
-RocketPlan plan_rocket_kernels(const char* op, const RocketKernels& k, int64_t n_channels, const at::Device& device) {
+RocketPlan plan_rocket_kernels(const char* op, const rocket::Kernels& k, int64_t n_channels, const at::Device& device) {
   check_kernel_field(op, "weights", k.weights, at::kFloat);
   check_kernel_field(op, "lengths", k.lengths, at::kInt);
   check_kernel_field(op, "biases", k.biases, at::kFloat);
@@ -104,7 +104,7 @@ at::ScalarType rocket_compute_dtype(RocketAccumulate mode) {
   return mode == RocketAccumulate::Float64 ? at::kDouble : at::kFloat;
 }
 
-ConvolveInputs prepare_convolve(const at::Tensor& x, const RocketKernels& kernels, c10::string_view accumulate,
+ConvolveInputs prepare_convolve(const at::Tensor& x, const rocket::Kernels& kernels, c10::string_view accumulate,
                                 const std::optional<at::Tensor>& x_lengths,
                                 const std::optional<double>& ppv_temperature) {
   const char* op = kRocketConvolveOp;
@@ -121,7 +121,7 @@ ConvolveInputs prepare_convolve(const at::Tensor& x, const RocketKernels& kernel
   return in;
 }
 
-ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Tensor& x, const RocketKernels& kernels,
+ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Tensor& x, const rocket::Kernels& kernels,
                                            const at::Tensor& argmax, c10::string_view accumulate,
                                            const std::optional<at::Tensor>& x_lengths,
                                            std::optional<double> ppv_temperature) {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "../softdtw_torch.h"  // RocketKernels
 #include "math.h"
+#include "ops.h"
 
 namespace softdtw_torch {
 
@@ -21,14 +21,14 @@ constexpr const char* kRocketNormaliseOp = "rocket_normalise";
 // kernels: int32 fields and float32 weights/biases contiguous on the series' device, plus the
 // start of each kernel's weights and channel indices (int64, K each).
 struct RocketPlan {
-  RocketKernels kernels;
+  rocket::Kernels kernels;
   at::Tensor weight_offsets, channel_offsets;
   int64_t n_kernels = 0;
   int64_t max_kernel_channels = 0;  // max_i m_i
   int64_t max_taps = 0;             // max_i m_i * L_i
 };
 
-RocketPlan plan_rocket_kernels(const char* op, const RocketKernels& kernels, int64_t n_channels,
+RocketPlan plan_rocket_kernels(const char* op, const rocket::Kernels& kernels, int64_t n_channels,
                                const at::Device& device);
 
 // x (n_cases, n_channels, n_timepoints): floating point, non-empty, finite.
@@ -71,7 +71,7 @@ struct ConvolveInputs {
   RocketAccumulate mode;
 };
 
-ConvolveInputs prepare_convolve(const at::Tensor& x, const RocketKernels& kernels, c10::string_view accumulate,
+ConvolveInputs prepare_convolve(const at::Tensor& x, const rocket::Kernels& kernels, c10::string_view accumulate,
                                 const std::optional<at::Tensor>& x_lengths,
                                 const std::optional<double>& ppv_temperature);
 
@@ -87,7 +87,7 @@ struct ConvolveBackward {
     return {x_grad.to(x_dtype), w_grad.to(at::kFloat), b_grad.to(at::kFloat)};
   }
 };
-ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Tensor& x, const RocketKernels& kernels,
+ConvolveBackward prepare_convolve_backward(const at::Tensor& grad, const at::Tensor& x, const rocket::Kernels& kernels,
                                            const at::Tensor& argmax, c10::string_view accumulate,
                                            const std::optional<at::Tensor>& x_lengths,
                                            std::optional<double> ppv_temperature);

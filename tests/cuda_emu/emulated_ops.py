@@ -17,7 +17,7 @@ CSRC = os.path.join(ROOT, "csrc")
 # library: in translation units of their own, without the emulator.
 HOST_SOURCES = [("softdtw", "problem.cpp"), ("common", "table_memory.cpp"), ("common", "memory.cpp"),
                 ("rocket", "problem.cpp"),
-                ("minirocket", "problem.cpp"), ("multirocket", "problem.cpp"), ("hydra", "problem.cpp")]
+                ("common/minirocket", "problem.cpp"), ("multirocket", "problem.cpp"), ("hydra", "problem.cpp")]
 
 
 def load():
@@ -29,11 +29,11 @@ def load():
     build_dir = os.path.join(ROOT, "build", "cuda-emu")
     os.makedirs(build_dir, exist_ok=True)
     # torch's loader names objects after the sources' file names, and several families have a
-    # problem.cpp: each host source is compiled through a one-line file named after its family.
+    # problem.cpp: each host source is compiled through a one-line file named after its folder.
     sources = [os.path.join(HERE, "emulated_ops.cpp")]
-    for family, name in HOST_SOURCES:
-        wrapper = os.path.join(build_dir, f"{family}_{name}")
-        text = f'#include "{family}/{name}"\n'
+    for folder, name in HOST_SOURCES:
+        wrapper = os.path.join(build_dir, f"{folder.replace('/', '_')}_{name}")
+        text = f'#include "{folder}/{name}"\n'
         if not os.path.exists(wrapper) or open(wrapper).read() != text:
             with open(wrapper, "w") as f:
                 f.write(text)

@@ -1,5 +1,5 @@
 """Seeded ROCKET kernel generation (rocket_generate_kernels) against aeon's own numba generator,
-the MT19937 / numpy-legacy stream of csrc/rocket/random.h against numpy's RandomState, and the
+the MT19937 / numpy-legacy stream of csrc/common/numpy_random.h against numpy's RandomState, and the
 conversions to and from aeon's kernels tuple."""
 import io
 import math
@@ -27,14 +27,14 @@ AEON_DTYPES = (np.float32, np.int32, np.float32, np.int32, np.int32, np.int32, n
 
 
 # ---------------------------------------------------------------------------------------------
-# csrc/rocket/random.h, compiled on its own into a tiny driver, against numpy's RandomState.
+# csrc/common/numpy_random.h, compiled on its own into a tiny driver, against numpy's RandomState.
 
 DRIVER = r"""
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
-#include "rocket/random.h"
+#include "common/numpy_random.h"
 
 // Reads commands from stdin, prints one value per line (doubles in hex, so exactly).
 int main() {
@@ -77,7 +77,7 @@ int main() {
 def header_driver(tmp_path_factory):
     cxx = shutil.which(os.environ.get("CXX", "c++"))
     if cxx is None:
-        pytest.skip("needs a C++ compiler to build the rocket/random.h driver")
+        pytest.skip("needs a C++ compiler to build the common/numpy_random.h driver")
     tmp = tmp_path_factory.mktemp("rocket_random")
     src, exe = tmp / "driver.cpp", tmp / "driver"
     src.write_text(DRIVER)

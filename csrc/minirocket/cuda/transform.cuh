@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "../../common/device.cuh"
-#include "../math.h"
+#include "../../common/minirocket/math.h"
 
 namespace softdtw_torch {
 namespace minirocket {

@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-#include "../problem.h"
+#include "../../common/minirocket/problem.h"
 #include "transform.cuh"
 
 namespace softdtw_torch {

@@ -1,6 +1,5 @@
 // MultiRocket on the CPU (docs/design/rocket.md §8, aeon's _multirocket.py):
-//   multirocket_fit        MiniRocket's fit of the series and of its first difference, the second
-//                          carrying on numpy's stream from the first, bit for bit;
+//   multirocket_fit        registered here, its body in ../fit.cpp;
 //   multirocket_transform  PPV, LSPV, MPV and MIPV of both representations, bit-exact with aeon's
 //                          float32 transform.
 #include <ATen/ATen.h>
@@ -23,7 +22,7 @@
 #include "../../common/cpu.h"
 #include "../../common/parallel.h"
 #include "../../common/table_memory.h"
-#include "../../minirocket/cpu/rows.h"
+#include "../../common/minirocket/rows.h"
 #include "../problem.h"
 
 namespace softdtw_torch {
@@ -38,35 +37,6 @@ const PathRule kPoolingPaths{"multirocket", {VectorPath::kAvx512, VectorPath::kP
 const bool kPoolingPathsRegistered = register_path_rule(kPoolingPaths);
 
 bool avx512_path() { return path_of(kPoolingPaths) == VectorPath::kAvx512; }
-
-// ---------------------------------------------------------------------------------------------
-// Fit: aeon seeds numpy's global stream once, fits the series (channel draws from that stream,
-// examples from numba's stream seeded with `seed`), then fits np.diff(x) going on with numpy's
-// stream (numba's is seeded again: the same examples' draws).
-
-Parameters fit_impl(const at::Tensor& x_in, int64_t n_kernels, int64_t max_dilations, int64_t seed) {
-  const char* op = kFitOp;
-  minirocket::check_series(op, x_in, kMinLength);
-  TORCH_CHECK_VALUE(x_in.size(0) >= 1, op, ": expected at least one case, got x of shape ", x_in.sizes());
-  TORCH_CHECK_VALUE(n_kernels >= kKernels, op, ": expected n_kernels >= 84 (MultiRocket's 84 kernels), got ",
-                    n_kernels);
-  TORCH_CHECK_VALUE(max_dilations >= 1, op, ": expected max_dilations_per_kernel >= 1, got ", max_dilations);
-  TORCH_CHECK_VALUE(seed >= 0 && seed <= 0xffffffffLL, op, ": expected seed in [0, 2**32 - 1] (numpy's range), got ",
-                    seed);
-  const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
-  minirocket::check_finite(op, x, at::Tensor());
-  const int64_t T = x.size(2);
-  const at::Tensor difference = (x.narrow(2, 1, T - 1) - x.narrow(2, 0, T - 1)).contiguous();  // float32, as np.diff
-
-  NumpyLegacyRandom numpy_rng(static_cast<uint64_t>(seed));
-  // aeon's one-channel fit draws no channels (one channel per combination, as drawing them gives)
-  // and sums in an order of its own.
-  const auto order = x.size(1) == 1 ? minirocket::FitOrder::kMultiRocketUnivariate : minirocket::FitOrder::kMiniRocket;
-  auto [a0, a1, a2, a3, a4] = minirocket::fit_parameters(op, x, n_kernels, max_dilations, seed, numpy_rng, order);
-  auto [b0, b1, b2, b3, b4] =
-      minirocket::fit_parameters(op, difference, n_kernels, max_dilations, seed, numpy_rng, order);
-  return {a0, a1, a2, a3, a4, b0, b1, b2, b3, b4};
-}
 
 // ---------------------------------------------------------------------------------------------
 // Transform. Work items are (case, representation, dilation) triples. Per case: -x and 3x
@@ -753,12 +723,8 @@ at::Tensor transform_cpu(const at::Tensor& x, const at::Tensor& num_channels_per
 
 }  // namespace
 
-Parameters fit_cpu(const at::Tensor& x, int64_t n_kernels, int64_t max_dilations_per_kernel, int64_t seed) {
-  return fit_impl(x, n_kernels, max_dilations_per_kernel, seed);
-}
-
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
-  m.impl("multirocket_fit", &fit_impl);
+  m.impl("multirocket_fit", &fit_cpu);
   m.impl("multirocket_transform", &transform_cpu);
 }
 

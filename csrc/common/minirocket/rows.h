@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-#include "../math.h"
+#include "math.h"
 
 namespace softdtw_torch {
 namespace minirocket {

@@ -1,6 +1,7 @@
-// MiniRocket: the host-side validation of the operators' inputs (one message per mistake, the same
-// on every device; softdtw_torch/_fake/minirocket.py repeats the shape-level ones) and the
-// validated problem the CPU and CUDA kernels read.
+// MiniRocket's kernels (shared by the minirocket and multirocket families): the host-side
+// validation of the operators' inputs (one message per mistake, the same on every device;
+// softdtw_torch/_fake/minirocket.py repeats the shape-level ones), the validated problem the CPU
+// and CUDA kernels read, and the fit (fit.cpp).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -10,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "../rocket/random.h"
+#include "../numpy_random.h"
 #include "math.h"
 
 namespace softdtw_torch {
@@ -71,7 +72,8 @@ constexpr const char* kNotFiniteMessage =
 
 using Parameters = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
-// aeon's _static_fit on the CPU (x on any device is read on the CPU; the results are CPU tensors).
+// aeon's _static_fit on the CPU, minirocket_fit's body (fit.cpp; x on any device is read on the CPU;
+// the results are CPU tensors).
 Parameters fit_cpu(const at::Tensor& x, int64_t n_features, int64_t max_dilations_per_kernel, int64_t seed);
 
 // The fit's body, for x already float32, finite, contiguous and on the CPU (x's checks are the

@@ -1,8 +1,9 @@
-// MiniRocket: validation of the ops' inputs, shared by the CPU and CUDA kernels.
-#include "../common/memory.h"
+// MiniRocket: validation of the ops' inputs, shared by the CPU and CUDA kernels of MiniRocket and
+// MultiRocket.
+#include "../memory.h"
 #include "problem.h"
 
-#include "../common/checks.h"
+#include "../checks.h"
 
 #include <algorithm>
 #include <vector>

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "../common/macros.h"
+#include "../macros.h"
 
 namespace softdtw_torch {
 namespace minirocket {

@@ -23,6 +23,7 @@
 #include "../common/memory.h"
 #include "constants.h"
 #include "ops.h"
+#include "plan.h"
 #include "problem.h"
 
 namespace softdtw_torch {
@@ -130,18 +131,22 @@ at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<i
 }
 
 // checkpoint only changes what a differentiable call keeps for its backward; so does the CPU's
-// forward with gradients (short pairs in packs: each pair's gradient instead of the table).
+// forward with gradients (short pairs in packs: each pair's gradient instead of the table). The
+// planner (plan.h) chooses.
 at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
                           const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint,
                           std::optional<double> itakura_max_slope) {
   check_lengths_devices(kFusedOp, x.device(), x_lengths, y_lengths);
   const bool keep = gradient_needed(x, y);
-  if (keep && checkpoint) {
-    return std::get<0>(
-        ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
-  }
-  if (keep && cpu_forward_with_grad_pays(x, y)) {
-    return std::get<0>(ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+  switch (softdtw::plan_fused_forward(x, y, keep, checkpoint)) {
+    case softdtw::FusedForwardPlan::kCheckpointed:
+      return std::get<0>(
+          ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+    case softdtw::FusedForwardPlan::kWithGrad:
+      return std::get<0>(
+          ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+    case softdtw::FusedForwardPlan::kTable:
+      break;
   }
   return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep));
 }

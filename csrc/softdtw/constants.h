@@ -12,6 +12,10 @@ namespace softdtw_torch::softdtw {
 // mode's batched matrix product (x·yᵀ) is cheaper.
 constexpr int64_t kMaxFusedFeatures = 128;
 
+// Pairs of up to this many steps run in packs on the CPU (cpu/kernel.cpp says why), whose forward
+// can also keep each pair's gradient: the memory planner (plan.cpp) reads it for that choice.
+constexpr int64_t kMaxPackedLength = 512;
+
 // Rows and columns of the CUDA kernels' tiles; a checkpointed CUDA forward keeps R on the last row
 // of every block of this many rows and the last column of every block of this many columns.
 constexpr int kCudaTileRows = 64;

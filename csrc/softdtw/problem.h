@@ -141,10 +141,6 @@ BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at
                                                 const std::optional<at::Tensor>& x_lengths,
                                                 const std::optional<at::Tensor>& y_lengths);
 
-// Whether the CPU's fused forward should also compute each pair's gradient, for a backward that
-// then only scales it (cpu/kernel.cpp, next to the packs it relies on).
-bool cpu_forward_with_grad_pays(const at::Tensor& x, const at::Tensor& y);
-
 // The checkpointed fused backward: x and y validated as by the forward (they fix the problem),
 // grad (B,) converted to the compute dtype; R stays undefined (it is recomputed).
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,

@@ -1,11 +1,21 @@
-"""The code's layout rules (CONTRIBUTING.md, "Architecture"), read from the sources: no import
-cycle among the Python package's modules, lazy imports inside functions included."""
+"""The code's layout rules (CONTRIBUTING.md, "Layout"), read from the sources and the built
+objects: no import cycle among the Python package's modules, lazy imports inside functions
+included; no op family's C++ includes another family's files (what families share is in
+csrc/common/, which includes no family); no device-agnostic C++ file of a family (problem.cpp,
+composite.cpp, autograd.cpp, fit.cpp, plan.cpp) calls a function of its CPU or CUDA kernels."""
 import ast
+import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Dict, List, Set
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "softdtw_torch"
+CSRC = REPO / "csrc"
+SOURCE_SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
 
 
 def _modules() -> Dict[str, Path]:
@@ -97,3 +107,110 @@ def test_no_import_cycle_in_the_package():
     modules = _modules()
     graph = {name: _imported(name, path, modules) for name, path in modules.items()}
     assert _cycles(graph) == []
+
+
+# --- C++: families and csrc/common ---
+
+def _families() -> List[str]:
+    """An op family is a folder of csrc/ with its ops' signatures (ops.h)."""
+    return sorted(p.parent.name for p in CSRC.glob("*/ops.h"))
+
+
+def _included_folders(folder: Path) -> Dict[str, Set[str]]:
+    """For each source file under ``folder``: the first path component (below csrc/) of every file
+    it includes with quotes, resolved from the including file's folder."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES:
+            continue
+        tops = set()
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.M):
+            target = (path.parent / name).resolve()
+            assert target.is_file(), f"{path.relative_to(REPO)} includes {name}, which does not exist"
+            tops.add(target.relative_to(CSRC).parts[0])
+        found[path.relative_to(CSRC).as_posix()] = tops
+    return found
+
+
+def test_the_families_are_the_op_folders():
+    assert _families() == ["hydra", "minirocket", "multirocket", "rocket", "softdtw"]
+
+
+def test_the_include_reader_resolves_relative_paths():
+    # minirocket's CUDA ops read MiniRocket's shared problem two folders up, in common/, and their
+    # engine beside them
+    assert _included_folders(CSRC / "minirocket")["minirocket/cuda/transform_ops.h"] == {"common", "minirocket"}
+
+
+def test_no_family_includes_a_sibling():
+    for family in _families():
+        for source, tops in _included_folders(CSRC / family).items():
+            assert tops <= {family, "common"}, f"csrc/{source} includes files of {sorted(tops - {family, 'common'})}"
+
+
+def test_common_includes_no_family():
+    for source, tops in _included_folders(CSRC / "common").items():
+        assert tops <= {"common"}, f"csrc/{source} includes files of {sorted(tops - {'common'})}"
+
+
+# --- C++: the device-agnostic files call no device code ---
+
+def _built_objects() -> Dict[str, Path]:
+    """The in-place build's object of each csrc/ source that still exists, by its path below csrc/
+    without the suffix ("softdtw/composite", "softdtw/cpu/kernel")."""
+    objects = {}
+    for root in sorted((REPO / "build").glob("temp.*/csrc")):
+        for obj in root.rglob("*.o"):
+            rel = obj.relative_to(root).with_suffix("")
+            if any((CSRC / rel).with_suffix(suffix).is_file() for suffix in (".cpp", ".cu")):
+                objects[rel.as_posix()] = obj
+    return objects
+
+
+def _symbols(obj: Path, which: str) -> Set[str]:
+    """The demangled names of the library's functions (namespace softdtw_torch) that ``obj``
+    defines (which="defined") or calls without defining them (which="undefined")."""
+    out = subprocess.run(["nm", "-C", f"--{which}-only", str(obj)], check=True, capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        name = line.split(maxsplit=2)[-1] if which == "defined" else line.split(maxsplit=1)[-1]
+        if name.startswith("softdtw_torch::") and "(anonymous namespace)" not in name:
+            names.add(name)
+    return names
+
+
+@pytest.fixture(scope="module")
+def objects():
+    if shutil.which("nm") is None:
+        pytest.skip("needs binutils' nm")
+    found = _built_objects()
+    if not any(name.endswith("/cpu/kernel") for name in found):
+        pytest.skip("needs the in-place build's objects (build/temp.*/csrc; scripts/env.sh builds them)")
+    return found
+
+
+def _is_device_code(name: str) -> bool:
+    return len(name.split("/")) == 3 and name.split("/")[1] in ("cpu", "cuda")
+
+
+def _is_device_agnostic(name: str) -> bool:
+    return len(name.split("/")) == 2 and name.split("/")[0] in _families()
+
+
+def test_the_symbol_reader_sees_kernels_calling_the_validation(objects):
+    # the other direction is allowed and exists: the CPU kernels call problem.cpp's validation
+    assert _symbols(objects["softdtw/cpu/kernel"], "undefined") & _symbols(objects["softdtw/problem"], "defined")
+
+
+def test_device_agnostic_files_call_no_device_code(objects):
+    device_defined = {}
+    for name, obj in objects.items():
+        if _is_device_code(name):
+            for symbol in _symbols(obj, "defined"):
+                device_defined[symbol] = name
+    agnostic = [name for name in objects if _is_device_agnostic(name)]
+    assert "softdtw/composite" in agnostic and "hydra/fit" in agnostic
+    for name in agnostic:
+        calls = {symbol: device_defined[symbol] for symbol in _symbols(objects[name], "undefined")
+                 if symbol in device_defined}
+        assert not calls, f"csrc/{name} calls device code: {calls}"

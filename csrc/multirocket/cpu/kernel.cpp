@@ -16,14 +16,13 @@
 #include <vector>
 
 #include "../../common/macros.h"
-#if SOFTDTW_TORCH_X86_INTRINSICS
-#include <immintrin.h>
-#endif
 #include "../../common/cpu.h"
 #include "../../common/parallel.h"
 #include "../../common/table_memory.h"
 #include "../../common/minirocket/rows.h"
 #include "../problem.h"
+#include "avx512.h"
+#include "pooling.h"
 
 namespace softdtw_torch {
 namespace multirocket {
@@ -41,170 +40,36 @@ bool avx512_path() { return path_of(kPoolingPaths) == VectorPath::kAvx512; }
 // ---------------------------------------------------------------------------------------------
 // Transform. Work items are (case, representation, dilation) triples. Per case: -x and 3x
 // zero-padded for both representations, once per thread; per dilation C_alpha once per used
-// channel; per kernel its output over the counted segment, pooled for each of its biases.
+// channel; per kernel its output over the counted segment, pooled for each of its biases. The
+// pooling's lane groups and portable loop are in pooling.h, its avx512 path in avx512.h.
 
-// Pooling runs on lanes: one lane per (kernel, bias) of a dilation, 8 lanes to a group. The
-// kernels of a dilation whose counted segments are the same (every other kernel: aeon alternates
-// the whole output and the trimmed one) are pooled together from `outputs`, their outputs
-// position-major: outputs[j·kStride + q] is kernel q's output at segment position j. Most groups
-// are 8 consecutive kernels with the same bias index, whose lanes read their columns with one
-// load; the kernels left over (42 = 5·8 + 2) go with all their biases into groups whose lanes
-// read kernels first .. first + 7 and pick theirs (one more permute per position: the pooling
-// loop measured 2.9 ns per position with it, 2.1 ns without, in a microbenchmark on the Zen 3 VM).
-// The segment runs in blocks of kPositionBlock positions: one block of every kernel is written
-// position-major, then every group pools it from L1 (a whole segment, 1,460 positions of 50
-// floats on ACSF1, is 292 KB).
-using F32x8 = float __attribute__((vector_size(32)));
-using I32x8 = int32_t __attribute__((vector_size(32)));
-using F64x4 = double __attribute__((vector_size(32)));
-using F64x8 = double __attribute__((vector_size(64)));
-constexpr int kLanes = 8;
-constexpr int64_t kHalf = kKernels / 2;  // kernels per half of a dilation (below)
-constexpr int64_t kRowBlocks = (kHalf + kLanes - 1) / kLanes;  // blocks of 8 kernels of a half
-constexpr int64_t kRows = kRowBlocks * kLanes;
-// Floats a position of `outputs` (below): room for a group's 8-wide load past the last kernel.
-constexpr int64_t kStride = kHalf + kLanes;
-constexpr int64_t kPositionBlock = 128;  // 25.6 KB of outputs at 50 floats per position
-
-struct LaneGroup {
-  int64_t first = 0;          // the first kernel (column of outputs) the group reads
-  bool picked = false;        // whether lanes pick their columns (else lane l reads first + l)
-  int32_t pick[kLanes] = {};  // lane l reads column first + pick[l]
-  float bias[kLanes] = {};    // lane l's bias (+inf past the last lane: pools nothing)
-  int64_t feature[kLanes] = {};  // lane l's feature in its representation's blocks (-1: unused)
-};
-
-// A group's 8 lanes of Pooling between position blocks (plain arrays: std::vector need not align
-// vector types).
-struct LaneState {
-  double sum[kLanes] = {};
-  int32_t since[kLanes] = {}, longest[kLanes] = {};
-  int64_t positives[kLanes] = {}, index_sum[kLanes] = {};
-};
-
-// Pooling::add for segment positions [start, start + n) of every lane of a group, `outputs` at
-// position start: branch-free in GCC / Clang vector types (GCC does not vectorize the scalar
-// form). The compares, counts, index sums and distances use 32-bit lanes within the block (index
-// sums from running counts), 64-bit across blocks; each lane's float64 sum adds its terms in aeon's
-// order, in two vectors of 4 doubles. One group per pass: two would need more than AVX2's 16
-// registers, and GCC then spilled a sum, whose store-to-load chain bound the loop (AVX-512's 32
-// take two: pool_block_pair_avx512).
-template <bool kPicked>
-SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void pool_block(const float* __restrict outputs, int64_t start, int64_t n,
-                                                   const LaneGroup& group, LaneState& state) {
-  F32x8 b;
-  I32x8 pick, since, longest;
-  F64x4 sum_low, sum_high;
-  std::memcpy(&b, group.bias, sizeof(b));
-  std::memcpy(&pick, group.pick, sizeof(pick));
-  std::memcpy(&since, state.since, sizeof(since));
-  std::memcpy(&longest, state.longest, sizeof(longest));
-  std::memcpy(&sum_low, state.sum, sizeof(sum_low));
-  std::memcpy(&sum_high, state.sum + 4, sizeof(sum_high));
-  const float* column = outputs + group.first;
-  // The block's positives (count) and the running sum of count after each position (cumulated):
-  // sum over the block's positives of (position - start) = n·count - cumulated.
-  I32x8 count = {}, cumulated = {};
-  for (int64_t j = 0; j < n; ++j) {
-    F32x8 loaded;
-    std::memcpy(&loaded, column + j * kStride, sizeof(loaded));
-    const F32x8 v = kPicked ? __builtin_shuffle(loaded, pick) : loaded;
-    const I32x8 above = v > b, below = v < b;  // lanes of -1 (true) or 0
-    count -= above;
-    cumulated += count;
-    // float32(C[j] + bias) as aeon rounds it, +0.0 where not above, added in float64. Widened
-    // as one 8-lane vector, then split: GCC 12 compiles that to two vcvtps2pd, and the
-    // conversion of each 4-lane half to twice as many instructions.
-    const F32x8 term = reinterpret_cast<F32x8>(reinterpret_cast<I32x8>(v + b) & above);
-    const F64x8 wide = __builtin_convertvector(term, F64x8);
-    sum_low += __builtin_shufflevector(wide, wide, 0, 1, 2, 3);
-    sum_high += __builtin_shufflevector(wide, wide, 4, 5, 6, 7);
-    longest = since > longest ? since : longest;
-    since = (since & ~below) + 1;  // 1 after a value below the bias, else one more
-  }
-  std::memcpy(state.since, &since, sizeof(since));
-  std::memcpy(state.longest, &longest, sizeof(longest));
-  std::memcpy(state.sum, &sum_low, sizeof(sum_low));
-  std::memcpy(state.sum + 4, &sum_high, sizeof(sum_high));
-  for (int l = 0; l < kLanes; ++l) {
-    state.positives[l] += count[l];
-    state.index_sum[l] += (n + start) * count[l] - cumulated[l];
-  }
-}
-
+// Positions [start, start + n) of `outputs` pooled into the lanes of groups[0, count), states[g]
+// holding group g's: two groups at a time on the avx512 path (pool_block_pair_avx512, the last one
+// alone when count is odd), else one at a time (pool_block); the same bits either way.
+void pool_groups(VectorPath path, const float* outputs, int64_t start, int64_t n, const LaneGroup* groups,
+                 LaneState* states, int64_t count) {
+  for (int64_t g = 0; g < count; ++g) {
 #if SOFTDTW_TORCH_X86_INTRINSICS
-SOFTDTW_TORCH_AVX512_WARNINGS_OFF
-
-// 32 bytes from `low` in the low half of a 512-bit vector, 32 from `high` in its high half (8
-// floats or int32 of two lane groups).
-SOFTDTW_TORCH_AVX512_HELPER __m512d pair(const void* low, const void* high) {
-  return _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(static_cast<const double*>(low))),
-                            _mm256_loadu_pd(static_cast<const double*>(high)), 1);
-}
-
-// pool_block for two lane groups at once on 512-bit vectors, for Intel CPUs with AVX-512
-// (avx512_path): group a in lanes 0-7, group b in lanes 8-15, each lane's operations those
-// of pool_block in the same order (the same bits). The compares go to mask registers, which the
-// count, the terms and the reset of the run take directly, and the two groups' float64 sums are
-// two independent chains. (One group at a time with mask registers measured no faster than
-// pool_block: benchmarks/README.md.) kPicked: either group picks its columns.
-template <bool kPicked>
-__attribute__((target("avx512f,avx512vl"))) void pool_block_pair_avx512(const float* __restrict outputs,
-                                                                         int64_t start, int64_t n,
-                                                                         const LaneGroup& a, const LaneGroup& b,
-                                                                         LaneState& state_a, LaneState& state_b) {
-  const __m512 bias = _mm512_castpd_ps(pair(a.bias, b.bias));
-  int32_t columns[2 * kLanes];  // lanes 0-7 pick among a's 8 columns, lanes 8-15 among b's
-  for (int l = 0; l < kLanes; ++l) {
-    columns[l] = a.picked ? a.pick[l] : l;
-    columns[kLanes + l] = kLanes + (b.picked ? b.pick[l] : l);
-  }
-  const __m512i pick = _mm512_loadu_si512(columns);
-  // The run lengths less one (since_1 = since - 1, longest_1 = longest - 1): the reset is then a
-  // zeroing, which the add's mask does without a copy of the constant.
-  const __m512i one = _mm512_set1_epi32(1);
-  __m512i since_1 = _mm512_sub_epi32(_mm512_castpd_si512(pair(state_a.since, state_b.since)), one);
-  __m512i longest_1 = _mm512_sub_epi32(_mm512_castpd_si512(pair(state_a.longest, state_b.longest)), one);
-  __m512d sum_a = _mm512_loadu_pd(state_a.sum), sum_b = _mm512_loadu_pd(state_b.sum);
-  __m512i count = _mm512_setzero_si512(), cumulated = _mm512_setzero_si512();
-  const float* column_a = outputs + a.first;
-  const float* column_b = outputs + b.first;
-  for (int64_t j = 0; j < n; ++j) {
-    __m512 v = _mm512_castpd_ps(pair(column_a + j * kStride, column_b + j * kStride));
-    if (kPicked) v = _mm512_permutexvar_ps(pick, v);
-    // above: v > bias; not_below: !(v < bias)
-    const __mmask16 above = _mm512_cmp_ps_mask(v, bias, _CMP_GT_OQ);
-    const __mmask16 not_below = _mm512_cmp_ps_mask(v, bias, _CMP_NLT_UQ);
-    count = _mm512_mask_add_epi32(count, above, count, one);
-    cumulated = _mm512_add_epi32(cumulated, count);
-    const __m512 term = _mm512_maskz_add_ps(above, v, bias);  // float32(C[j] + bias), +0.0 where not above
-    sum_a = _mm512_add_pd(sum_a, _mm512_cvtps_pd(_mm512_castps512_ps256(term)));
-    sum_b = _mm512_add_pd(sum_b, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(term), 1))));
-    longest_1 = _mm512_max_epi32(since_1, longest_1);
-    since_1 = _mm512_maskz_add_epi32(not_below, since_1, one);  // since: 1 after a value below, else one more
-  }
-  const __m512i since = _mm512_add_epi32(since_1, one), longest = _mm512_add_epi32(longest_1, one);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_a.since), _mm512_castsi512_si256(since));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_b.since), _mm512_extracti64x4_epi64(since, 1));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_a.longest), _mm512_castsi512_si256(longest));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(state_b.longest), _mm512_extracti64x4_epi64(longest, 1));
-  _mm512_storeu_pd(state_a.sum, sum_a);
-  _mm512_storeu_pd(state_b.sum, sum_b);
-  int32_t counts[2 * kLanes], cumulateds[2 * kLanes];
-  _mm512_storeu_si512(counts, count);
-  _mm512_storeu_si512(cumulateds, cumulated);
-  for (int l = 0; l < 2 * kLanes; ++l) {
-    LaneState& state = l < kLanes ? state_a : state_b;
-    state.positives[l % kLanes] += counts[l];
-    state.index_sum[l % kLanes] += (n + start) * counts[l] - cumulateds[l];
-  }
-}
-
-SOFTDTW_TORCH_AVX512_WARNINGS_ON
+    if (path == VectorPath::kAvx512 && g + 1 < count) {
+      if (groups[g].picked || groups[g + 1].picked) {
+        pool_block_pair_avx512<true>(outputs, start, n, groups[g], groups[g + 1], states[g], states[g + 1]);
+      } else {
+        pool_block_pair_avx512<false>(outputs, start, n, groups[g], groups[g + 1], states[g], states[g + 1]);
+      }
+      ++g;
+      continue;
+    }
 #endif
+    if (groups[g].picked) {
+      pool_block<true>(outputs, start, n, groups[g], states[g]);
+    } else {
+      pool_block<false>(outputs, start, n, groups[g], states[g]);
+    }
+  }
+}
 
-// kPoolingPaths' probe: two lane groups pooled over 128 blocks of kPositionBlock positions, as
-// pool_block_pair_avx512 (avx512) or as pool_block on each (portable).
+// kPoolingPaths' probe: two lane groups pooled over 128 blocks of kPositionBlock positions on
+// `path` (pool_groups).
 void probe_pooling(VectorPath path) {
   static const std::vector<float> outputs = [] {
     std::vector<float> v(kPositionBlock * kStride);
@@ -215,20 +80,12 @@ void probe_pooling(VectorPath path) {
     }
     return v;
   }();
-  LaneGroup a, b;
-  b.first = kLanes;
-  for (int l = 0; l < kLanes; ++l) a.bias[l] = b.bias[l] = 0.05f * static_cast<float>(l - 4);
-  LaneState state_a, state_b;
+  LaneGroup groups[2];
+  groups[1].first = kLanes;
+  for (int l = 0; l < kLanes; ++l) groups[0].bias[l] = groups[1].bias[l] = 0.05f * static_cast<float>(l - 4);
+  LaneState states[2];
   for (int block = 0; block < 128; ++block) {  // the same outputs each time, at later positions
-    const int64_t start = block * kPositionBlock;
-#if SOFTDTW_TORCH_X86_INTRINSICS
-    if (path == VectorPath::kAvx512) {
-      pool_block_pair_avx512<false>(outputs.data(), start, kPositionBlock, a, b, state_a, state_b);
-      continue;
-    }
-#endif
-    pool_block<false>(outputs.data(), start, kPositionBlock, a, state_a);
-    pool_block<false>(outputs.data(), start, kPositionBlock, b, state_b);
+    pool_groups(path, outputs.data(), block * kPositionBlock, kPositionBlock, groups, states, 2);
   }
 }
 
@@ -357,69 +214,6 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int6
   }
 }
 
-#if SOFTDTW_TORCH_X86_INTRINSICS
-SOFTDTW_TORCH_AVX512_WARNINGS_OFF
-
-// One stage of transpose_16_positions_avx512: a holds row r, b row r + 2^kBit (r's bit kBit 0),
-// each at the lanes' 16 positions (or what the earlier stages left there). Afterwards bit kBit of the
-// lane holds the row's bit, and a (b) holds the lanes whose position had bit kBit 0 (1): lane L of
-// a is a[L] where L's bit is 0, else b[L - 2^kBit]; lane L of b is a[L + 2^kBit] where L's bit is
-// 0, else b[L]. Two shuffles (one 128-bit-lane vshufps each for bit 1).
-template <int kBit>
-SOFTDTW_TORCH_AVX512_HELPER void exchange_bit(__m512& a, __m512& b) {
-  static_assert(kBit >= 0 && kBit <= 2);
-  __m512 low, high;
-  if constexpr (kBit == 1) {
-    low = _mm512_shuffle_ps(a, b, 0x44);   // a0 a1 b0 b1 in each 128-bit lane
-    high = _mm512_shuffle_ps(a, b, 0xee);  // a2 a3 b2 b3
-  } else {
-    // Index 16 + i is b's lane i.
-    const __m512i low_index =
-        kBit == 0 ? _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30)
-                  : _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-    const __m512i high_index =
-        kBit == 0 ? _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31)
-                  : _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-    low = _mm512_permutex2var_ps(a, low_index, b);
-    high = _mm512_permutex2var_ps(a, high_index, b);
-  }
-  a = low;
-  b = high;
-}
-
-// The low half of v at `at`, the high half 8 positions further (at + 8·kStride).
-SOFTDTW_TORCH_AVX512_HELPER void store_positions(__m512 v, float* at) {
-  _mm256_storeu_ps(at, _mm512_castps512_ps256(v));
-  _mm256_storeu_pd(reinterpret_cast<double*>(at + kLanes * kStride), _mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
-
-// transpose_8_rows 16 positions at a time on 512-bit vectors, for Intel CPUs with AVX-512
-// (avx512_path): 8 rows of 16 positions become, after three exchange_bit stages, 8
-// vectors of which vector k holds positions t + k (low half) and t + 8 + k (high half), 8 rows
-// each. 24 shuffles per 128 values, against 24 per 64 with 256-bit vectors (all on one port, which
-// bound the transposition); 8 rows of 16 fit in the 32 registers, where 16×16 blocks did not.
-// Returns the positions done, a multiple of 16; the rest is transpose_8_rows'.
-template <typename Rows8>
-__attribute__((target("avx512f,avx512vl"))) int64_t transpose_16_positions_avx512(const Rows8& rows, int64_t n,
-                                                                                 float* __restrict out) {
-  int64_t t = 0;
-  for (; t + 2 * kLanes <= n; t += 2 * kLanes) {
-    __m512 r0 = rows.load16(0, t), r1 = rows.load16(1, t), r2 = rows.load16(2, t), r3 = rows.load16(3, t);
-    __m512 r4 = rows.load16(4, t), r5 = rows.load16(5, t), r6 = rows.load16(6, t), r7 = rows.load16(7, t);
-    exchange_bit<0>(r0, r1), exchange_bit<0>(r2, r3), exchange_bit<0>(r4, r5), exchange_bit<0>(r6, r7);
-    exchange_bit<1>(r0, r2), exchange_bit<1>(r1, r3), exchange_bit<1>(r4, r6), exchange_bit<1>(r5, r7);
-    exchange_bit<2>(r0, r4), exchange_bit<2>(r1, r5), exchange_bit<2>(r2, r6), exchange_bit<2>(r3, r7);
-    float* at = out + t * kStride;
-    store_positions(r0, at), store_positions(r1, at + kStride), store_positions(r2, at + 2 * kStride);
-    store_positions(r3, at + 3 * kStride), store_positions(r4, at + 4 * kStride);
-    store_positions(r5, at + 5 * kStride), store_positions(r6, at + 6 * kStride);
-    store_positions(r7, at + 7 * kStride);
-  }
-  return t;
-}
-
-SOFTDTW_TORCH_AVX512_WARNINGS_ON
-#endif
 
 // transpose_8_rows, 16 positions at a time on the avx512 path.
 template <typename Rows8>
@@ -542,6 +336,7 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
   if (nf == 0) return true;
   float* block = out + r * kPoolings * p.n_features;  // this representation's 4 blocks of n_features
   bool finite = true;
+  const VectorPath path = path_of(kPoolingPaths);
   // The kernels k with (di + k) even count the whole output, the others the trimmed one (aeon):
   // each half is pooled together (DilationPlan).
   for (int64_t first_kernel = 0; first_kernel < 2; ++first_kernel) {
@@ -583,28 +378,7 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
           transpose_rows(StoredRows{w.kernel_rows.data() + q0 * len + start, len}, n, w.outputs.data() + q0);
         }
       }
-      for (int64_t g = 0; g < n_groups; ++g) {
-        const LaneGroup& group = groups[g];
-#if SOFTDTW_TORCH_X86_INTRINSICS
-        if (g + 1 < n_groups && avx512_path()) {
-          const LaneGroup& next = groups[g + 1];
-          LaneState& state = w.states[g];
-          LaneState& next_state = w.states[g + 1];
-          if (group.picked || next.picked) {
-            pool_block_pair_avx512<true>(w.outputs.data(), start, n, group, next, state, next_state);
-          } else {
-            pool_block_pair_avx512<false>(w.outputs.data(), start, n, group, next, state, next_state);
-          }
-          ++g;
-          continue;
-        }
-#endif
-        if (group.picked) {
-          pool_block<true>(w.outputs.data(), start, n, group, w.states[g]);
-        } else {
-          pool_block<false>(w.outputs.data(), start, n, group, w.states[g]);
-        }
-      }
+      pool_groups(path, w.outputs.data(), start, n, groups.data(), w.states.data(), n_groups);
     }
     for (int64_t g = 0; g < n_groups; ++g) {
       const LaneGroup& group = groups[g];

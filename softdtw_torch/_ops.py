@@ -8,5 +8,5 @@ vmapped batch. Both are registered here, once, right after the extension: nothin
 them.
 """
 from ._extension import _C  # noqa: F401  (first: the extension's import registers the operators)
-from . import _fake  # noqa: F401,I001  (registers the fake kernels of every op family)
+from . import _fake  # noqa: F401  (registers the fake kernels of every op family)
 from . import _vmap  # noqa: F401  (registers the SoftDTW ops' batching rules)

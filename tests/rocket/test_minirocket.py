@@ -206,7 +206,7 @@ def reference_transform(x, parameters, lengths, dtype=np.float32):
 
     Kernel (a, b, c) at dilation d has weight -1 at taps t + (g - 4)·d, g = 0..8, plus 3 at its
     three taps (+2 overall), zero outside the series. With dtype float32 the additions follow
-    aeon's order (csrc/minirocket/math.h), so the result is exact; with float64 it is the same
+    aeon's order (csrc/common/minirocket/math.h), so the result is exact; with float64 it is the same
     arithmetic without float32 rounding.
     """
     ncpc, channels, dilations, per_dilation, biases = (np.asarray(p) for p in parameters)

@@ -65,7 +65,7 @@ def test_fit_and_transform_match_aeon_on_random_data(n_channels, n_kernels, max_
 
 @pytest.mark.parametrize("T", [127, 128, 129, 300, 641])
 def test_match_aeon_across_position_blocks(T):
-    # The CPU kernel pools a segment in blocks of 128 positions (csrc/multirocket/cpu/kernel.cpp),
+    # The CPU kernel pools a segment in blocks of 128 positions (kPositionBlock, csrc/multirocket/cpu/pooling.h),
     # carrying every lane's counts, index sums, float64 sums and stretches across them: segments
     # shorter, equal and longer than a block, a block and one position, several blocks and a rest.
     X = random_walks(3, 1 + T % 2, T, seed=T)

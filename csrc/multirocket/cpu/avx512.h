@@ -25,7 +25,7 @@ SOFTDTW_TORCH_AVX512_HELPER __m512d pair(const void* low, const void* high) {
 }
 
 // pool_block for two lane groups at once on 512-bit vectors, for Intel CPUs with AVX-512
-// (avx512_path): group a in lanes 0-7, group b in lanes 8-15, each lane's operations those
+// (the avx512 path): group a in lanes 0-7, group b in lanes 8-15, each lane's operations those
 // of pool_block in the same order (the same bits). The compares go to mask registers, which the
 // count, the terms and the reset of the run take directly, and the two groups' float64 sums are
 // two independent chains. (One group at a time with mask registers measured no faster than
@@ -116,7 +116,7 @@ SOFTDTW_TORCH_AVX512_HELPER void store_positions(__m512 v, float* at) {
 }
 
 // transpose_8_rows 16 positions at a time on 512-bit vectors, for Intel CPUs with AVX-512
-// (avx512_path): 8 rows of 16 positions become, after three exchange_bit stages, 8
+// (the avx512 path): 8 rows of 16 positions become, after three exchange_bit stages, 8
 // vectors of which vector k holds positions t + k (low half) and t + 8 + k (high half), 8 rows
 // each. 24 shuffles per 128 values, against 24 per 64 with 256-bit vectors (all on one port, which
 // bound the transposition); 8 rows of 16 fit in the 32 registers, where 16×16 blocks did not.

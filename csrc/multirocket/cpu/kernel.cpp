@@ -35,8 +35,6 @@ void probe_pooling(VectorPath path);
 const PathRule kPoolingPaths{"multirocket", {VectorPath::kAvx512, VectorPath::kPortable}, &probe_pooling};
 const bool kPoolingPathsRegistered = register_path_rule(kPoolingPaths);
 
-bool avx512_path() { return path_of(kPoolingPaths) == VectorPath::kAvx512; }
-
 // ---------------------------------------------------------------------------------------------
 // Transform. Work items are (case, representation, dilation) triples. Per case: -x and 3x
 // zero-padded for both representations, once per thread; per dilation C_alpha once per used
@@ -217,10 +215,10 @@ SOFTDTW_TORCH_CPU_CLONES_NO_AVX512 void transpose_8_rows(const Rows8& rows, int6
 
 // transpose_8_rows, 16 positions at a time on the avx512 path.
 template <typename Rows8>
-void transpose_rows(const Rows8& rows, int64_t n, float* __restrict out) {
+void transpose_rows(VectorPath path, const Rows8& rows, int64_t n, float* __restrict out) {
   int64_t done = 0;
 #if SOFTDTW_TORCH_X86_INTRINSICS
-  if (avx512_path()) done = transpose_16_positions_avx512(rows, n, out);
+  if (path == VectorPath::kAvx512) done = transpose_16_positions_avx512(rows, n, out);
 #endif
   transpose_8_rows(rows, done, n, out);
 }
@@ -228,12 +226,12 @@ void transpose_rows(const Rows8& rows, int64_t n, float* __restrict out) {
 // transpose_rows of one channel's row block kBlock of half kFirstKernel (OneChannelRows), picked
 // at run time from kOneChannelTranspositions.
 template <int kBlock, int kFirstKernel>
-void transpose_one_channel(const float* alpha, const float* const (&tap)[9], int64_t n, float* out) {
+void transpose_one_channel(VectorPath path, const float* alpha, const float* const (&tap)[9], int64_t n, float* out) {
   OneChannelRows<kBlock, kFirstKernel> rows{alpha, {}};
   std::copy(tap, tap + 9, rows.tap);
-  transpose_rows(rows, n, out);
+  transpose_rows(path, rows, n, out);
 }
-using OneChannelTransposition = void (*)(const float*, const float* const (&)[9], int64_t, float*);
+using OneChannelTransposition = void (*)(VectorPath, const float*, const float* const (&)[9], int64_t, float*);
 template <int kFirstKernel, size_t... kBlock>
 constexpr std::array<OneChannelTransposition, kRowBlocks> one_channel_transpositions(std::index_sequence<kBlock...>) {
   return {&transpose_one_channel<static_cast<int>(kBlock), kFirstKernel>...};
@@ -372,10 +370,10 @@ bool transform_dilation(const TransformProblem& p, int r, const DilationPlan& pl
       for (int x = 0; x < 9 && one_channel; ++x) tap[x] = rows.gpad.data() + pad + lo + start + shift(x);
       for (int64_t q0 = 0; q0 < kHalf; q0 += kLanes) {
         if (one_channel) {
-          kOneChannelTranspositions[first_kernel][q0 / kLanes](w.alpha.data() + lo + start, tap, n,
+          kOneChannelTranspositions[first_kernel][q0 / kLanes](path, w.alpha.data() + lo + start, tap, n,
                                                                w.outputs.data() + q0);
         } else {
-          transpose_rows(StoredRows{w.kernel_rows.data() + q0 * len + start, len}, n, w.outputs.data() + q0);
+          transpose_rows(path, StoredRows{w.kernel_rows.data() + q0 * len + start, len}, n, w.outputs.data() + q0);
         }
       }
       pool_groups(path, w.outputs.data(), start, n, groups.data(), w.states.data(), n_groups);

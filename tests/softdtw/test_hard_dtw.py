@@ -110,6 +110,7 @@ def test_values_paths_and_gradients_match_references(dtype, fused, bandwidth):
         assert torch.equal(E, torch.tensor(A, dtype=dtype))
 
 
+@pytest.mark.slow  # tslearn compiles its DTW functions with numba on their first call: ~20 s of its time
 def test_matches_tslearn_on_gunpoint():
     X, _ = load_gunpoint(split="train")
     X = np.asarray(X, dtype=np.float64).transpose(0, 2, 1)  # aeon's (50, 1, 150) as tslearn's (50, 150, 1)

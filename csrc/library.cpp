@@ -78,6 +78,9 @@ TORCH_LIBRARY(softdtw_torch, m) {
       "Tensor? penalty=None, Tensor? prediction_lengths=None, Tensor? target_lengths=None, "
       "float? itakura_max_slope=None) -> (Tensor, Tensor, Tensor)");
 
+  // The private SoftDTW ops below take their tensors, then the argument bundle "float gamma, int?
+  // bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths" together (_dtw_path:
+  // without gamma), then their own options: softdtw/args.h derives their C++ signatures from that.
   // Forward / backward pairs, each differentiable (their autograd kernels, docs/design/softdtw.md
   // §3). The forward returns the values and, when keep_table, the DP table R (B, N, M) (else an
   // empty tensor). The backward returns grad·E of D (the values' gradient weighted by grad (B,)):

@@ -68,15 +68,14 @@ def _flatten_rule(op: Callable) -> Callable:
     return rule
 
 
-def _from_cost_backward_rule(info, in_dims, grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+def _from_cost_backward_rule(info, in_dims, grad, D, R, *bundle):
+    """bundle: the SoftDTW argument bundle (csrc/softdtw/args.h), passed on as it came."""
     op = torch.ops.softdtw_torch._soft_dtw_from_cost_backward
     only_grad = in_dims[0] is not None and all(d is None for d in in_dims[1:])
     if not only_grad:
-        return _flattened_call(op, info.batch_size, in_dims,
-                               (grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths))
+        return _flattened_call(op, info.batch_size, in_dims, (grad, D, R, *bundle))
     # E once; the kernel's per-pair product grad·E, per sample.
-    E = op(torch.ones_like(grad.select(in_dims[0], 0)), D, R, gamma, bandwidth, itakura_max_slope, x_lengths,
-           y_lengths)
+    E = op(torch.ones_like(grad.select(in_dims[0], 0)), D, R, *bundle)
     g = grad.movedim(in_dims[0], 0).to(E.dtype)
     return g.reshape(*g.shape, 1, 1) * E, 0
 

@@ -31,15 +31,7 @@ namespace {
 
 using namespace autograd;  // NOLINT: the Node helpers
 namespace ops = softdtw::ops;
-
-// The options every SoftDTW op takes besides its tensors; the lengths are integer tensors, never
-// differentiated, kept as they are.
-struct Options {
-  double gamma;
-  std::optional<int64_t> bandwidth;
-  std::optional<double> itakura_max_slope;
-  OptTensor x_lengths, y_lengths;
-};
+using softdtw::ProblemArgs;  // the bundle every node keeps: its lengths are never differentiated
 
 std::string third_derivative_message(const char* op) {
   return std::string(op) +
@@ -50,8 +42,8 @@ std::string third_derivative_message(const char* op) {
 // Reverse mode: the node of an op whose forward ran below autograd. Saved tensors are unpacked
 // against this node (saved-tensor hooks and version checks as for PyTorch's own ops).
 struct SoftDTWNode : Node {
-  Options opt;
-  explicit SoftDTWNode(Options opt) : opt(std::move(opt)) {}
+  ProblemArgs args;
+  explicit SoftDTWNode(ProblemArgs args) : args(std::move(args)) {}
   at::Tensor unpack(const SavedVariable& v) { return v.unpack(getptr()); }
 };
 
@@ -70,8 +62,8 @@ at::Tensor sum_products(const at::Tensor& a, const at::Tensor& b) {  // ⟨a_b, 
 // (offloading, packing) see it as they see every tensor autograd keeps.
 struct FromCostValueBackward : SoftDTWNode {
   SavedVariable D, table;  // table: the cache, maybe empty
-  FromCostValueBackward(Options opt, const at::Tensor& D, const at::Tensor& table)
-      : SoftDTWNode(std::move(opt)), D(D, false), table(table, false) {}
+  FromCostValueBackward(ProblemArgs args, const at::Tensor& D, const at::Tensor& table)
+      : SoftDTWNode(std::move(args)), D(D, false), table(table, false) {}
   std::string name() const override { return "SoftDtwFromCostBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -81,17 +73,15 @@ struct FromCostValueBackward : SoftDTWNode {
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor()};
     const at::Tensor d = unpack(D);
-    return {cast_like(ops::from_cost_backward(grads[0], d, unpack(table), opt.gamma, opt.bandwidth,
-                                              opt.itakura_max_slope, opt.x_lengths, opt.y_lengths),
-                      d)};
+    return {cast_like(ops::from_cost_backward(grads[0], d, unpack(table), args), d)};
   }
 };
 
 // G(g, D) = g·E: ∂/∂g = ⟨Ū, E⟩, ∂/∂D = g·∇²V·Ū (H with Ḋ = Ū).
 struct FromCostGradientBackward : SoftDTWNode {
   SavedVariable grad, D;
-  FromCostGradientBackward(Options opt, const at::Tensor& grad, const at::Tensor& D)
-      : SoftDTWNode(std::move(opt)), grad(grad, false), D(D, false) {}
+  FromCostGradientBackward(ProblemArgs args, const at::Tensor& grad, const at::Tensor& D)
+      : SoftDTWNode(std::move(args)), grad(grad, false), D(D, false) {}
   std::string name() const override { return "SoftDtwFromCostGradientBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -101,9 +91,7 @@ struct FromCostGradientBackward : SoftDTWNode {
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
     const at::Tensor g = unpack(grad), d = unpack(D);
-    auto [along, unused, hessian] =
-        ops::from_cost_hvp(g, std::nullopt, d, grads[0], opt.gamma, opt.bandwidth, opt.itakura_max_slope, opt.x_lengths,
-                           opt.y_lengths, /*with_grad=*/false);
+    auto [along, unused, hessian] = ops::from_cost_hvp(g, std::nullopt, d, grads[0], args, /*with_grad=*/false);
     return {cast_like(along, g), cast_like(hessian, d)};
   }
 };
@@ -111,8 +99,8 @@ struct FromCostGradientBackward : SoftDTWNode {
 // F(D, Ḋ) = (V, ⟨E, Ḋ⟩): ∂/∂D = ū_v·E + ū_t·∇²V·Ḋ, ∂/∂Ḋ = ū_t·E (one H).
 struct FromCostJvpBackward : SoftDTWNode {
   SavedVariable D, D_tangent;
-  FromCostJvpBackward(Options opt, const at::Tensor& D, const at::Tensor& D_tangent)
-      : SoftDTWNode(std::move(opt)), D(D, false), D_tangent(D_tangent, false) {}
+  FromCostJvpBackward(ProblemArgs args, const at::Tensor& D, const at::Tensor& D_tangent)
+      : SoftDTWNode(std::move(args)), D(D, false), D_tangent(D_tangent, false) {}
   std::string name() const override { return "SoftDtwFromCostJvpBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -125,58 +113,45 @@ struct FromCostJvpBackward : SoftDTWNode {
     const at::Tensor d = unpack(D), dt = unpack(D_tangent);
     if (!g_tangent.defined()) {
       if (!g_value.defined()) return {at::Tensor(), at::Tensor()};
-      return {cast_like(ops::from_cost_backward(g_value, d, at::empty({0}, d.options()), opt.gamma, opt.bandwidth,
-                                                opt.itakura_max_slope, opt.x_lengths, opt.y_lengths),
-                        d),
-              at::Tensor()};
+      return {cast_like(ops::from_cost_backward(g_value, d, at::empty({0}, d.options()), args), d), at::Tensor()};
     }
     auto [along, grad_D, hessian] =
-        ops::from_cost_hvp(g_tangent, as_optional(g_value), d, dt, opt.gamma, opt.bandwidth, opt.itakura_max_slope,
-                           opt.x_lengths, opt.y_lengths, /*with_grad=*/task_should_compute_output(1));
+        ops::from_cost_hvp(g_tangent, as_optional(g_value), d, dt, args, /*with_grad=*/task_should_compute_output(1));
     return {cast_like(hessian, d), task_should_compute_output(1) ? cast_like(grad_D, dt) : at::Tensor()};
   }
 };
 
-std::tuple<at::Tensor, at::Tensor> from_cost_forward_autograd(const at::Tensor& D, double gamma,
-                                                              std::optional<int64_t> bandwidth,
-                                                              std::optional<double> itakura_max_slope,
-                                                              const OptTensor& x_lengths, const OptTensor& y_lengths,
+std::tuple<at::Tensor, at::Tensor> from_cost_forward_autograd(const at::Tensor& D, const ProblemArgs& args,
                                                               bool keep_table) {
   at::Tensor values, table;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, table) =
-        ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table);
+    std::tie(values, table) = ops::from_cost_forward(D, args, keep_table);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
-  if (needs_node({D})) attach(make_node<FromCostValueBackward>(opt, D, table), {D}, {values});
+  if (needs_node({D})) attach(make_node<FromCostValueBackward>(args, D, table), {D}, {values});
   if (has_tangent(D)) {
-    set_tangent(values, std::get<1>(ops::from_cost_jvp(primal_of(D), tangent_of(D), gamma, bandwidth, itakura_max_slope,
-                                                       x_lengths, y_lengths)));
+    set_tangent(values, std::get<1>(ops::from_cost_jvp(primal_of(D), tangent_of(D), args)));
   }
   return {values, table};
 }
 
-at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R, double gamma,
-                                       std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
-                                       const OptTensor& x_lengths, const OptTensor& y_lengths) {
+at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
+                                       const ProblemArgs& args) {
   at::Tensor grad_D;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    grad_D = ops::from_cost_backward(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    grad_D = ops::from_cost_backward(grad, D, R, args);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
-  if (needs_node({grad, D})) attach(make_node<FromCostGradientBackward>(opt, grad, D), {grad, D}, {grad_D});
+  if (needs_node({grad, D})) attach(make_node<FromCostGradientBackward>(args, grad, D), {grad, D}, {grad_D});
   if (has_tangent(grad) || has_tangent(D)) {
     // ġ·E + g·∇²V·Ḋ
     const at::Tensor g = primal_of(grad), d = primal_of(D);
     at::Tensor tangent;
     if (!has_tangent(D)) {
-      tangent =
-          ops::from_cost_backward(tangent_of(grad), d, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+      tangent = ops::from_cost_backward(tangent_of(grad), d, R, args);
     } else {
-      tangent = std::get<2>(ops::from_cost_hvp(g, as_optional(tangent_of(grad)), d, tangent_of(D), gamma, bandwidth,
-                                               itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false));
+      tangent = std::get<2>(
+          ops::from_cost_hvp(g, as_optional(tangent_of(grad)), d, tangent_of(D), args, /*with_grad=*/false));
     }
     set_tangent(grad_D, tangent);
   }
@@ -184,34 +159,28 @@ at::Tensor from_cost_backward_autograd(const at::Tensor& grad, const at::Tensor&
 }
 
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, const at::Tensor& D_tangent,
-                                                          double gamma, std::optional<int64_t> bandwidth,
-                                                          std::optional<double> itakura_max_slope,
-                                                          const OptTensor& x_lengths, const OptTensor& y_lengths) {
+                                                          const ProblemArgs& args) {
   at::Tensor values, along;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, along) =
-        ops::from_cost_jvp(D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(values, along) = ops::from_cost_jvp(D, D_tangent, args);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   if (needs_node({D, D_tangent})) {
-    attach(make_node<FromCostJvpBackward>(opt, D, D_tangent), {D, D_tangent}, {values, along});
+    attach(make_node<FromCostJvpBackward>(args, D, D_tangent), {D, D_tangent}, {values, along});
   }
   if (has_tangent(D) || has_tangent(D_tangent)) {
     // Tangents of (V, ⟨E, Ḋ⟩) along (D', Ḋ'): (⟨E, D'⟩, ⟨∇²V·Ḋ, D'⟩ + ⟨E, Ḋ'⟩).
     const at::Tensor d = primal_of(D), dt = primal_of(D_tangent);
     at::Tensor values_tangent, along_tangent;
     if (has_tangent(D)) {
-      values_tangent =
-          std::get<1>(ops::from_cost_jvp(d, tangent_of(D), gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+      values_tangent = std::get<1>(ops::from_cost_jvp(d, tangent_of(D), args));
       const at::Tensor ones = at::ones_symint({d.sym_size(0)}, d.options());
-      const at::Tensor hessian_dt = std::get<2>(ops::from_cost_hvp(
-          ones, std::nullopt, d, dt, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false));
+      const at::Tensor hessian_dt =
+          std::get<2>(ops::from_cost_hvp(ones, std::nullopt, d, dt, args, /*with_grad=*/false));
       along_tangent = sum_products(hessian_dt, tangent_of(D)).to(along.scalar_type());
     }
     if (has_tangent(D_tangent)) {
-      const at::Tensor part = std::get<1>(
-          ops::from_cost_jvp(d, tangent_of(D_tangent), gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+      const at::Tensor part = std::get<1>(ops::from_cost_jvp(d, tangent_of(D_tangent), args));
       along_tangent = along_tangent.defined() ? along_tangent + part : part;
     }
     set_tangent(values, values_tangent);
@@ -220,15 +189,14 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_autograd(const at::Tensor& D, c
   return {values, along};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_autograd(
-    const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D, const OptTensor& D_tangent,
-    double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope, const OptTensor& x_lengths,
-    const OptTensor& y_lengths, bool with_grad) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_autograd(const at::Tensor& grad,
+                                                                      const OptTensor& grad_tangent,
+                                                                      const at::Tensor& D, const OptTensor& D_tangent,
+                                                                      const ProblemArgs& args, bool with_grad) {
   at::Tensor along, grad_D, hessian;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(along, grad_D, hessian) = ops::from_cost_hvp(grad, grad_tangent, D, D_tangent, gamma, bandwidth,
-                                                          itakura_max_slope, x_lengths, y_lengths, with_grad);
+    std::tie(along, grad_D, hessian) = ops::from_cost_hvp(grad, grad_tangent, D, D_tangent, args, with_grad);
   }
   refuse_derivatives(third_derivative_message(kFromCostOp), {grad, or_undefined(grad_tangent), D, or_undefined(D_tangent)},
                      {along, grad_D, hessian});
@@ -245,9 +213,13 @@ struct FusedValueBackward : SoftDTWNode {
   enum class Cache { kTable, kBorders, kUnitGradients };
   SavedVariable x, y, first, second;  // the table; the row and column borders; the unit gradients
   Cache cache;
-  FusedValueBackward(Options opt, const at::Tensor& x, const at::Tensor& y, Cache cache, const at::Tensor& first,
+  FusedValueBackward(ProblemArgs args, const at::Tensor& x, const at::Tensor& y, Cache cache, const at::Tensor& first,
                      const at::Tensor& second = at::Tensor())
-      : SoftDTWNode(std::move(opt)), x(x, false), y(y, false), first(first, false), second(second, false),
+      : SoftDTWNode(std::move(args)),
+        x(x, false),
+        y(y, false),
+        first(first, false),
+        second(second, false),
         cache(cache) {}
   std::string name() const override { return "SoftDtwFusedBackward"; }
   void release_variables() override {
@@ -260,18 +232,14 @@ struct FusedValueBackward : SoftDTWNode {
     at::Tensor grad_x, grad_y;
     switch (cache) {
       case Cache::kTable:
-        std::tie(grad_x, grad_y) = ops::fused_backward(grads[0], a, b, unpack(first), opt.gamma, opt.bandwidth,
-                                                       opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+        std::tie(grad_x, grad_y) = ops::fused_backward(grads[0], a, b, unpack(first), args);
         break;
       case Cache::kBorders:
         std::tie(grad_x, grad_y) =
-            ops::fused_backward_checkpointed(grads[0], a, b, unpack(first), unpack(second), opt.gamma, opt.bandwidth,
-                                             opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+            ops::fused_backward_checkpointed(grads[0], a, b, unpack(first), unpack(second), args);
         break;
       case Cache::kUnitGradients:
-        std::tie(grad_x, grad_y) =
-            ops::fused_backward_from_grad(grads[0], a, b, unpack(first), unpack(second), opt.gamma, opt.bandwidth,
-                                          opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+        std::tie(grad_x, grad_y) = ops::fused_backward_from_grad(grads[0], a, b, unpack(first), unpack(second), args);
         break;
     }
     return {cast_like(grad_x, a), cast_like(grad_y, b)};
@@ -281,8 +249,8 @@ struct FusedValueBackward : SoftDTWNode {
 // G(g, x, y) = g·∇V: ∂/∂g = ⟨∇V, Ū⟩, ∂/∂(x, y) = g·∇²V·Ū.
 struct FusedGradientBackward : SoftDTWNode {
   SavedVariable grad, x, y;
-  FusedGradientBackward(Options opt, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y)
-      : SoftDTWNode(std::move(opt)), grad(grad, false), x(x, false), y(y, false) {}
+  FusedGradientBackward(ProblemArgs args, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y)
+      : SoftDTWNode(std::move(args)), grad(grad, false), x(x, false), y(y, false) {}
   std::string name() const override { return "SoftDtwFusedGradientBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -294,8 +262,7 @@ struct FusedGradientBackward : SoftDTWNode {
     if (!grads[0].defined() && !grads[1].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
     const at::Tensor g = unpack(grad), a = unpack(x), b = unpack(y);
     auto [along, unused_x, unused_y, hessian_x, hessian_y] =
-        ops::fused_hvp(g, std::nullopt, a, b, as_optional(grads[0]), as_optional(grads[1]), opt.gamma, opt.bandwidth,
-                       opt.itakura_max_slope, opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+        ops::fused_hvp(g, std::nullopt, a, b, as_optional(grads[0]), as_optional(grads[1]), args, /*with_grad=*/false);
     return {cast_like(along, g), cast_like(hessian_x, a), cast_like(hessian_y, b)};
   }
 };
@@ -303,9 +270,13 @@ struct FusedGradientBackward : SoftDTWNode {
 // F(x, y, ẋ, ẏ) = (V, ⟨∇V, (ẋ, ẏ)⟩): ∂/∂(x, y) = ū_v·∇V + ū_t·∇²V·(ẋ, ẏ), ∂/∂(ẋ, ẏ) = ū_t·∇V.
 struct FusedJvpBackward : SoftDTWNode {
   SavedVariable x, y, x_tangent, y_tangent;
-  FusedJvpBackward(Options opt, const at::Tensor& x, const at::Tensor& y, const at::Tensor& x_tangent,
+  FusedJvpBackward(ProblemArgs args, const at::Tensor& x, const at::Tensor& y, const at::Tensor& x_tangent,
                    const at::Tensor& y_tangent)
-      : SoftDTWNode(std::move(opt)), x(x, false), y(y, false), x_tangent(x_tangent, false), y_tangent(y_tangent, false) {}
+      : SoftDTWNode(std::move(args)),
+        x(x, false),
+        y(y, false),
+        x_tangent(x_tangent, false),
+        y_tangent(y_tangent, false) {}
   std::string name() const override { return "SoftDtwFusedJvpBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -320,14 +291,12 @@ struct FusedJvpBackward : SoftDTWNode {
     const at::Tensor a = unpack(x), b = unpack(y), u = unpack(x_tangent), v = unpack(y_tangent);
     if (!g_tangent.defined()) {
       if (!g_value.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, at::empty({0}, a.options()), opt.gamma, opt.bandwidth,
-                                                  opt.itakura_max_slope, opt.x_lengths, opt.y_lengths);
+      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, at::empty({0}, a.options()), args);
       return {cast_like(grad_x, a), cast_like(grad_y, b), at::Tensor(), at::Tensor()};
     }
     const bool tangents = task_should_compute_output(2) || task_should_compute_output(3);
-    auto [along, grad_x, grad_y, hessian_x, hessian_y] =
-        ops::fused_hvp(g_tangent, as_optional(g_value), a, b, as_optional(u), as_optional(v), opt.gamma, opt.bandwidth,
-                       opt.itakura_max_slope, opt.x_lengths, opt.y_lengths, /*with_grad=*/tangents);
+    auto [along, grad_x, grad_y, hessian_x, hessian_y] = ops::fused_hvp(
+        g_tangent, as_optional(g_value), a, b, as_optional(u), as_optional(v), args, /*with_grad=*/tangents);
     return {cast_like(hessian_x, a), cast_like(hessian_y, b), u.defined() && tangents ? cast_like(grad_x, u) : at::Tensor(),
             v.defined() && tangents ? cast_like(grad_y, v) : at::Tensor()};
   }
@@ -335,150 +304,126 @@ struct FusedJvpBackward : SoftDTWNode {
 
 // The node and the forward-mode tangent (F's second output, along (ẋ, ẏ)) of V(x, y), whichever
 // cache its forward left: the twin of differentiate_fused_gradient.
-void differentiate_fused_value(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y, const Options& opt,
-                               FusedValueBackward::Cache cache, const at::Tensor& first,
+void differentiate_fused_value(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y,
+                               const ProblemArgs& args, FusedValueBackward::Cache cache, const at::Tensor& first,
                                const at::Tensor& second = at::Tensor()) {
-  if (needs_node({x, y})) attach(make_node<FusedValueBackward>(opt, x, y, cache, first, second), {x, y}, {values});
+  if (needs_node({x, y})) attach(make_node<FusedValueBackward>(args, x, y, cache, first, second), {x, y}, {values});
   if (!has_tangent(x) && !has_tangent(y)) return;
   set_tangent(values, std::get<1>(ops::fused_jvp(primal_of(x), primal_of(y), as_optional(tangent_of(x)),
-                                                 as_optional(tangent_of(y)), opt.gamma, opt.bandwidth,
-                                                 opt.itakura_max_slope, opt.x_lengths, opt.y_lengths)));
+                                                 as_optional(tangent_of(y)), args)));
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y, double gamma,
-                                                          std::optional<int64_t> bandwidth,
-                                                          std::optional<double> itakura_max_slope,
-                                                          const OptTensor& x_lengths, const OptTensor& y_lengths,
-                                                          bool keep_table) {
+std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y,
+                                                          const ProblemArgs& args, bool keep_table) {
   at::Tensor values, table;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, table) =
-        ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table);
+    std::tie(values, table) = ops::fused_forward(x, y, args, keep_table);
   }
-  differentiate_fused_value(values, x, y, Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths},
-                            FusedValueBackward::Cache::kTable, table);
+  differentiate_fused_value(values, x, y, args, FusedValueBackward::Cache::kTable, table);
   return {values, table};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autograd(
-    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autograd(const at::Tensor& x,
+                                                                                   const at::Tensor& y,
+                                                                                   const ProblemArgs& args) {
   at::Tensor values, row_borders, column_borders;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, row_borders, column_borders) =
-        ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(values, row_borders, column_borders) = ops::fused_forward_checkpointed(x, y, args);
   }
-  differentiate_fused_value(values, x, y, Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths},
-                            FusedValueBackward::Cache::kBorders, row_borders, column_borders);
+  differentiate_fused_value(values, x, y, args, FusedValueBackward::Cache::kBorders, row_borders, column_borders);
   return {values, row_borders, column_borders};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_autograd(
-    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_autograd(const at::Tensor& x,
+                                                                                const at::Tensor& y,
+                                                                                const ProblemArgs& args) {
   at::Tensor values, unit_x, unit_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, unit_x, unit_y) =
-        ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(values, unit_x, unit_y) = ops::fused_forward_with_grad(x, y, args);
   }
-  differentiate_fused_value(values, x, y, Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths},
-                            FusedValueBackward::Cache::kUnitGradients, unit_x, unit_y);
+  differentiate_fused_value(values, x, y, args, FusedValueBackward::Cache::kUnitGradients, unit_x, unit_y);
   return {values, unit_x, unit_y};
 }
 
 // The node and the tangents of G(g, x, y) = g·∇V, whichever cache its forward read.
 void differentiate_fused_gradient(const at::Tensor& grad_x, const at::Tensor& grad_y, const at::Tensor& grad,
-                                  const at::Tensor& x, const at::Tensor& y, const Options& opt) {
+                                  const at::Tensor& x, const at::Tensor& y, const ProblemArgs& args) {
   if (needs_node({grad, x, y})) {
-    attach(make_node<FusedGradientBackward>(opt, grad, x, y), {grad, x, y}, {grad_x, grad_y});
+    attach(make_node<FusedGradientBackward>(args, grad, x, y), {grad, x, y}, {grad_x, grad_y});
   }
   if (!has_tangent(grad) && !has_tangent(x) && !has_tangent(y)) return;
   // ġ·∇V + g·∇²V·(ẋ, ẏ)
   auto [along, unused_x, unused_y, tangent_x, tangent_y] =
       ops::fused_hvp(primal_of(grad), as_optional(tangent_of(grad)), primal_of(x), primal_of(y),
-                     as_optional(tangent_of(x)), as_optional(tangent_of(y)), opt.gamma, opt.bandwidth,
-                     opt.itakura_max_slope, opt.x_lengths, opt.y_lengths, /*with_grad=*/false);
+                     as_optional(tangent_of(x)), as_optional(tangent_of(y)), args, /*with_grad=*/false);
   set_tangent(grad_x, tangent_x);
   set_tangent(grad_y, tangent_y);
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& grad, const at::Tensor& x,
-                                                           const at::Tensor& y, const at::Tensor& R, double gamma,
-                                                           std::optional<int64_t> bandwidth,
-                                                           std::optional<double> itakura_max_slope,
-                                                           const OptTensor& x_lengths, const OptTensor& y_lengths) {
+                                                           const at::Tensor& y, const at::Tensor& R,
+                                                           const ProblemArgs& args) {
   at::Tensor grad_x, grad_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) =
-        ops::fused_backward(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(grad_x, grad_y) = ops::fused_backward(grad, x, y, R, args);
   }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
-                               Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, args);
   return {grad_x, grad_y};
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_autograd(
-    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& unit_x,
-    const at::Tensor& unit_y, double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
-    const OptTensor& x_lengths, const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_autograd(const at::Tensor& grad, const at::Tensor& x,
+                                                                     const at::Tensor& y, const at::Tensor& unit_x,
+                                                                     const at::Tensor& unit_y,
+                                                                     const ProblemArgs& args) {
   at::Tensor grad_x, grad_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) = ops::fused_backward_from_grad(grad, x, y, unit_x, unit_y, gamma, bandwidth,
-                                                             itakura_max_slope, x_lengths, y_lengths);
+    std::tie(grad_x, grad_y) = ops::fused_backward_from_grad(grad, x, y, unit_x, unit_y, args);
   }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
-                               Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, args);
   return {grad_x, grad_y};
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_autograd(
-    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& row_borders,
-    const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_autograd(const at::Tensor& grad, const at::Tensor& x,
+                                                                        const at::Tensor& y,
+                                                                        const at::Tensor& row_borders,
+                                                                        const at::Tensor& column_borders,
+                                                                        const ProblemArgs& args) {
   at::Tensor grad_x, grad_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) = ops::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, gamma,
-                                                                bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(grad_x, grad_y) = ops::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, args);
   }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y,
-                               Options{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths});
+  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, args);
   return {grad_x, grad_y};
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const at::Tensor& y,
                                                       const OptTensor& x_tangent, const OptTensor& y_tangent,
-                                                      double gamma, std::optional<int64_t> bandwidth,
-                                                      std::optional<double> itakura_max_slope,
-                                                      const OptTensor& x_lengths, const OptTensor& y_lengths) {
+                                                      const ProblemArgs& args) {
   at::Tensor values, along;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, along) =
-        ops::fused_jvp(x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(values, along) = ops::fused_jvp(x, y, x_tangent, y_tangent, args);
   }
-  const Options opt{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   const at::Tensor u = or_undefined(x_tangent), v = or_undefined(y_tangent);
   if (needs_node({x, y, u, v})) {
-    attach(make_node<FusedJvpBackward>(opt, x, y, u, v), {x, y, u, v}, {values, along});
+    attach(make_node<FusedJvpBackward>(args, x, y, u, v), {x, y, u, v}, {values, along});
   }
   if (has_tangent(x) || has_tangent(y) || has_tangent(u) || has_tangent(v)) {
     // Tangents along (x', y', ẋ', ẏ'): (⟨∇V, (x', y')⟩, ⟨∇²V·(ẋ, ẏ), (x', y')⟩ + ⟨∇V, (ẋ', ẏ')⟩).
     const at::Tensor a = primal_of(x), b = primal_of(y);
     at::Tensor values_tangent, along_tangent;
     if (has_tangent(x) || has_tangent(y)) {
-      values_tangent = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(x)), as_optional(tangent_of(y)), gamma,
-                                                  bandwidth, itakura_max_slope, x_lengths, y_lengths));
+      values_tangent = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(x)), as_optional(tangent_of(y)), args));
       if (u.defined() || v.defined()) {
         const at::Tensor ones = at::ones_symint({a.sym_size(0)}, a.options());
-        auto [unused, ux, uy, hessian_x, hessian_y] =
-            ops::fused_hvp(ones, std::nullopt, a, b, as_optional(primal_of(u)), as_optional(primal_of(v)), gamma,
-                           bandwidth, itakura_max_slope, x_lengths, y_lengths, /*with_grad=*/false);
+        auto [unused, ux, uy, hessian_x, hessian_y] = ops::fused_hvp(
+            ones, std::nullopt, a, b, as_optional(primal_of(u)), as_optional(primal_of(v)), args, /*with_grad=*/false);
         at::Tensor part = at::zeros_symint({a.sym_size(0)}, along.options());
         if (has_tangent(x)) part = part + sum_products(hessian_x, tangent_of(x)).to(along.scalar_type());
         if (has_tangent(y)) part = part + sum_products(hessian_y, tangent_of(y)).to(along.scalar_type());
@@ -486,8 +431,8 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const
       }
     }
     if (has_tangent(u) || has_tangent(v)) {
-      const at::Tensor part = std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(u)), as_optional(tangent_of(v)),
-                                                         gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+      const at::Tensor part =
+          std::get<1>(ops::fused_jvp(a, b, as_optional(tangent_of(u)), as_optional(tangent_of(v)), args));
       along_tangent = along_tangent.defined() ? along_tangent + part : part;
     }
     set_tangent(values, values_tangent);
@@ -498,13 +443,11 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_autograd(const at::Tensor& x, const
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_autograd(
     const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& x, const at::Tensor& y,
-    const OptTensor& x_tangent, const OptTensor& y_tangent, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths, bool with_grad) {
+    const OptTensor& x_tangent, const OptTensor& y_tangent, const ProblemArgs& args, bool with_grad) {
   std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> out;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    out = ops::fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths,
-                         y_lengths, with_grad);
+    out = ops::fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, args, with_grad);
   }
   auto& [along, grad_x, grad_y, tangent_x, tangent_y] = out;
   refuse_derivatives(third_derivative_message(kFusedOp),
@@ -514,14 +457,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
 }
 
 // The barycenters' objective and gradient in one call: not differentiable (it is a gradient).
-std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(
-    const at::Tensor& x, const at::Tensor& y, const at::Tensor& weights, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(const at::Tensor& x, const at::Tensor& y,
+                                                                 const at::Tensor& weights, const ProblemArgs& args) {
   at::Tensor values, grad_x;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, grad_x) =
-        ops::fused_value_and_grad(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    std::tie(values, grad_x) = ops::fused_value_and_grad(x, y, weights, args);
   }
   refuse_derivatives(std::string(kFusedOp) +
                          ": _soft_dtw_fused_value_and_grad is not differentiable; differentiate soft_dtw instead",
@@ -531,14 +472,11 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_autograd(
 
 // Hard DTW's paths: not differentiable (the value is, through soft_dtw at gamma = 0).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_autograd(const at::Tensor& x, const at::Tensor& y,
-                                                                 std::optional<int64_t> bandwidth,
-                                                                 std::optional<double> itakura_max_slope,
-                                                                 const OptTensor& x_lengths,
-                                                                 const OptTensor& y_lengths) {
+                                                                 const ProblemArgs& args) {
   std::tuple<at::Tensor, at::Tensor, at::Tensor> out;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    out = ops::dtw_path(x, y, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    out = ops::dtw_path(x, y, args);
   }
   refuse_derivatives(std::string(kDtwPathOp) +
                          ": _dtw_path is not differentiable; differentiate soft_dtw(x, y, gamma=0.0) (the squared "
@@ -550,20 +488,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_autograd(const at::Tenso
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
-  m.impl("_soft_dtw_from_cost_forward", &from_cost_forward_autograd);
-  m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_autograd);
-  m.impl("_soft_dtw_from_cost_jvp", &from_cost_jvp_autograd);
-  m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_autograd);
-  m.impl("_soft_dtw_fused_forward", &fused_forward_autograd);
-  m.impl("_soft_dtw_fused_backward", &fused_backward_autograd);
-  m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_autograd);
-  m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_autograd);
-  m.impl("_soft_dtw_fused_forward_with_grad", &fused_forward_with_grad_autograd);
-  m.impl("_soft_dtw_fused_backward_from_grad", &fused_backward_from_grad_autograd);
-  m.impl("_soft_dtw_fused_jvp", &fused_jvp_autograd);
-  m.impl("_soft_dtw_fused_hvp", &fused_hvp_autograd);
-  m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_autograd);
-  m.impl("_dtw_path", &dtw_path_autograd);
+  m.impl("_soft_dtw_from_cost_forward", softdtw::FromCostForward::kernel<&from_cost_forward_autograd>);
+  m.impl("_soft_dtw_from_cost_backward", softdtw::FromCostBackward::kernel<&from_cost_backward_autograd>);
+  m.impl("_soft_dtw_from_cost_jvp", softdtw::FromCostJvp::kernel<&from_cost_jvp_autograd>);
+  m.impl("_soft_dtw_from_cost_hvp", softdtw::FromCostHvp::kernel<&from_cost_hvp_autograd>);
+  m.impl("_soft_dtw_fused_forward", softdtw::FusedForward::kernel<&fused_forward_autograd>);
+  m.impl("_soft_dtw_fused_backward", softdtw::FusedBackward::kernel<&fused_backward_autograd>);
+  m.impl("_soft_dtw_fused_forward_checkpointed",
+         softdtw::FusedForwardCheckpointed::kernel<&fused_forward_checkpointed_autograd>);
+  m.impl("_soft_dtw_fused_backward_checkpointed",
+         softdtw::FusedBackwardCheckpointed::kernel<&fused_backward_checkpointed_autograd>);
+  m.impl("_soft_dtw_fused_forward_with_grad", softdtw::FusedForwardWithGrad::kernel<&fused_forward_with_grad_autograd>);
+  m.impl("_soft_dtw_fused_backward_from_grad",
+         softdtw::FusedBackwardFromGrad::kernel<&fused_backward_from_grad_autograd>);
+  m.impl("_soft_dtw_fused_jvp", softdtw::FusedJvp::kernel<&fused_jvp_autograd>);
+  m.impl("_soft_dtw_fused_hvp", softdtw::FusedHvp::kernel<&fused_hvp_autograd>);
+  m.impl("_soft_dtw_fused_value_and_grad", softdtw::FusedValueAndGrad::kernel<&fused_value_and_grad_autograd>);
+  m.impl("_dtw_path", softdtw::DtwPath::kernel<&dtw_path_autograd>);
 }
 
 }  // namespace softdtw_torch

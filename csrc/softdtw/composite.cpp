@@ -126,8 +126,8 @@ at::Tensor soft_dtw_from_cost(const at::Tensor& D, double gamma, std::optional<i
                               const OptTensor& x_lengths, const OptTensor& y_lengths,
                               std::optional<double> itakura_max_slope) {
   check_lengths_devices(kFromCostOp, D.device(), x_lengths, y_lengths);
-  return std::get<0>(
-      ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, gradient_needed(D)));
+  const ProblemArgs args{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
+  return std::get<0>(ops::from_cost_forward(D, args, gradient_needed(D)));
 }
 
 // checkpoint only changes what a differentiable call keeps for its backward; so does the CPU's
@@ -137,18 +137,17 @@ at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma
                           const OptTensor& x_lengths, const OptTensor& y_lengths, bool checkpoint,
                           std::optional<double> itakura_max_slope) {
   check_lengths_devices(kFusedOp, x.device(), x_lengths, y_lengths);
+  const ProblemArgs args{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
   const bool keep = gradient_needed(x, y);
   switch (softdtw::plan_fused_forward(x, y, keep, checkpoint)) {
     case softdtw::FusedForwardPlan::kCheckpointed:
-      return std::get<0>(
-          ops::fused_forward_checkpointed(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+      return std::get<0>(ops::fused_forward_checkpointed(x, y, args));
     case softdtw::FusedForwardPlan::kWithGrad:
-      return std::get<0>(
-          ops::fused_forward_with_grad(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+      return std::get<0>(ops::fused_forward_with_grad(x, y, args));
     case softdtw::FusedForwardPlan::kTable:
       break;
   }
-  return std::get<0>(ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep));
+  return std::get<0>(ops::fused_forward(x, y, args, keep));
 }
 
 // The fused=None rule (kMaxFusedFeatures) and the checks of the fused and checkpoint options, for `op`.
@@ -224,7 +223,7 @@ at::Tensor soft_dtw_sharp_from_cost(const at::Tensor& D, double gamma, std::opti
                                     std::optional<double> itakura_max_slope) {
   check_lengths_devices(kSharpFromCostOp, D.device(), x_lengths, y_lengths);
   return with_public_name(kSharpFromCostOp, [&] {
-    return std::get<1>(ops::from_cost_jvp(D, D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+    return std::get<1>(ops::from_cost_jvp(D, D, {gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths}));
   });
 }
 
@@ -243,8 +242,8 @@ at::Tensor soft_dtw_sharp(const at::Tensor& x, const at::Tensor& y, double gamma
       const double root = std::sqrt(scale);
       const at::Tensor a = scale == 1.0 ? a_in : a_in / root, b = scale == 1.0 ? b_in : b_in / root;
       // Along (ẋ, ẏ) = (x, y) the fused tangent cost is 2 (x_i − y_j)·(x_i − y_j) = 2·D exactly.
-      return 0.5 * std::get<1>(
-                       ops::fused_jvp(a, b, a, b, gamma / scale, bandwidth, itakura_max_slope, a_lengths, b_lengths));
+      const ProblemArgs args{gamma / scale, bandwidth, itakura_max_slope, a_lengths, b_lengths};
+      return 0.5 * std::get<1>(ops::fused_jvp(a, b, a, b, args));
     }
     const at::Tensor D = ops::pairwise_cost(a_in, b_in, cost);
     return soft_dtw_sharp_from_cost(scale == 1.0 ? D : D / scale, gamma / scale, bandwidth, a_lengths, b_lengths,
@@ -298,7 +297,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dilate(const at::Tensor& predicti
     omega = dilate_time_penalty(D, prediction_lengths, target_lengths);
   }
   auto [shape, temporal] = with_public_name(kDilateOp, [&] {
-    return ops::from_cost_jvp(D, omega, gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths);
+    return ops::from_cost_jvp(D, omega, {gamma, bandwidth, itakura_max_slope, prediction_lengths, target_lengths});
   });
   return {alpha * shape + (1 - alpha) * temporal, shape, temporal};
 }
@@ -310,11 +309,11 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment_from_cost(const at::Tensor
   // E = ∂ value / ∂D: the backward op with an upstream gradient of 1 per pair, differentiable
   // through the backward op's own derivatives (design doc §3).
   check_lengths_devices(kAlignmentFromCostOp, D.device(), x_lengths, y_lengths);
-  auto [values, R] = with_public_name(kAlignmentFromCostOp, [&] {
-    return ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
-  });
+  const ProblemArgs args{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
+  auto [values, R] =
+      with_public_name(kAlignmentFromCostOp, [&] { return ops::from_cost_forward(D, args, /*keep_table=*/true); });
   const at::Tensor ones = at::ones_symint({D.sym_size(0)}, R.options());
-  const at::Tensor E = ops::from_cost_backward(ones, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  const at::Tensor E = ops::from_cost_backward(ones, D, R, args);
   return {values, E.to(D.scalar_type())};
 }
 
@@ -335,31 +334,28 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const
 
 // The checkpointed pair on devices without a kernel of their own (CPU): the forward keeps nothing,
 // the backward reruns the forward with its table.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_by_recompute(
-    const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  auto [values, no_table] =
-      ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/false);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_by_recompute(const at::Tensor& x,
+                                                                                       const at::Tensor& y,
+                                                                                       const ProblemArgs& args) {
+  auto [values, no_table] = ops::fused_forward(x, y, args, /*keep_table=*/false);
   return {values, no_table, no_table.clone()};
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_by_recompute(
-    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y, const at::Tensor& /*row_borders*/,
-    const at::Tensor& /*column_borders*/, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
-  return ops::fused_backward(grad, x, y, at::empty({0}, x.options()), gamma, bandwidth, itakura_max_slope, x_lengths,
-                             y_lengths);
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_by_recompute(const at::Tensor& grad, const at::Tensor& x,
+                                                                            const at::Tensor& y,
+                                                                            const at::Tensor& /*row_borders*/,
+                                                                            const at::Tensor& /*column_borders*/,
+                                                                            const ProblemArgs& args) {
+  return ops::fused_backward(grad, x, y, at::empty({0}, x.options()), args);
 }
 
 // Forward keeping the table, then the backward op with the weights as upstream gradient.
-std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(
-    const at::Tensor& x, const at::Tensor& y, const at::Tensor& weights, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths) {
+std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(const at::Tensor& x, const at::Tensor& y,
+                                                                 const at::Tensor& weights, const ProblemArgs& args) {
   check_sequence_pair(kFusedOp, x, y);
   check_pair_weights(x, weights);
-  auto [values, R] =
-      ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, /*keep_table=*/true);
-  auto grads = ops::fused_backward(weights, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  auto [values, R] = ops::fused_forward(x, y, args, /*keep_table=*/true);
+  auto grads = ops::fused_backward(weights, x, y, R, args);
   return {values, std::get<0>(grads).to(x.scalar_type())};
 }
 
@@ -378,9 +374,12 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CompositeImplicitAutograd, m) {
 }
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeExplicitAutograd, m) {
-  m.impl("_soft_dtw_fused_value_and_grad", &soft_dtw_fused_value_and_grad);
-  m.impl("_soft_dtw_fused_forward_checkpointed", &fused_forward_checkpointed_by_recompute);
-  m.impl("_soft_dtw_fused_backward_checkpointed", &fused_backward_checkpointed_by_recompute);
+  using namespace softdtw;  // the signatures (ops.h)
+  m.impl("_soft_dtw_fused_value_and_grad", FusedValueAndGrad::kernel<&soft_dtw_fused_value_and_grad>);
+  m.impl("_soft_dtw_fused_forward_checkpointed",
+         FusedForwardCheckpointed::kernel<&fused_forward_checkpointed_by_recompute>);
+  m.impl("_soft_dtw_fused_backward_checkpointed",
+         FusedBackwardCheckpointed::kernel<&fused_backward_checkpointed_by_recompute>);
 }
 
 }  // namespace softdtw_torch

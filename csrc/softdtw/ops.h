@@ -9,12 +9,11 @@
 #include <tuple>
 
 #include "../common/op.h"
+#include "args.h"
 
 namespace softdtw_torch::softdtw {
 
 using Tensor = at::Tensor;
-using OptInt = std::optional<int64_t>;
-using OptDouble = std::optional<double>;
 using Pair = std::tuple<at::Tensor, at::Tensor>;
 
 // Public ops.
@@ -42,56 +41,41 @@ using Dilate = std::tuple<Tensor, Tensor, Tensor>(const Tensor& prediction, cons
                                                   const OptTensor& prediction_lengths, const OptTensor& target_lengths,
                                                   OptDouble itakura_max_slope);
 
-// Forward / backward pairs behind the autograd kernels.
-using FromCostForward = Pair(const Tensor& D, double gamma, OptInt bandwidth, OptDouble itakura_max_slope,
-                             const OptTensor& x_lengths, const OptTensor& y_lengths, bool keep_table);
-using FromCostBackward = Tensor(const Tensor& grad, const Tensor& D, const Tensor& R, double gamma, OptInt bandwidth,
-                                OptDouble itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths);
-using FusedForward = Pair(const Tensor& x, const Tensor& y, double gamma, OptInt bandwidth, OptDouble itakura_max_slope,
-                          const OptTensor& x_lengths, const OptTensor& y_lengths, bool keep_table);
-using FusedBackward = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double gamma,
-                           OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
-                           const OptTensor& y_lengths);
-using FusedForwardWithGrad = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, double gamma,
-                                                                OptInt bandwidth, OptDouble itakura_max_slope,
-                                                                const OptTensor& x_lengths, const OptTensor& y_lengths);
-using FusedBackwardFromGrad = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& x_grad,
-                                   const Tensor& y_grad, double gamma, OptInt bandwidth, OptDouble itakura_max_slope,
-                                   const OptTensor& x_lengths, const OptTensor& y_lengths);
-using FusedForwardCheckpointed = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, double gamma,
-                                                                    OptInt bandwidth, OptDouble itakura_max_slope,
-                                                                    const OptTensor& x_lengths,
-                                                                    const OptTensor& y_lengths);
-using FusedBackwardCheckpointed = Pair(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& row_borders,
-                                       const Tensor& column_borders, double gamma, OptInt bandwidth,
-                                       OptDouble itakura_max_slope, const OptTensor& x_lengths,
-                                       const OptTensor& y_lengths);
-using FusedValueAndGrad = Pair(const Tensor& x, const Tensor& y, const Tensor& weights, double gamma, OptInt bandwidth,
-                               OptDouble itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths);
+// The private ops behind the autograd kernels (library.cpp): their tensors, the bundle (args.h),
+// their trailing options.
+using Triple = std::tuple<Tensor, Tensor, Tensor>;
+// Forward / backward pairs.
+using FromCostForward = Bundled<Pair, List<const Tensor& /*D*/>, List<bool /*keep_table*/>>;
+using FromCostBackward = Bundled<Tensor, List<const Tensor& /*grad*/, const Tensor& /*D*/, const Tensor& /*R*/>>;
+using FusedForward = Bundled<Pair, List<const Tensor& /*x*/, const Tensor& /*y*/>, List<bool /*keep_table*/>>;
+using FusedBackward =
+    Bundled<Pair, List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/, const Tensor& /*R*/>>;
+using FusedForwardWithGrad = Bundled<Triple, List<const Tensor& /*x*/, const Tensor& /*y*/>>;
+using FusedBackwardFromGrad = Bundled<Pair, List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/,
+                                                 const Tensor& /*x_grad*/, const Tensor& /*y_grad*/>>;
+using FusedForwardCheckpointed = Bundled<Triple, List<const Tensor& /*x*/, const Tensor& /*y*/>>;
+using FusedBackwardCheckpointed = Bundled<Pair, List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/,
+                                                     const Tensor& /*row_borders*/, const Tensor& /*column_borders*/>>;
+using FusedValueAndGrad = Bundled<Pair, List<const Tensor& /*x*/, const Tensor& /*y*/, const Tensor& /*weights*/>>;
 
-// Hard DTW's values and optimal paths (library.cpp).
-using DtwPath = std::tuple<Tensor, Tensor, Tensor>(const Tensor& x, const Tensor& y, OptInt bandwidth,
-                                                   OptDouble itakura_max_slope, const OptTensor& x_lengths,
-                                                   const OptTensor& y_lengths);
+// Hard DTW's values and optimal paths: the bundle without gamma (0).
+using DtwPath = Bundled<Triple, List<const Tensor& /*x*/, const Tensor& /*y*/>, List<>, WithoutGamma>;
 
-// The Itakura parallelogram's rows per column (library.cpp).
+// The Itakura parallelogram's rows per column (no bundle).
 using ItakuraRows = Tensor(const Tensor& n, const Tensor& m, int64_t columns, double max_slope);
 
-// Forward mode and second order (library.cpp).
-using FromCostJvp = Pair(const Tensor& D, const Tensor& D_tangent, double gamma, OptInt bandwidth,
-                         OptDouble itakura_max_slope, const OptTensor& x_lengths, const OptTensor& y_lengths);
-using FusedJvp = Pair(const Tensor& x, const Tensor& y, const OptTensor& x_tangent, const OptTensor& y_tangent,
-                      double gamma, OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
-                      const OptTensor& y_lengths);
-using FromCostHvp = std::tuple<Tensor, Tensor, Tensor>(const Tensor& grad, const OptTensor& grad_tangent,
-                                                       const Tensor& D, const OptTensor& D_tangent, double gamma,
-                                                       OptInt bandwidth, OptDouble itakura_max_slope,
-                                                       const OptTensor& x_lengths, const OptTensor& y_lengths,
-                                                       bool with_grad);
-using FusedHvp = std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>(
-    const Tensor& grad, const OptTensor& grad_tangent, const Tensor& x, const Tensor& y, const OptTensor& x_tangent,
-    const OptTensor& y_tangent, double gamma, OptInt bandwidth, OptDouble itakura_max_slope, const OptTensor& x_lengths,
-    const OptTensor& y_lengths, bool with_grad);
+// Forward mode and second order.
+using FromCostJvp = Bundled<Pair, List<const Tensor& /*D*/, const Tensor& /*D_tangent*/>>;
+using FusedJvp = Bundled<Pair, List<const Tensor& /*x*/, const Tensor& /*y*/, const OptTensor& /*x_tangent*/,
+                                    const OptTensor& /*y_tangent*/>>;
+using FromCostHvp = Bundled<Triple,
+                            List<const Tensor& /*grad*/, const OptTensor& /*grad_tangent*/, const Tensor& /*D*/,
+                                 const OptTensor& /*D_tangent*/>,
+                            List<bool /*with_grad*/>>;
+using FusedHvp = Bundled<std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor>,
+                         List<const Tensor& /*grad*/, const OptTensor& /*grad_tangent*/, const Tensor& /*x*/,
+                              const Tensor& /*y*/, const OptTensor& /*x_tangent*/, const OptTensor& /*y_tangent*/>,
+                         List<bool /*with_grad*/>>;
 
 namespace ops {
 inline const Op<SoftDTWFromCost> soft_dtw_from_cost{"softdtw_torch::soft_dtw_from_cost"};
@@ -103,22 +87,23 @@ inline const Op<Alignment> soft_dtw_alignment{"softdtw_torch::soft_dtw_alignment
 inline const Op<SoftDTWSharp> soft_dtw_sharp{"softdtw_torch::soft_dtw_sharp"};
 inline const Op<SoftDTWSharpFromCost> soft_dtw_sharp_from_cost{"softdtw_torch::soft_dtw_sharp_from_cost"};
 inline const Op<Dilate> dilate{"softdtw_torch::dilate"};
-inline const Op<FromCostForward> from_cost_forward{"softdtw_torch::_soft_dtw_from_cost_forward"};
-inline const Op<FromCostBackward> from_cost_backward{"softdtw_torch::_soft_dtw_from_cost_backward"};
-inline const Op<FusedForward> fused_forward{"softdtw_torch::_soft_dtw_fused_forward"};
-inline const Op<FusedBackward> fused_backward{"softdtw_torch::_soft_dtw_fused_backward"};
-inline const Op<FusedForwardWithGrad> fused_forward_with_grad{"softdtw_torch::_soft_dtw_fused_forward_with_grad"};
-inline const Op<FusedBackwardFromGrad> fused_backward_from_grad{"softdtw_torch::_soft_dtw_fused_backward_from_grad"};
-inline const Op<FusedForwardCheckpointed> fused_forward_checkpointed{
+inline const FromCostForward::Handle from_cost_forward{"softdtw_torch::_soft_dtw_from_cost_forward"};
+inline const FromCostBackward::Handle from_cost_backward{"softdtw_torch::_soft_dtw_from_cost_backward"};
+inline const FusedForward::Handle fused_forward{"softdtw_torch::_soft_dtw_fused_forward"};
+inline const FusedBackward::Handle fused_backward{"softdtw_torch::_soft_dtw_fused_backward"};
+inline const FusedForwardWithGrad::Handle fused_forward_with_grad{"softdtw_torch::_soft_dtw_fused_forward_with_grad"};
+inline const FusedBackwardFromGrad::Handle fused_backward_from_grad{
+    "softdtw_torch::_soft_dtw_fused_backward_from_grad"};
+inline const FusedForwardCheckpointed::Handle fused_forward_checkpointed{
     "softdtw_torch::_soft_dtw_fused_forward_checkpointed"};
-inline const Op<FusedBackwardCheckpointed> fused_backward_checkpointed{
+inline const FusedBackwardCheckpointed::Handle fused_backward_checkpointed{
     "softdtw_torch::_soft_dtw_fused_backward_checkpointed"};
-inline const Op<FusedValueAndGrad> fused_value_and_grad{"softdtw_torch::_soft_dtw_fused_value_and_grad"};
-inline const Op<FromCostJvp> from_cost_jvp{"softdtw_torch::_soft_dtw_from_cost_jvp"};
-inline const Op<FusedJvp> fused_jvp{"softdtw_torch::_soft_dtw_fused_jvp"};
-inline const Op<FromCostHvp> from_cost_hvp{"softdtw_torch::_soft_dtw_from_cost_hvp"};
-inline const Op<FusedHvp> fused_hvp{"softdtw_torch::_soft_dtw_fused_hvp"};
-inline const Op<DtwPath> dtw_path{"softdtw_torch::_dtw_path"};
+inline const FusedValueAndGrad::Handle fused_value_and_grad{"softdtw_torch::_soft_dtw_fused_value_and_grad"};
+inline const FromCostJvp::Handle from_cost_jvp{"softdtw_torch::_soft_dtw_from_cost_jvp"};
+inline const FusedJvp::Handle fused_jvp{"softdtw_torch::_soft_dtw_fused_jvp"};
+inline const FromCostHvp::Handle from_cost_hvp{"softdtw_torch::_soft_dtw_from_cost_hvp"};
+inline const FusedHvp::Handle fused_hvp{"softdtw_torch::_soft_dtw_fused_hvp"};
+inline const DtwPath::Handle dtw_path{"softdtw_torch::_dtw_path"};
 }  // namespace ops
 
 }  // namespace softdtw_torch::softdtw

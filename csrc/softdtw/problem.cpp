@@ -1,14 +1,13 @@
 #include "problem.h"
 
-#include "../common/checks.h"
-#include "../common/memory.h"
-#include "ops.h"
-#include "../common/table_memory.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include "../common/checks.h"
+#include "../common/memory.h"
+#include "../common/table_memory.h"
 
 #ifdef SOFTDTW_TORCH_WITH_CUDA
 #include <c10/cuda/CUDAGraphsC10Utils.h>
@@ -98,25 +97,23 @@ double largest_finite_cost(const at::Tensor& D) {
 }
 
 // The shared part of every op's validation: options and lengths of a (batch, n, m) problem.
-SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, double gamma,
-                            std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
-                            const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths,
+SoftDTWProblem make_problem(const char* op, int64_t batch, int64_t n, int64_t m, const ProblemArgs& args,
                             const at::Device& device, at::ScalarType dtype) {
-  check_gamma(op, gamma, dtype);
+  check_gamma(op, args.gamma, dtype);
   SoftDTWProblem p;
   p.op = op;
   p.batch = batch;
   p.n = n;
   p.m = m;
-  p.gamma = gamma;
-  p.window = checked_window(op, bandwidth, itakura_max_slope);
+  p.gamma = args.gamma;
+  p.window = checked_window(op, args.bandwidth, args.itakura_max_slope);
   // A radius of max(n, m) already admits every cell; a larger one (up to 2**63 − 1) would
   // overflow the band's int64 bounds (i + (m − n) + radius), so it is that radius.
   p.window.radius = std::min(p.window.radius, std::max(n, m));
   // No host read of the values while a CUDA graph is captured (the kernels clamp lengths into range).
   const bool read_values = !capturing_cuda_graph(device);
-  p.x_lengths = checked_lengths(op, "x_lengths", x_lengths, batch, "pair", 1, n, device, read_values);
-  p.y_lengths = checked_lengths(op, "y_lengths", y_lengths, batch, "pair", 1, m, device, read_values);
+  p.x_lengths = checked_lengths(op, "x_lengths", args.x_lengths, batch, "pair", 1, n, device, read_values);
+  p.y_lengths = checked_lengths(op, "y_lengths", args.y_lengths, batch, "pair", 1, m, device, read_values);
   check_dp_range(op, p, dtype, /*largest_cost=*/0.0);
   return p;
 }
@@ -175,16 +172,13 @@ at::ScalarType compute_dtype(at::ScalarType input_dtype) {
   return input_dtype == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-                                const std::optional<at::Tensor>& y_lengths) {
+ForwardInputs prepare_from_cost(const at::Tensor& D, const ProblemArgs& args) {
   const char* op = kFromCostOp;
   TORCH_CHECK_VALUE(D.dim() == 3, op, ": expected D to be a 3-D tensor (batch, n, m), got ", D.dim(), "-D");
   check_float_tensor(op, "D", D);
   TORCH_CHECK_VALUE(D.size(1) > 0 && D.size(2) > 0, op, ": expected non-empty sequences, got D of shape ", D.sizes());
   ForwardInputs in;
-  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), gamma, bandwidth, itakura_max_slope, x_lengths,
-                            y_lengths, D.device(), D.scalar_type());
+  in.problem = make_problem(op, D.size(0), D.size(1), D.size(2), args, D.device(), D.scalar_type());
   in.D = D.to(compute_dtype(D.scalar_type())).contiguous();
   // Negative costs can take a path sum below the dtype's range (and positive ones above it, then
   // back): checked on D's values, except while a CUDA graph is captured (no host reads then).
@@ -218,13 +212,10 @@ void check_sequence_pair(const char* op, const at::Tensor& x, const at::Tensor& 
                     y_name, " of shape ", y.sym_sizes());
 }
 
-ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                            std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-                            const std::optional<at::Tensor>& y_lengths, const char* op) {
+ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, const ProblemArgs& args, const char* op) {
   check_sequence_pair(op, x, y);
   ForwardInputs in;
-  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), gamma, bandwidth, itakura_max_slope, x_lengths,
-                            y_lengths, x.device(), x.scalar_type());
+  in.problem = make_problem(op, x.size(0), x.size(1), y.size(1), args, x.device(), x.scalar_type());
   const auto dtype = compute_dtype(x.scalar_type());
   in.x = x.to(dtype).contiguous();
   in.y = y.to(dtype).contiguous();
@@ -302,15 +293,11 @@ void check_grad(const char* op, const at::Tensor& grad, int64_t batch, const at:
   TORCH_CHECK_VALUE(grad.device() == device, op, ": expected grad on ", device, ", got ", grad.device());
 }
 
-// The DP table a backward reads: R as the forward returned it (checked against the problem), or,
-// when R is empty (a forward run with keep_table=False), recomputed by `forward`.
-template <typename Forward>
-at::Tensor table_or_recomputed(const char* op, const at::Tensor& R, const SoftDTWProblem& p,
-                               const at::TensorOptions& options, const Forward& forward) {
-  if (R.numel() == 0) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return std::get<1>(forward()).contiguous();
-  }
+// The DP table a backward reads: R as the forward returned it, checked against the problem, or
+// undefined when R is empty (a forward run with keep_table=False: the op body recomputes it).
+at::Tensor checked_table(const char* op, const at::Tensor& R, const SoftDTWProblem& p,
+                         const at::TensorOptions& options) {
+  if (R.numel() == 0) return at::Tensor();
   const std::vector<int64_t> sizes = table_sizes(p, options.dtype().toScalarType());
   std::string shape = "(";
   for (size_t k = 0; k < sizes.size(); ++k) shape += (k ? ", " : "") + std::to_string(sizes[k]);
@@ -325,47 +312,33 @@ at::Tensor table_or_recomputed(const char* op, const at::Tensor& R, const SoftDT
 }  // namespace
 
 BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
-                                          double gamma, std::optional<int64_t> bandwidth,
-                                          std::optional<double> itakura_max_slope,
-                                          const std::optional<at::Tensor>& x_lengths,
-                                          const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                          const ProblemArgs& args) {
+  const ForwardInputs fwd = prepare_from_cost(D, args);
   check_grad(kFromCostOp, grad, fwd.problem.batch, D.device());
   BackwardInputs in;
   in.problem = fwd.problem;
-  in.R = table_or_recomputed(kFromCostOp, R, fwd.problem, fwd.D.options(), [&] {
-    return softdtw::ops::from_cost_forward(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
-                                           /*keep_table=*/true);
-  });
-  in.grad = grad.to(in.R.scalar_type()).contiguous();
+  in.R = checked_table(kFromCostOp, R, fwd.problem, fwd.D.options());
+  in.D = fwd.D;
+  in.grad = grad.to(fwd.D.scalar_type()).contiguous();
   return in;
 }
 
 BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                      const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
-                                      std::optional<double> itakura_max_slope,
-                                      const std::optional<at::Tensor>& x_lengths,
-                                      const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                      const at::Tensor& R, const ProblemArgs& args) {
+  const ForwardInputs fwd = prepare_fused(x, y, args);
   check_grad(kFusedOp, grad, fwd.problem.batch, x.device());
   BackwardInputs in;
   in.problem = fwd.problem;
-  in.R = table_or_recomputed(kFusedOp, R, fwd.problem, fwd.x.options(), [&] {
-    return softdtw::ops::fused_forward(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
-                                       /*keep_table=*/true);
-  });
-  in.grad = grad.to(in.R.scalar_type()).contiguous();
+  in.R = checked_table(kFusedOp, R, fwd.problem, fwd.x.options());
+  in.grad = grad.to(fwd.x.scalar_type()).contiguous();
   in.x = fwd.x;
   in.y = fwd.y;
   return in;
 }
 
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                   double gamma, std::optional<int64_t> bandwidth,
-                                                   std::optional<double> itakura_max_slope,
-                                                   const std::optional<at::Tensor>& x_lengths,
-                                                   const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs fwd = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                   const ProblemArgs& args) {
+  const ForwardInputs fwd = prepare_fused(x, y, args);
   check_grad(kFusedOp, grad, fwd.problem.batch, x.device());
   BackwardInputs in;
   in.problem = fwd.problem;
@@ -376,14 +349,10 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
 }
 
 BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                const at::Tensor& unit_x, const at::Tensor& unit_y, double gamma,
-                                                std::optional<int64_t> bandwidth,
-                                                std::optional<double> itakura_max_slope,
-                                                const std::optional<at::Tensor>& x_lengths,
-                                                const std::optional<at::Tensor>& y_lengths) {
+                                                const at::Tensor& unit_x, const at::Tensor& unit_y,
+                                                const ProblemArgs& args) {
   // x, y and grad as for the checkpointed backward (no R either)
-  BackwardInputs in =
-      prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+  BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, args);
   auto check_unit = [&](const char* name, const at::Tensor& unit, const at::Tensor& like) {
     TORCH_CHECK_VALUE(unit.sizes() == like.sizes(), kFusedOp, ": expected ", name, " of shape ", like.sizes(),
                       ", got ", unit.sizes());

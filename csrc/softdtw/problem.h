@@ -9,9 +9,12 @@
 #include <tuple>
 #include <vector>
 
+#include "args.h"
 #include "math.h"
 
 namespace softdtw_torch {
+
+using softdtw::ProblemArgs;
 
 // Op names used in every message: the public names users call.
 constexpr const char* kFromCostOp = "soft_dtw_from_cost";
@@ -59,14 +62,11 @@ struct ForwardInputs {
   at::Tensor D, x, y;
 };
 
-ForwardInputs prepare_from_cost(const at::Tensor& D, double gamma, std::optional<int64_t> bandwidth,
-                                std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-                                const std::optional<at::Tensor>& y_lengths);
+ForwardInputs prepare_from_cost(const at::Tensor& D, const ProblemArgs& args);
 
 // op: the name errors give (the fused op's by default).
-ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-                            std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-                            const std::optional<at::Tensor>& y_lengths, const char* op = kFusedOp);
+ForwardInputs prepare_fused(const at::Tensor& x, const at::Tensor& y, const ProblemArgs& args,
+                            const char* op = kFusedOp);
 
 // Hard DTW's paths (_dtw_path): (B, N + M − 1, 2) int64 cells, −1 past each path's end, and the
 // paths' lengths (B,), on the problem's device.
@@ -112,42 +112,33 @@ std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardO
                                                   const char* what);
 
 // Validated inputs of a backward op: D, or x and y, validated as by the forward (they fix the
-// problem); R the forward's DP table of them (checked), recomputed when given empty; grad the
-// upstream gradient (B,) in R's (the compute) dtype; x and y converted to it.
+// problem) and converted to the compute dtype; R the forward's DP table of them (checked), or
+// undefined when given empty (the forward kept none): the op body recomputes it with its own
+// device's forward (table_for_backward in cpu/kernel.cpp, with_table in cuda/tiles_ops.h), not
+// through the dispatcher; grad the upstream gradient (B,) in the compute dtype.
 struct BackwardInputs {
   SoftDTWProblem problem;
-  at::Tensor grad, R, x, y;
+  at::Tensor grad, R, D, x, y;
+  ForwardInputs forward() const { return {problem, D, x, y}; }  // what recomputes R
 };
 
 BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
-                                          double gamma, std::optional<int64_t> bandwidth,
-                                          std::optional<double> itakura_max_slope,
-                                          const std::optional<at::Tensor>& x_lengths,
-                                          const std::optional<at::Tensor>& y_lengths);
+                                          const ProblemArgs& args);
 
 BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                      const at::Tensor& R, double gamma, std::optional<int64_t> bandwidth,
-                                      std::optional<double> itakura_max_slope,
-                                      const std::optional<at::Tensor>& x_lengths,
-                                      const std::optional<at::Tensor>& y_lengths);
+                                      const at::Tensor& R, const ProblemArgs& args);
 
 // The backward from the forward's unit gradients (_soft_dtw_fused_backward_from_grad): x and y
 // validated as by the forward, grad (B,) converted to the compute dtype; unit_x (B, N, d) and
 // unit_y (B, M, d) float64 on x's device, checked; R stays undefined.
 BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                const at::Tensor& unit_x, const at::Tensor& unit_y, double gamma,
-                                                std::optional<int64_t> bandwidth,
-                                                std::optional<double> itakura_max_slope,
-                                                const std::optional<at::Tensor>& x_lengths,
-                                                const std::optional<at::Tensor>& y_lengths);
+                                                const at::Tensor& unit_x, const at::Tensor& unit_y,
+                                                const ProblemArgs& args);
 
 // The checkpointed fused backward: x and y validated as by the forward (they fix the problem),
 // grad (B,) converted to the compute dtype; R stays undefined (it is recomputed).
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                   double gamma, std::optional<int64_t> bandwidth,
-                                                   std::optional<double> itakura_max_slope,
-                                                   const std::optional<at::Tensor>& x_lengths,
-                                                   const std::optional<at::Tensor>& y_lengths);
+                                                   const ProblemArgs& args);
 
 // Forward mode and second order (design doc §3): a tangent of a primal input (Ḋ of D, ẋ of x,
 // ...). Undefined stays undefined (a zero tangent); otherwise it must have the primal's shape and

@@ -3,8 +3,9 @@
 They repeat the shape-level checks of ``csrc/softdtw/problem.cpp`` with the same messages;
 value-level checks (length ranges, NaN inputs) need data and stay in the real kernels.
 """
+import inspect
 import math
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 import torch
 
@@ -52,20 +53,53 @@ def _check_slope(op: str, itakura_max_slope: Optional[float]) -> None:
     )
 
 
-def _check_cost(D: torch.Tensor, gamma: float, bandwidth, itakura_max_slope, x_lengths, y_lengths) -> None:
+class _ProblemArgs(NamedTuple):
+    """The SoftDTW argument bundle (``csrc/softdtw/args.h``): what every SoftDTW op takes besides
+    its tensors, passed to the fakes below as one value."""
+    gamma: float
+    bandwidth: Optional[int]
+    itakura_max_slope: Optional[float]
+    x_lengths: Optional[torch.Tensor]
+    y_lengths: Optional[torch.Tensor]
+
+
+def _register_bundled(name: str) -> Callable[[Callable], Callable]:
+    """``register_fake`` of the private op ``name`` for a fake that takes the bundle as one argument,
+    ``args``. Where the bundle sits in the op's flat argument list is read from its schema
+    (``csrc/library.cpp``), not written again here; ``_dtw_path``'s has no gamma (0)."""
+    names = [a.name for a in getattr(torch.ops.softdtw_torch, name).default._schema.arguments]
+    with_gamma = "gamma" in names
+    first = names.index("gamma" if with_gamma else "bandwidth")
+    last = names.index("y_lengths") + 1
+    signature = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+
+    def register(kernel: Callable) -> Callable:
+        def flat(*values, **named):
+            values = tuple(signature.bind(*values, **named).arguments.values())
+            bundle = values[first:last] if with_gamma else (0.0, *values[first:last])
+            return kernel(*values[:first], _ProblemArgs(*bundle), *values[last:])
+
+        flat.__signature__ = signature  # the names register_fake's meta check reports
+        flat.__module__, flat.__qualname__ = kernel.__module__, kernel.__qualname__
+        register_fake(f"softdtw_torch::{name}")(flat)
+        return kernel
+
+    return register
+
+
+def _check_cost(D: torch.Tensor, args: _ProblemArgs) -> None:
     op = _FROM_COST_OP
     torch._check_value(D.dim() == 3, lambda: f"{op}: expected D to be a 3-D tensor (batch, n, m), got {D.dim()}-D")
     _check_float(op, "D", D)
     torch._check_value(
         D.shape[1] > 0 and D.shape[2] > 0, lambda: f"{op}: expected non-empty sequences, got D of shape {list(D.shape)}"
     )
-    _check_options(op, gamma, bandwidth, itakura_max_slope, D.dtype)
-    _check_lengths(op, "x_lengths", x_lengths, D.shape[0], "pair")
-    _check_lengths(op, "y_lengths", y_lengths, D.shape[0], "pair")
+    _check_options(op, args.gamma, args.bandwidth, args.itakura_max_slope, D.dtype)
+    _check_lengths(op, "x_lengths", args.x_lengths, D.shape[0], "pair")
+    _check_lengths(op, "y_lengths", args.y_lengths, D.shape[0], "pair")
 
 
-def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, itakura_max_slope, x_lengths, y_lengths,
-                op: str = _FUSED_OP) -> None:
+def _check_pair(x: torch.Tensor, y: torch.Tensor, args: _ProblemArgs, op: str = _FUSED_OP) -> None:
     torch._check_value(x.dim() == 3, lambda: f"{op}: expected x to be a 3-D tensor (batch, n, features), got {x.dim()}-D")
     torch._check_value(y.dim() == 3, lambda: f"{op}: expected y to be a 3-D tensor (batch, m, features), got {y.dim()}-D")
     torch._check_value(
@@ -89,9 +123,9 @@ def _check_pair(x: torch.Tensor, y: torch.Tensor, gamma: float, bandwidth, itaku
         lambda: f"{op}: expected non-empty sequences and features, got x of shape {list(x.shape)} "
         f"and y of shape {list(y.shape)}",
     )
-    _check_options(op, gamma, bandwidth, itakura_max_slope, x.dtype)
-    _check_lengths(op, "x_lengths", x_lengths, x.shape[0], "pair")
-    _check_lengths(op, "y_lengths", y_lengths, x.shape[0], "pair")
+    _check_options(op, args.gamma, args.bandwidth, args.itakura_max_slope, x.dtype)
+    _check_lengths(op, "x_lengths", args.x_lengths, x.shape[0], "pair")
+    _check_lengths(op, "y_lengths", args.y_lengths, x.shape[0], "pair")
 
 
 def _table(like: torch.Tensor, batch, n, m, keep_table: bool) -> torch.Tensor:
@@ -102,9 +136,9 @@ def _table(like: torch.Tensor, batch, n, m, keep_table: bool) -> torch.Tensor:
     return like.new_empty((batch, n, m, 2) if dtype == torch.float32 else (batch, n, m), dtype=dtype)
 
 
-@register_fake("softdtw_torch::_soft_dtw_from_cost_forward")
-def _(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table):
-    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_from_cost_forward")
+def _(D, args, keep_table):
+    _check_cost(D, args)
     batch, n, m = D.shape
     return D.new_empty((batch,)), _table(D, batch, n, m, keep_table)
 
@@ -122,30 +156,30 @@ def _check_tangent(op: str, name: str, tangent: Optional[torch.Tensor], primal_n
                            f"{list(primal.shape)}, got {list(tangent.shape)}")
 
 
-@register_fake("softdtw_torch::_soft_dtw_from_cost_backward")
-def _(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_from_cost_backward")
+def _(grad, D, R, args):
+    _check_cost(D, args)
     _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
     return D.new_empty(D.shape, dtype=_compute_dtype(D.dtype))
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_forward")
-def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, keep_table):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_forward")
+def _(x, y, args, keep_table):
+    _check_pair(x, y, args)
     return x.new_empty((x.shape[0],)), _table(x, x.shape[0], x.shape[1], y.shape[1], keep_table)
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_backward")
-def _(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_backward")
+def _(grad, x, y, R, args):
+    _check_pair(x, y, args)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
     dtype = _compute_dtype(x.dtype)
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_forward_checkpointed")
-def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_forward_checkpointed")
+def _(x, y, args):
+    _check_pair(x, y, args)
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
     dtype = _compute_dtype(x.dtype)
     if x.device.type == "cuda":  # R on the tile borders of the CUDA kernels (csrc/softdtw/constants.h)
@@ -158,22 +192,22 @@ def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
     return x.new_empty((batch,)), x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_backward_checkpointed")
-def _(grad, x, y, row_borders, column_borders, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
+@_register_bundled("_soft_dtw_fused_backward_checkpointed")
+def _(grad, x, y, row_borders, column_borders, args):
     dtype = _compute_dtype(x.dtype)
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_forward_with_grad")
-def _(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_forward_with_grad")
+def _(x, y, args):
+    _check_pair(x, y, args)
     return (x.new_empty((x.shape[0],)), torch.empty_like(x, dtype=torch.float64),
             torch.empty_like(y, dtype=torch.float64))
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_backward_from_grad")
-def _(grad, x, y, x_grad, y_grad, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_backward_from_grad")
+def _(grad, x, y, x_grad, y_grad, args):
+    _check_pair(x, y, args)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
     for name, unit, like in (("x_grad", x_grad, x), ("y_grad", y_grad, y)):
         torch._check_value(unit.shape == like.shape,
@@ -184,40 +218,40 @@ def _(grad, x, y, x_grad, y_grad, gamma, bandwidth, itakura_max_slope, x_lengths
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_value_and_grad")
-def _(x, y, weights, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_value_and_grad")
+def _(x, y, weights, args):
+    _check_pair(x, y, args)
     torch._check_value(weights.dim() == 1 and weights.shape[0] == x.shape[0],
                        lambda: f"{_FUSED_OP}: expected weights of shape ({x.shape[0]},), got {list(weights.shape)}")
     return x.new_empty((x.shape[0],)), torch.empty_like(x)
 
 
-@register_fake("softdtw_torch::_dtw_path")
-def _(x, y, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, op="dtw_path")
+@_register_bundled("_dtw_path")
+def _(x, y, args):
+    _check_pair(x, y, args, op="dtw_path")
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
     return (x.new_empty((batch,)), x.new_empty((batch, n + m - 1, 2), dtype=torch.int64),
             x.new_empty((batch,), dtype=torch.int64))
 
 
-@register_fake("softdtw_torch::_soft_dtw_from_cost_jvp")
-def _(D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_from_cost_jvp")
+def _(D, D_tangent, args):
+    _check_cost(D, args)
     _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
     return D.new_empty((D.shape[0],)), D.new_empty((D.shape[0],))
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_jvp")
-def _(x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_jvp")
+def _(x, y, x_tangent, y_tangent, args):
+    _check_pair(x, y, args)
     _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)
     _check_tangent(_FUSED_OP, "y_tangent", y_tangent, "y", y)
     return x.new_empty((x.shape[0],)), x.new_empty((x.shape[0],))
 
 
-@register_fake("softdtw_torch::_soft_dtw_from_cost_hvp")
-def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths, with_grad):
-    _check_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_from_cost_hvp")
+def _(grad, grad_tangent, D, D_tangent, args, with_grad):
+    _check_cost(D, args)
     _check_grad(_FROM_COST_OP, "grad", grad, D.shape[0])
     _check_grad(_FROM_COST_OP, "grad_tangent", grad_tangent, D.shape[0])
     _check_tangent(_FROM_COST_OP, "D_tangent", D_tangent, "D", D)
@@ -226,10 +260,9 @@ def _(grad, grad_tangent, D, D_tangent, gamma, bandwidth, itakura_max_slope, x_l
     return D.new_empty((D.shape[0],), dtype=dtype), grad_D, D.new_empty(D.shape, dtype=dtype)
 
 
-@register_fake("softdtw_torch::_soft_dtw_fused_hvp")
-def _(grad, grad_tangent, x, y, x_tangent, y_tangent, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths,
-      with_grad):
-    _check_pair(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths)
+@_register_bundled("_soft_dtw_fused_hvp")
+def _(grad, grad_tangent, x, y, x_tangent, y_tangent, args, with_grad):
+    _check_pair(x, y, args)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
     _check_grad(_FUSED_OP, "grad_tangent", grad_tangent, x.shape[0])
     _check_tangent(_FUSED_OP, "x_tangent", x_tangent, "x", x)

@@ -17,6 +17,7 @@
 #include "multirocket/cuda/transform_ops.h"
 #include "rocket/cuda/convolve_ops.h"
 #include "softdtw/cuda/tiles_ops.h"
+#include "softdtw/ops.h"
 
 // rocket/problem.h includes the public header, whose link anchor the library defines; this module
 // is not the library and defines it itself.
@@ -24,54 +25,35 @@ namespace softdtw_torch::detail {
 bool link_anchor() { return true; }
 }  // namespace softdtw_torch::detail
 
+// A SoftDTW op body (tiles::*_op) run with the emulated launcher.
+template <auto body>
+struct Emulated {
+  template <typename... Args>
+  static auto run(const Args&... args) {
+    return body(EmulatedLaunch{}, args...);
+  }
+};
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   using Tensor = at::Tensor;
   using OptTensor = std::optional<at::Tensor>;
-  using OptInt = std::optional<int64_t>;
-  using OptDouble = std::optional<double>;  // the Itakura slope, after the band as in the ops
   namespace tiles = softdtw_torch::tiles;
+  namespace sdtw = softdtw_torch::softdtw;  // the signatures: each body takes the bundle, each binding the flat list
   const EmulatedLaunch launch{};
-  m.def("from_cost_forward",
-        [=](const Tensor& D, double g, OptInt bw, OptDouble slope, const OptTensor& xl, const OptTensor& yl,
-            bool keep) { return tiles::from_cost_forward_op(launch, D, g, bw, slope, xl, yl, keep); });
-  m.def("from_cost_backward", [=](const Tensor& grad, const Tensor& D, const Tensor& R, double g, OptInt bw,
-                                  OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
-    return tiles::from_cost_backward_op(launch, grad, D, R, g, bw, slope, xl, yl);
-  });
-  m.def("fused_forward", [=](const Tensor& x, const Tensor& y, double g, OptInt bw, OptDouble slope,
-                             const OptTensor& xl, const OptTensor& yl,
-                             bool keep) { return tiles::fused_forward_op(launch, x, y, g, bw, slope, xl, yl, keep); });
-  m.def("fused_backward", [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& R, double g,
-                              OptInt bw, OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
-    return tiles::fused_backward_op(launch, grad, x, y, R, g, bw, slope, xl, yl);
-  });
+  m.def("from_cost_forward", &sdtw::FromCostForward::kernel_of<Emulated<&tiles::from_cost_forward_op<EmulatedLaunch>>>);
+  m.def("from_cost_backward",
+        &sdtw::FromCostBackward::kernel_of<Emulated<&tiles::from_cost_backward_op<EmulatedLaunch>>>);
+  m.def("fused_forward", &sdtw::FusedForward::kernel_of<Emulated<&tiles::fused_forward_op<EmulatedLaunch>>>);
+  m.def("fused_backward", &sdtw::FusedBackward::kernel_of<Emulated<&tiles::fused_backward_op<EmulatedLaunch>>>);
   m.def("fused_forward_checkpointed",
-        [=](const Tensor& x, const Tensor& y, double g, OptInt bw, OptDouble slope, const OptTensor& xl,
-            const OptTensor& yl) { return tiles::fused_forward_checkpointed_op(launch, x, y, g, bw, slope, xl, yl); });
+        &sdtw::FusedForwardCheckpointed::kernel_of<Emulated<&tiles::fused_forward_checkpointed_op<EmulatedLaunch>>>);
   m.def("fused_backward_checkpointed",
-        [=](const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& rows, const Tensor& cols, double g,
-            OptInt bw, OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
-          return tiles::fused_backward_checkpointed_op(launch, grad, x, y, rows, cols, g, bw, slope, xl, yl);
-        });
-  m.def("from_cost_jvp",
-        [=](const Tensor& D, const Tensor& t, double g, OptInt bw, OptDouble slope, const OptTensor& xl,
-            const OptTensor& yl) { return tiles::from_cost_jvp_op(launch, D, t, g, bw, slope, xl, yl); });
-  m.def("fused_jvp", [=](const Tensor& x, const Tensor& y, const OptTensor& u, const OptTensor& v, double g, OptInt bw,
-                         OptDouble slope, const OptTensor& xl, const OptTensor& yl) {
-    return tiles::fused_jvp_op(launch, x, y, u, v, g, bw, slope, xl, yl);
-  });
-  m.def("from_cost_hvp",
-        [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& D, const OptTensor& t, double g, OptInt bw,
-            OptDouble slope, const OptTensor& xl, const OptTensor& yl, bool with_grad) {
-          return tiles::from_cost_hvp_op(launch, grad, grad_tangent, D, t, g, bw, slope, xl, yl, with_grad);
-        });
-  m.def("fused_hvp", [=](const Tensor& grad, const OptTensor& grad_tangent, const Tensor& x, const Tensor& y,
-                         const OptTensor& u, const OptTensor& v, double g, OptInt bw, OptDouble slope,
-                         const OptTensor& xl, const OptTensor& yl, bool with_grad) {
-    return tiles::fused_hvp_op(launch, grad, grad_tangent, x, y, u, v, g, bw, slope, xl, yl, with_grad);
-  });
-  m.def("dtw_path", [=](const Tensor& x, const Tensor& y, OptInt bw, OptDouble slope, const OptTensor& xl,
-                        const OptTensor& yl) { return tiles::dtw_path_op(launch, x, y, bw, slope, xl, yl); });
+        &sdtw::FusedBackwardCheckpointed::kernel_of<Emulated<&tiles::fused_backward_checkpointed_op<EmulatedLaunch>>>);
+  m.def("from_cost_jvp", &sdtw::FromCostJvp::kernel_of<Emulated<&tiles::from_cost_jvp_op<EmulatedLaunch>>>);
+  m.def("fused_jvp", &sdtw::FusedJvp::kernel_of<Emulated<&tiles::fused_jvp_op<EmulatedLaunch>>>);
+  m.def("from_cost_hvp", &sdtw::FromCostHvp::kernel_of<Emulated<&tiles::from_cost_hvp_op<EmulatedLaunch>>>);
+  m.def("fused_hvp", &sdtw::FusedHvp::kernel_of<Emulated<&tiles::fused_hvp_op<EmulatedLaunch>>>);
+  m.def("dtw_path", &sdtw::DtwPath::kernel_of<Emulated<&tiles::dtw_path_op<EmulatedLaunch>>>);
   m.def("itakura_rows", [=](const Tensor& n, const Tensor& m, int64_t columns, double slope) {
     return tiles::itakura_rows_op(launch, n, m, columns, slope);
   });

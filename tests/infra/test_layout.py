@@ -2,7 +2,9 @@
 objects: no import cycle among the Python package's modules, lazy imports inside functions
 included; no op family's C++ includes another family's files (what families share is in
 csrc/common/, which includes no family); no device-agnostic C++ file of a family (problem.cpp,
-composite.cpp, autograd.cpp, fit.cpp, plan.cpp) calls a function of its CPU or CUDA kernels."""
+composite.cpp, autograd.cpp, fit.cpp, plan.cpp) calls a function of its CPU or CUDA kernels; the
+SoftDTW options travel as one bundle (csrc/softdtw/args.h), spelled out only where the public
+ops' argument order requires it."""
 import ast
 import re
 import shutil
@@ -151,6 +153,48 @@ def test_no_family_includes_a_sibling():
 def test_common_includes_no_family():
     for source, tops in _included_folders(CSRC / "common").items():
         assert tops <= {"common"}, f"csrc/{source} includes files of {sorted(tops - {'common'})}"
+
+
+# --- C++: the SoftDTW argument bundle ---
+
+# A parameter of the bundle's, spelled out (the flat form): `bandwidth` stands for the bundle.
+_FLAT_BANDWIDTH = re.compile(r"(?:std::optional<int64_t>|OptInt)\s+bandwidth\b")
+
+
+def _flat_bundles(text: str) -> int:
+    return len(_FLAT_BANDWIDTH.findall(text))
+
+
+def _public_softdtw_ops() -> List[str]:
+    """The public ops (no leading underscore) whose schema takes a bandwidth."""
+    literal = r'"(?:[^"\\]|\\.)*"'  # a C++ string literal, escaped quotes included
+    schemas = re.findall(rf"m\.def\(\s*((?:{literal}\s*)+)\)", (CSRC / "library.cpp").read_text())
+    texts = ["".join(piece[1:-1] for piece in re.findall(literal, schema)) for schema in schemas]
+    return [t.split("(")[0] for t in texts if not t.startswith("_") and "int? bandwidth" in t]
+
+
+def test_the_bundle_reader_sees_flat_lists():
+    assert _flat_bundles("f(double gamma, std::optional<int64_t> bandwidth, OptInt  bandwidth)") == 2
+    assert _flat_bundles("g(const ProblemArgs& args)") == 0
+    assert "soft_dtw" in _public_softdtw_ops() and "dilate" in _public_softdtw_ops()
+
+
+def test_the_softdtw_options_travel_as_one_bundle():
+    # Private ops, their bodies and autograd take ProblemArgs; the flat list is spelled out only
+    # for the public ops (one signature each in ops.h, one body each in composite.cpp, one
+    # declaration and one definition in the C++ API), in args.h (the flat forms) and in the
+    # window's own check.
+    public = len(_public_softdtw_ops())
+    allowed = {"softdtw/ops.h": public, "softdtw/composite.cpp": public, "softdtw_torch.h": public, "api.cpp": public,
+               "softdtw_torch_nn.h": 3, "softdtw/args.h": 3, "softdtw/problem.h": 1, "softdtw/problem.cpp": 1}
+    sources = [p for p in CSRC.rglob("*") if p.suffix in SOURCE_SUFFIXES]
+    sources.append(REPO / "tests" / "cuda_emu" / "emulated_ops.cpp")
+    for path in sources:
+        name = path.relative_to(CSRC).as_posix() if path.is_relative_to(CSRC) else path.name
+        found = _flat_bundles(path.read_text())
+        assert found <= allowed.get(name, 0), (
+            f"{name} spells out the SoftDTW options {found} times (at most {allowed.get(name, 0)}): take "
+            "`const ProblemArgs& args` (csrc/softdtw/args.h) and register with Bundled::kernel")
 
 
 # --- C++: the device-agnostic files call no device code ---

@@ -220,6 +220,34 @@ def test_invalid_values_inside_pairs_raise_and_padding_is_ignored(emu):
         emu.fused_forward(bad_x, y, 1.0, None, None, None, None, False)
 
 
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+def test_backward_recomputes_a_table_not_kept(emu, fused):
+    # An empty R (a forward that kept no table): the body recomputes it with the device's own
+    # forward, so the gradients are the ones from the kept table, and invalid inputs are refused
+    # with the forward's message.
+    x, y, xl, yl = make_pair_batch(3, 130, 70, 2, torch.float64, ragged=True, seed=4)
+    grad = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    empty = torch.empty(0, dtype=torch.float64)
+    if fused:
+        _, R = emu.fused_forward(x, y, 0.7, 5, None, xl, yl, True)
+        kept = emu.fused_backward(grad, x, y, R, 0.7, 5, None, xl, yl)
+        recomputed = emu.fused_backward(grad, x, y, empty, 0.7, 5, None, xl, yl)
+        assert all(torch.equal(a, b) for a, b in zip(kept, recomputed))
+        bad_x = x.clone()
+        bad_x[1, 3, 0] = float("nan")
+        with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
+            emu.fused_backward(grad, bad_x, y, empty, 0.7, 5, None, xl, yl)
+    else:
+        D = OPS.pairwise_cost(x, y, "sqeuclidean")
+        _, R = emu.from_cost_forward(D, 0.7, 5, None, xl, yl, True)
+        kept = emu.from_cost_backward(grad, D, R, 0.7, 5, None, xl, yl)
+        assert torch.equal(kept, emu.from_cost_backward(grad, D, empty, 0.7, 5, None, xl, yl))
+        bad = D.clone()
+        bad[0, 2, 2] = float("nan")
+        with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
+            emu.from_cost_backward(grad, bad, empty, 0.7, 5, None, xl, yl)
+
+
 def test_unreachable_end_gives_inf_and_zero_gradient(emu):
     # +inf costs that block every path (a forbidden row) make the value +inf with E = 0.
     x, y, _, _ = make_pair_batch(1, 70, 70, 1, torch.float64, ragged=False, seed=4)

@@ -166,3 +166,17 @@ def test_backward_op_checks_its_table():
     _, R = torch.ops.softdtw_torch._soft_dtw_from_cost_forward(D, 1.0, None, None, None, None, True)
     assert torch.equal(backward(torch.ones(2), D, torch.empty(0), 1.0, None, None, None, None),
                        backward(torch.ones(2), D, R, 1.0, None, None, None, None))
+    # ... by the backward itself, which refuses invalid inputs with the forward's message.
+    bad = D.clone()
+    bad[1, 0, 2] = float("nan")
+    with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
+        backward(torch.ones(2), bad, torch.empty(0), 1.0, None, None, None, None)
+    x, y = torch.rand(2, 4, 1, dtype=torch.float64), torch.rand(2, 5, 1, dtype=torch.float64)
+    fused_backward = torch.ops.softdtw_torch._soft_dtw_fused_backward
+    _, R = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, True)
+    kept = fused_backward(torch.ones(2, dtype=torch.float64), x, y, R, 1.0, None, None, None, None)
+    recomputed = fused_backward(torch.ones(2, dtype=torch.float64), x, y, torch.empty(0), 1.0, None, None, None, None)
+    assert all(torch.equal(a, b) for a, b in zip(kept, recomputed))
+    x[0, 1, 0] = float("inf")
+    with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
+        fused_backward(torch.ones(2, dtype=torch.float64), x, y, torch.empty(0), 1.0, None, None, None, None)

@@ -22,6 +22,7 @@
 
 #include "../../common/macros.h"
 #include "../math.h"
+#include "../ops.h"
 #include "../problem.h"
 #include "packs.h"
 #include "tiles.h"
@@ -150,12 +151,8 @@ bool pack_has_invalid(const Pack& pk, const T* x_all, const T* y_all, int64_t N,
 // ---------------------------------------------------------------------------------------------
 // Op implementations.
 
-std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in, double gamma,
-                                                         std::optional<int64_t> bandwidth,
-                                                         std::optional<double> itakura_max_slope,
-                                                         const std::optional<at::Tensor>& x_lengths,
-                                                         const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+// The from-cost forward of validated inputs: its outputs, errors left to finish_forward (by the op).
+ForwardOutputs run_from_cost_forward(const ForwardInputs& in, bool keep_table) {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& D = in.D;
   const ForwardOutputs out = new_forward_outputs(p, D.options(), keep_table);
@@ -171,46 +168,23 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D_in,
       const scalar_t* d_pair = d_all + b * pair_stride;
       const CostsFromTensor<scalar_t> costs{d_pair, p.m};
       const Tables<scalar_t> table{r_all ? r_all + b * pair_stride : nullptr, nullptr};
-      v[b] = forward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), costs, table, parallel,
+      v[b] = forward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(p.gamma), costs, table, parallel,
                                     &bad[b])
                  .value;
     });
   });
-  return finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
+  return out;
 }
 
-at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D_in, const at::Tensor& R_in,
-                                  double gamma, std::optional<int64_t> bandwidth,
-                                  std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-                                  const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in =
-      prepare_from_cost_backward(grad_in, D_in, R_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
-  const SoftDTWProblem& p = in.problem;
-  const at::Tensor& R = in.R;
-  const at::Tensor& grad = in.grad;
-  at::Tensor grad_D = p.ragged() ? at::zeros({p.batch, p.n, p.m}, R.options()) : at::empty({p.batch, p.n, p.m}, R.options());
-  const int64_t* xl = lengths_ptr(p.x_lengths);
-  const int64_t* yl = lengths_ptr(p.y_lengths);
-  AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_from_cost_backward_cpu", [&] {
-    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
-    const scalar_t* g = grad.data_ptr<scalar_t>();
-    scalar_t* out_all = grad_D.data_ptr<scalar_t>();
-    const int64_t pair_stride = p.n * p.m;
-    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
-      scalar_t* out = out_all + b * pair_stride;
-      const scalar_t scale = g[b];
-      const ConstTables<scalar_t> table{r_all + b * pair_stride, nullptr};
-      backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), table, parallel,
-                              [&](int64_t i, int64_t j, scalar_t E) { out[i * p.m + j] = scale * E; });
-    });
-  });
-  return grad_D;
+std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D, const ProblemArgs& args,
+                                                         bool keep_table) {
+  return finish_forward(kFromCostOp, run_from_cost_forward(prepare_from_cost(D, args), keep_table), D.scalar_type(),
+                        kInvalidCostMessage);
 }
 
 // The fused forward of validated inputs: its outputs, errors left to finish_forward (by the op).
 ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
   const SoftDTWProblem& p = in.problem;
-  const double gamma = p.gamma;
   const at::Tensor& x = in.x;
   const at::Tensor& y = in.y;
   const int64_t d = x.size(2);
@@ -229,7 +203,7 @@ ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
         if (pack_has_invalid(pk, x_all, y_all, p.n, p.m, d, bad)) return;  // the op raises
         const PackedSequences<scalar_t> s(pk, x_all, y_all, p.n * d, p.m * d, d);
         auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/false);
-        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals,
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(p.gamma), diagonals,
                                r_all ? r_all + pk.begin * p.n * p.m : nullptr, p.n * p.m, v + pk.begin);
       });
       return;
@@ -242,32 +216,65 @@ ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
         return;
       }
       const Tables<scalar_t> table{r_all ? r_all + b * p.n * p.m : nullptr, nullptr};
-      v[b] = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs, table, parallel, &bad[b]).value;
+      v[b] = forward_pair<scalar_t>(g, static_cast<scalar_t>(p.gamma), costs, table, parallel, &bad[b]).value;
     });
   });
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in, double gamma,
-                                                     std::optional<int64_t> bandwidth,
-                                                     std::optional<double> itakura_max_slope,
-                                                     const std::optional<at::Tensor>& x_lengths,
-                                                     const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
+                                                     const ProblemArgs& args, bool keep_table) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, args);
   return finish_forward(kFusedOp, run_fused_forward(in, keep_table), x_in.scalar_type(), kInvalidSequenceMessage);
+}
+
+// The table a backward reads: the forward's (in.R), or, when the forward kept none, recomputed
+// here by this device's forward, its invalid inputs refused as that forward refuses them.
+at::Tensor table_for_backward(const BackwardInputs& in, bool fused) {
+  if (in.R.defined()) return in.R;
+  const ForwardInputs fwd = in.forward();
+  if (fused) {
+    return std::get<1>(
+        finish_forward(kFusedOp, run_fused_forward(fwd, true), fwd.x.scalar_type(), kInvalidSequenceMessage));
+  }
+  return std::get<1>(
+      finish_forward(kFromCostOp, run_from_cost_forward(fwd, true), fwd.D.scalar_type(), kInvalidCostMessage));
+}
+
+at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D_in, const at::Tensor& R_in,
+                                  const ProblemArgs& args) {
+  const BackwardInputs in = prepare_from_cost_backward(grad_in, D_in, R_in, args);
+  const SoftDTWProblem& p = in.problem;
+  const at::Tensor R = table_for_backward(in, /*fused=*/false);
+  const at::Tensor& grad = in.grad;
+  at::Tensor grad_D =
+      p.ragged() ? at::zeros({p.batch, p.n, p.m}, R.options()) : at::empty({p.batch, p.n, p.m}, R.options());
+  const int64_t* xl = lengths_ptr(p.x_lengths);
+  const int64_t* yl = lengths_ptr(p.y_lengths);
+  AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_from_cost_backward_cpu", [&] {
+    const RValue<scalar_t>* r_all = r_data<scalar_t>(R);
+    const scalar_t* g = grad.data_ptr<scalar_t>();
+    scalar_t* out_all = grad_D.data_ptr<scalar_t>();
+    const int64_t pair_stride = p.n * p.m;
+    for_each_pair(p.batch, [&](int64_t b, bool parallel) {
+      scalar_t* out = out_all + b * pair_stride;
+      const scalar_t scale = g[b];
+      const ConstTables<scalar_t> table{r_all + b * pair_stride, nullptr};
+      backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(args.gamma), table, parallel,
+                              [&](int64_t i, int64_t j, scalar_t E) { out[i * p.m + j] = scale * E; });
+    });
+  });
+  return grad_D;
 }
 
 // Hard DTW's values and paths (design doc §10): the fused forward at γ = 0, then each pair's walk
 // back from its end. Packs walk over the diagonals their forward kept (no (B, N, M) table written,
 // and the walk reads a pack's own cache-resident diagonals); other batches keep the table (laid
 // out by TableLayout) and walk over it, pairs in parallel.
+// args.gamma is 0 (_dtw_path's schema has no gamma).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                            std::optional<int64_t> bandwidth,
-                                                            std::optional<double> itakura_max_slope,
-                                                            const std::optional<at::Tensor>& x_lengths,
-                                                            const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in =
-      prepare_fused(x_in, y_in, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, kDtwPathOp);
+                                                            const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, args, kDtwPathOp);
   const SoftDTWProblem& p = in.problem;
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
@@ -370,17 +377,14 @@ void run_fused_backward(const SoftDTWProblem& p, const at::Tensor& R, const at::
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
-                                                      const at::Tensor& y_in, const at::Tensor& R_in, double gamma,
-                                                      std::optional<int64_t> bandwidth,
-                                                      std::optional<double> itakura_max_slope,
-                                                      const std::optional<at::Tensor>& x_lengths,
-                                                      const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in =
-      prepare_fused_backward(grad_in, x_in, y_in, R_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                      const at::Tensor& y_in, const at::Tensor& R_in,
+                                                      const ProblemArgs& args) {
+  const BackwardInputs in = prepare_fused_backward(grad_in, x_in, y_in, R_in, args);
   at::Tensor grad_x = at::zeros_like(in.x);
   at::Tensor grad_y = at::zeros_like(in.y);
-  AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
-    run_fused_backward<scalar_t, scalar_t>(in.problem, in.R, in.x, in.y, static_cast<scalar_t>(gamma),
+  const at::Tensor R = table_for_backward(in, /*fused=*/true);
+  AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
+    run_fused_backward<scalar_t, scalar_t>(in.problem, R, in.x, in.y, static_cast<scalar_t>(args.gamma),
                                            in.grad.data_ptr<scalar_t>(), grad_x.data_ptr<scalar_t>(),
                                            grad_y.data_ptr<scalar_t>());
   });
@@ -431,18 +435,14 @@ ForwardOutputs run_value_and_grad(const ForwardInputs& in, T gamma, const T* sca
 
 // weights[b]·∂value_b/∂x_b, no ∂/∂y stored.
 std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                            const at::Tensor& weights, double gamma,
-                                                            std::optional<int64_t> bandwidth,
-                                                            std::optional<double> itakura_max_slope,
-                                                            const std::optional<at::Tensor>& x_lengths,
-                                                            const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                            const at::Tensor& weights, const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, args);
   check_pair_weights(x_in, weights);
   at::Tensor grad_x = in.problem.ragged() ? at::zeros_like(in.x) : at::empty_like(in.x);
   const at::Tensor w = weights.to(in.x.scalar_type()).contiguous();
   ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
-    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(gamma), w.data_ptr<scalar_t>(),
+    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(args.gamma), w.data_ptr<scalar_t>(),
                                                  grad_x.data_ptr<scalar_t>(), nullptr);
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
@@ -451,17 +451,16 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
 
 // The values and each pair's unit gradients ∂value_b/∂x_b, ∂value_b/∂y_b in float64 (the backward
 // op's float64 sums times 2, not rounded).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(
-    const at::Tensor& x_in, const at::Tensor& y_in, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(const at::Tensor& x_in,
+                                                                           const at::Tensor& y_in,
+                                                                           const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, args);
   const at::TensorOptions unit_options = in.x.options().dtype(at::kDouble);
   at::Tensor grad_x = at::zeros(in.x.sizes(), unit_options), grad_y = at::zeros(in.y.sizes(), unit_options);
   const at::Tensor ones = at::ones({in.problem.batch}, in.x.options());
   ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_grad_cpu", [&] {
-    out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(gamma), ones.data_ptr<scalar_t>(),
+    out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(args.gamma), ones.data_ptr<scalar_t>(),
                                                grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
@@ -471,12 +470,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(
 // The backward of the forward with gradients: g[b]·unit in float64, rounded once to the compute
 // dtype (the backward op's bits, see run_fused_backward); the rows past a pair's length stay +0,
 // as the backward op leaves them (g·(+0) would be −0 for g < 0).
-std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_cpu(
-    const at::Tensor& grad_in, const at::Tensor& x_in, const at::Tensor& y_in, const at::Tensor& unit_x,
-    const at::Tensor& unit_y, double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in = prepare_fused_backward_from_grad(grad_in, x_in, y_in, unit_x, unit_y, gamma, bandwidth,
-                                                            itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
+                                                                const at::Tensor& y_in, const at::Tensor& unit_x,
+                                                                const at::Tensor& unit_y, const ProblemArgs& args) {
+  const BackwardInputs in = prepare_fused_backward_from_grad(grad_in, x_in, y_in, unit_x, unit_y, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& grad = in.grad;
   at::Tensor grad_x = at::zeros_like(in.x), grad_y = at::zeros_like(in.y);
@@ -516,11 +513,8 @@ ForwardEnd<T> tangent_forward(const PairGeometry& g, T gamma, const Costs& costs
 }
 
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, const at::Tensor& D_tangent_in,
-                                                     double gamma, std::optional<int64_t> bandwidth,
-                                                     std::optional<double> itakura_max_slope,
-                                                     const std::optional<at::Tensor>& x_lengths,
-                                                     const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                     const ProblemArgs& args) {
+  const ForwardInputs in = prepare_from_cost(D_in, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", in.D);
   const ForwardOutputs out = new_forward_outputs(p, in.D.options(), /*keep_table=*/false);
@@ -533,7 +527,7 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, con
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const CostsFromTensor<scalar_t> costs{in.D.data_ptr<scalar_t>() + b * pair_stride, p.m};
       const ForwardEnd<scalar_t> end =
-          tangent_forward<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(gamma), costs,
+          tangent_forward<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(args.gamma), costs,
                                     t_all ? t_all + b * pair_stride : nullptr, p.m, Tables<scalar_t>{}, parallel,
                                     &out.invalid.data_ptr<bool>()[b]);
       out.values.data_ptr<scalar_t>()[b] = end.value;
@@ -546,12 +540,9 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, con
 
 std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
                                                  const std::optional<at::Tensor>& x_tangent_in,
-                                                 const std::optional<at::Tensor>& y_tangent_in, double gamma,
-                                                 std::optional<int64_t> bandwidth,
-                                                 std::optional<double> itakura_max_slope,
-                                                 const std::optional<at::Tensor>& x_lengths,
-                                                 const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                 const std::optional<at::Tensor>& y_tangent_in,
+                                                 const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent_in, "x", in.x);
   const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent_in, "y", in.y);
@@ -573,7 +564,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
         auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/false);
         auto tangent_diagonals = pack_diagonals_of_tangents<scalar_t>(pk, /*keep_all=*/false);
         const PackTangent<scalar_t> tangent{uv, tangent_diagonals, tangents.data_ptr<scalar_t>() + pk.begin};
-        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(gamma), diagonals, nullptr, 0,
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(args.gamma), diagonals, nullptr, 0,
                                out.values.data_ptr<scalar_t>() + pk.begin, &tangent);
       });
       return;
@@ -589,7 +580,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
       const SquaredEuclideanTangentTile<scalar_t> tangent_costs{
           costs.x, costs.y, u.defined() ? u.data_ptr<scalar_t>() + b * p.n * d : nullptr,
           v.defined() ? v.data_ptr<scalar_t>() + b * p.m * d : nullptr, d};
-      const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(g, static_cast<scalar_t>(gamma), costs,
+      const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(g, static_cast<scalar_t>(args.gamma), costs,
                                                               Tables<scalar_t>{}, parallel, bad, tangent_costs);
       out.values.data_ptr<scalar_t>()[b] = end.value;
       tangents.data_ptr<scalar_t>()[b] = end.tangent;
@@ -609,12 +600,12 @@ struct PairTables {
   ConstTables<T> to_read() const { return {R.data(), R_tangent.data()}; }
 };
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
-    const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& D_in,
-    const std::optional<at::Tensor>& D_tangent_in, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_from_cost(D_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tensor& grad_in,
+                                                                 const std::optional<at::Tensor>& grad_tangent_in,
+                                                                 const at::Tensor& D_in,
+                                                                 const std::optional<at::Tensor>& D_tangent_in,
+                                                                 const ProblemArgs& args, bool with_grad) {
+  const ForwardInputs in = prepare_from_cost(D_in, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& D = in.D;
   const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", D);
@@ -639,21 +630,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(
       const CostsFromTensor<scalar_t> costs{D.data_ptr<scalar_t>() + b * pair_stride, p.m};
       bool* bad = &out.invalid.data_ptr<bool>()[b];
       const ForwardEnd<scalar_t> end =
-          tangent_forward<scalar_t>(geo, static_cast<scalar_t>(gamma), costs, t_all ? t_all + b * pair_stride : nullptr,
-                                    p.m, tables.to_write(), parallel, bad);
+          tangent_forward<scalar_t>(geo, static_cast<scalar_t>(args.gamma), costs,
+                                    t_all ? t_all + b * pair_stride : nullptr, p.m, tables.to_write(), parallel, bad);
       if (*bad) return;  // the op raises
       value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
       const scalar_t g = grad.data_ptr<scalar_t>()[b];
       const scalar_t gt = grad_tangent.defined() ? grad_tangent.data_ptr<scalar_t>()[b] : scalar_t(0);
       scalar_t* out_tangent = grad_D_tangent.data_ptr<scalar_t>() + b * pair_stride;
       scalar_t* out_grad = with_grad ? grad_D.data_ptr<scalar_t>() + b * pair_stride : nullptr;
-      backward_pair<scalar_t, /*kTangent=*/true>(
-          geo, static_cast<scalar_t>(gamma), tables.to_read(), parallel,
-          [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
-            // grad_tangent·E + grad·Ė; grad·E has the first-order backward's bits.
-            out_tangent[i * p.m + j] = gt * E + g * E_tangent;
-            if (out_grad != nullptr) out_grad[i * p.m + j] = g * E;
-          });
+      backward_pair<scalar_t, /*kTangent=*/true>(geo, static_cast<scalar_t>(args.gamma), tables.to_read(), parallel,
+                                                 [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
+                                                   // grad_tangent·E + grad·Ė; grad·E has the first-order backward's
+                                                   // bits.
+                                                   out_tangent[i * p.m + j] = gt * E + g * E_tangent;
+                                                   if (out_grad != nullptr) out_grad[i * p.m + j] = g * E;
+                                                 });
     });
   });
   finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
@@ -702,10 +693,8 @@ void fused_hvp_packs(const std::vector<Pack>& packs, const SoftDTWProblem& p, co
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_cpu(
     const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& x_in,
     const at::Tensor& y_in, const std::optional<at::Tensor>& x_tangent_in,
-    const std::optional<at::Tensor>& y_tangent_in, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    const std::optional<at::Tensor>& y_tangent_in, const ProblemArgs& args, bool with_grad) {
+  const ForwardInputs in = prepare_fused(x_in, y_in, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& x = in.x;
   const at::Tensor& y = in.y;
@@ -744,9 +733,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
         return;
       }
       PairTables<scalar_t> tables(geo);
-      const ForwardEnd<scalar_t> end =
-          forward_pair<scalar_t>(geo, static_cast<scalar_t>(gamma), SquaredEuclideanTile<scalar_t>{xb, yb, d},
-                                 tables.to_write(), parallel, bad, SquaredEuclideanTangentTile<scalar_t>{xb, yb, ub, vb, d});
+      const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(
+          geo, static_cast<scalar_t>(args.gamma), SquaredEuclideanTile<scalar_t>{xb, yb, d}, tables.to_write(),
+          parallel, bad, SquaredEuclideanTangentTile<scalar_t>{xb, yb, ub, vb, d});
       value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
       // Per cell, in float64 and in the first-order backward's order: Σ_j E_ij (x_i − y_j) (its
       // sums, so grad has its bits) and Σ_j Ė_ij (x_i − y_j) + E_ij (u_i − v_j) (the Hessian
@@ -754,7 +743,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
       std::vector<double> sum_x(geo.n * d, 0.0), sum_y(geo.m * d, 0.0);
       std::vector<double> hess_x(geo.n * d, 0.0), hess_y(geo.m * d, 0.0);
       backward_pair<scalar_t, /*kTangent=*/true>(
-          geo, static_cast<scalar_t>(gamma), tables.to_read(), parallel,
+          geo, static_cast<scalar_t>(args.gamma), tables.to_read(), parallel,
           [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
             if (E == scalar_t(0) && E_tangent == scalar_t(0)) return;
             const scalar_t* xi = xb + i * d;
@@ -815,18 +804,19 @@ at::Tensor itakura_rows_cpu(const at::Tensor& n_in, const at::Tensor& m_in, int6
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
-  m.impl("_soft_dtw_from_cost_forward", &from_cost_forward_cpu);
-  m.impl("_soft_dtw_from_cost_backward", &from_cost_backward_cpu);
-  m.impl("_soft_dtw_fused_forward", &fused_forward_cpu);
-  m.impl("_soft_dtw_fused_backward", &fused_backward_cpu);
-  m.impl("_soft_dtw_fused_value_and_grad", &fused_value_and_grad_cpu);
-  m.impl("_soft_dtw_fused_forward_with_grad", &fused_forward_with_grad_cpu);
-  m.impl("_soft_dtw_fused_backward_from_grad", &fused_backward_from_grad_cpu);
-  m.impl("_soft_dtw_from_cost_jvp", &from_cost_jvp_cpu);
-  m.impl("_soft_dtw_fused_jvp", &fused_jvp_cpu);
-  m.impl("_soft_dtw_from_cost_hvp", &from_cost_hvp_cpu);
-  m.impl("_soft_dtw_fused_hvp", &fused_hvp_cpu);
-  m.impl("_dtw_path", &dtw_path_cpu);
+  using namespace softdtw;  // the signatures (ops.h): each body takes the bundle, the kernel the flat list
+  m.impl("_soft_dtw_from_cost_forward", FromCostForward::kernel<&from_cost_forward_cpu>);
+  m.impl("_soft_dtw_from_cost_backward", FromCostBackward::kernel<&from_cost_backward_cpu>);
+  m.impl("_soft_dtw_fused_forward", FusedForward::kernel<&fused_forward_cpu>);
+  m.impl("_soft_dtw_fused_backward", FusedBackward::kernel<&fused_backward_cpu>);
+  m.impl("_soft_dtw_fused_value_and_grad", FusedValueAndGrad::kernel<&fused_value_and_grad_cpu>);
+  m.impl("_soft_dtw_fused_forward_with_grad", FusedForwardWithGrad::kernel<&fused_forward_with_grad_cpu>);
+  m.impl("_soft_dtw_fused_backward_from_grad", FusedBackwardFromGrad::kernel<&fused_backward_from_grad_cpu>);
+  m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel<&from_cost_jvp_cpu>);
+  m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel<&fused_jvp_cpu>);
+  m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel<&from_cost_hvp_cpu>);
+  m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel<&fused_hvp_cpu>);
+  m.impl("_dtw_path", DtwPath::kernel<&dtw_path_cpu>);
   m.impl("_itakura_rows", &itakura_rows_cpu);
 }
 

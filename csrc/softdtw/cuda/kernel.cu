@@ -2,14 +2,14 @@
 // the current stream of the inputs' device. The ops' bodies (validation and error messages as on
 // CPU, allocation, launch sequences) are tiles_ops.h, shared with the CPU emulation tests;
 // this file adds the device guard and the launcher (../../common/cuda_launch.h), and registers each body
-// under its op's signature (../ops.h).
+// under its op's flat signature (../ops.h, ../args.h).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include <type_traits>
+#include <optional>
 
 #include "../../common/cuda_launch.h"
 #include "../ops.h"
@@ -18,57 +18,70 @@
 namespace softdtw_torch {
 namespace {
 
-// The device of the first CUDA tensor among an op's arguments, optional ones included: the
-// dispatcher picked the CUDA kernel, so there is one. When only a length tensor is on CUDA and the
-// series are on the CPU, the op body's checks refuse it by name (checked_lengths: lengths on the
-// series' device or the CPU), before any launch.
-inline at::Device cuda_device_of() {
-  TORCH_CHECK(false, "softdtw_torch: a CUDA SoftDTW op was called without a CUDA tensor");
+// The device of the first CUDA tensor among an op's arguments, optional ones and the bundle's
+// lengths included: the dispatcher picked the CUDA kernel, so there is one. When only a length
+// tensor is on CUDA and the series are on the CPU, the op body's checks refuse it by name
+// (checked_lengths: lengths on the series' device or the CPU), before any launch.
+inline std::optional<at::Device> cuda_device_in(const at::Tensor& t) {
+  return t.is_cuda() ? std::optional<at::Device>(t.device()) : std::nullopt;
 }
-template <typename First, typename... Rest>
-at::Device cuda_device_of(const First& first, const Rest&... rest) {
-  if constexpr (std::is_same_v<First, at::Tensor>) {
-    if (first.is_cuda()) return first.device();
-  } else if constexpr (std::is_same_v<First, std::optional<at::Tensor>>) {
-    if (first.has_value() && first->is_cuda()) return first->device();
-  }
-  return cuda_device_of(rest...);
+inline std::optional<at::Device> cuda_device_in(const std::optional<at::Tensor>& t) {
+  return t.has_value() ? cuda_device_in(*t) : std::nullopt;
+}
+inline std::optional<at::Device> cuda_device_in(const ProblemArgs& args) {
+  const auto x = cuda_device_in(args.x_lengths);
+  return x ? x : cuda_device_in(args.y_lengths);
+}
+template <typename T>
+std::optional<at::Device> cuda_device_in(const T&) {  // options: no device
+  return std::nullopt;
+}
+template <typename... Args>
+at::Device cuda_device_of(const Args&... args) {
+  std::optional<at::Device> device;
+  ((device = device ? device : cuda_device_in(args)), ...);
+  TORCH_CHECK(device.has_value(), "softdtw_torch: a CUDA SoftDTW op was called without a CUDA tensor");
+  return *device;
 }
 
-// The CUDA kernel of an op whose body is tiles::*_op (shared with the emulation tests): the op's
-// arguments as the schema gives them (Signature, from ../ops.h), run under a guard for their
-// device, launching on that device's current stream.
-template <typename Signature, auto body>
-struct OnCurrentStream;
-template <typename Ret, typename... Args, auto body>
-struct OnCurrentStream<Ret(Args...), body> {
-  static Ret run(Args... args) {
+// The CUDA kernel of an op whose body is tiles::*_op (shared with the emulation tests): run under a
+// guard for the device of the op's arguments, launching on that device's current stream.
+template <auto body>
+struct OnCurrentStream {
+  template <typename... Args>
+  static auto run(const Args&... args) {
     const c10::cuda::CUDAGuard guard(cuda_device_of(args...));
     return body(CudaLaunch{}, args...);
   }
 };
 
-template <typename Signature, auto body>
-constexpr auto cuda_kernel = &OnCurrentStream<Signature, body>::run;
+at::Tensor itakura_rows_cuda(const at::Tensor& n, const at::Tensor& m, int64_t columns, double max_slope) {
+  return OnCurrentStream<&tiles::itakura_rows_op<CudaLaunch>>::run(n, m, columns, max_slope);
+}
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
-  using namespace softdtw;  // the signatures
-  m.impl("_soft_dtw_from_cost_forward", cuda_kernel<FromCostForward, &tiles::from_cost_forward_op<CudaLaunch>>);
-  m.impl("_soft_dtw_from_cost_backward", cuda_kernel<FromCostBackward, &tiles::from_cost_backward_op<CudaLaunch>>);
-  m.impl("_soft_dtw_fused_forward", cuda_kernel<FusedForward, &tiles::fused_forward_op<CudaLaunch>>);
-  m.impl("_soft_dtw_fused_backward", cuda_kernel<FusedBackward, &tiles::fused_backward_op<CudaLaunch>>);
+  using namespace softdtw;  // the signatures (../ops.h): each body takes the bundle, the kernel the flat list
+  using tiles::dtw_path_op, tiles::from_cost_backward_op, tiles::from_cost_forward_op, tiles::from_cost_hvp_op,
+      tiles::from_cost_jvp_op, tiles::fused_backward_checkpointed_op, tiles::fused_backward_op,
+      tiles::fused_forward_checkpointed_op, tiles::fused_forward_op, tiles::fused_hvp_op, tiles::fused_jvp_op;
+  m.impl("_soft_dtw_from_cost_forward",
+         FromCostForward::kernel_of<OnCurrentStream<&from_cost_forward_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_from_cost_backward",
+         FromCostBackward::kernel_of<OnCurrentStream<&from_cost_backward_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_fused_forward", FusedForward::kernel_of<OnCurrentStream<&fused_forward_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_fused_backward", FusedBackward::kernel_of<OnCurrentStream<&fused_backward_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_forward_checkpointed",
-         cuda_kernel<FusedForwardCheckpointed, &tiles::fused_forward_checkpointed_op<CudaLaunch>>);
+         FusedForwardCheckpointed::kernel_of<OnCurrentStream<&fused_forward_checkpointed_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_backward_checkpointed",
-         cuda_kernel<FusedBackwardCheckpointed, &tiles::fused_backward_checkpointed_op<CudaLaunch>>);
-  m.impl("_soft_dtw_from_cost_jvp", cuda_kernel<FromCostJvp, &tiles::from_cost_jvp_op<CudaLaunch>>);
-  m.impl("_soft_dtw_fused_jvp", cuda_kernel<FusedJvp, &tiles::fused_jvp_op<CudaLaunch>>);
-  m.impl("_soft_dtw_from_cost_hvp", cuda_kernel<FromCostHvp, &tiles::from_cost_hvp_op<CudaLaunch>>);
-  m.impl("_soft_dtw_fused_hvp", cuda_kernel<FusedHvp, &tiles::fused_hvp_op<CudaLaunch>>);
-  m.impl("_dtw_path", cuda_kernel<DtwPath, &tiles::dtw_path_op<CudaLaunch>>);
-  m.impl("_itakura_rows", cuda_kernel<ItakuraRows, &tiles::itakura_rows_op<CudaLaunch>>);
+         FusedBackwardCheckpointed::kernel_of<OnCurrentStream<&fused_backward_checkpointed_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel_of<OnCurrentStream<&from_cost_jvp_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel_of<OnCurrentStream<&fused_jvp_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCurrentStream<&from_cost_hvp_op<CudaLaunch>>>);
+  m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel_of<OnCurrentStream<&fused_hvp_op<CudaLaunch>>>);
+  m.impl("_dtw_path", DtwPath::kernel_of<OnCurrentStream<&dtw_path_op<CudaLaunch>>>);
+  m.impl("_itakura_rows", &itakura_rows_cuda);
 }
 
 }  // namespace softdtw_torch

@@ -218,45 +218,45 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
 // The ops' bodies, from the raw arguments to the results (validation and errors as on CPU); the
 // CUDA ops add the device guard and the stream, the emulation tests call them as they are.
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, const at::Tensor& D, double gamma,
-                                                        std::optional<int64_t> bandwidth,
-                                                        std::optional<double> itakura_max_slope,
-                                                        const std::optional<at::Tensor>& x_lengths,
-                                                        const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, const at::Tensor& D,
+                                                        const ProblemArgs& args, bool keep_table) {
+  const ForwardInputs in = prepare_from_cost(D, args);
   const TiledForward f = run_forward(launch, in, /*fused=*/false, keep_table);
   return finish_forward(kFromCostOp, f.out, D.scalar_type(), kInvalidCostMessage);
 }
 
+// The inputs of a backward with the table it reads: the forward's (in.R), or, when the forward
+// kept none, recomputed here by this device's forward, its invalid inputs refused as that forward
+// refuses them.
+template <typename Launch>
+BackwardInputs with_table(const Launch& launch, BackwardInputs in, bool fused) {
+  if (in.R.defined()) return in;
+  const TiledForward f = run_forward(launch, in.forward(), fused, /*keep_table=*/true);
+  in.R = std::get<1>(fused ? finish_forward(kFusedOp, f.out, in.x.scalar_type(), kInvalidSequenceMessage)
+                           : finish_forward(kFromCostOp, f.out, in.D.scalar_type(), kInvalidCostMessage));
+  return in;
+}
+
 template <typename Launch>
 at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
-                                 double gamma, std::optional<int64_t> bandwidth,
-                                 std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-                                 const std::optional<at::Tensor>& y_lengths) {
-  return run_from_cost_backward(
-      launch, prepare_from_cost_backward(grad, D, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+                                 const ProblemArgs& args) {
+  return run_from_cost_backward(launch, with_table(launch, prepare_from_cost_backward(grad, D, R, args), false));
 }
 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
-                                                    double gamma, std::optional<int64_t> bandwidth,
-                                                    std::optional<double> itakura_max_slope,
-                                                    const std::optional<at::Tensor>& x_lengths,
-                                                    const std::optional<at::Tensor>& y_lengths, bool keep_table) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                    const ProblemArgs& args, bool keep_table) {
+  const ForwardInputs in = prepare_fused(x, y, args);
   const TiledForward f = run_forward(launch, in, /*fused=*/true, keep_table);
   return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
 }
 
 // Hard DTW's values and paths: the fused forward at γ = 0 keeping its table, then one launch of
-// hard_path_kernel (a thread per pair).
+// hard_path_kernel (a thread per pair). args.gamma is 0 (_dtw_path's schema has no gamma).
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch, const at::Tensor& x,
-                                                           const at::Tensor& y, std::optional<int64_t> bandwidth,
-                                                           std::optional<double> itakura_max_slope,
-                                                           const std::optional<at::Tensor>& x_lengths,
-                                                           const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x, y, 0.0, bandwidth, itakura_max_slope, x_lengths, y_lengths, kDtwPathOp);
+                                                           const at::Tensor& y, const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x, y, args, kDtwPathOp);
   const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/true);
   auto [values, R] = finish_forward(kDtwPathOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
   const PathOutputs paths = new_path_outputs(in.problem, x.device());
@@ -272,34 +272,28 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch,
 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
-                                                     const at::Tensor& y, const at::Tensor& R, double gamma,
-                                                     std::optional<int64_t> bandwidth,
-                                                     std::optional<double> itakura_max_slope,
-                                                     const std::optional<at::Tensor>& x_lengths,
-                                                     const std::optional<at::Tensor>& y_lengths) {
-  return run_fused_backward(
-      launch, prepare_fused_backward(grad, x, y, R, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths));
+                                                     const at::Tensor& y, const at::Tensor& R,
+                                                     const ProblemArgs& args) {
+  return run_fused_backward(launch, with_table(launch, prepare_fused_backward(grad, x, y, R, args), true));
 }
 
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_op(
-    const Launch& launch, const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_op(const Launch& launch, const at::Tensor& x,
+                                                                             const at::Tensor& y,
+                                                                             const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x, y, args);
   const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
   auto [values, no_table] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
   return {values, f.top_rows, f.left_cols};
 }
 
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(
-    const Launch& launch, const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-    const at::Tensor& row_borders, const at::Tensor& column_borders, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths) {
-  const BackwardInputs in =
-      prepare_fused_checkpointed_backward(grad, x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(const Launch& launch, const at::Tensor& grad,
+                                                                  const at::Tensor& x, const at::Tensor& y,
+                                                                  const at::Tensor& row_borders,
+                                                                  const at::Tensor& column_borders,
+                                                                  const ProblemArgs& args) {
+  const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, args);
   const TiledForward checkpoints = checkpoints_of(in, row_borders, column_borders);
   return run_fused_backward(launch, in, &checkpoints);
 }
@@ -364,12 +358,8 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const at::Tensor& D,
-                                                    const at::Tensor& D_tangent, double gamma,
-                                                    std::optional<int64_t> bandwidth,
-                                                    std::optional<double> itakura_max_slope,
-                                                    const std::optional<at::Tensor>& x_lengths,
-                                                    const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                    const at::Tensor& D_tangent, const ProblemArgs& args) {
+  const ForwardInputs in = prepare_from_cost(D, args);
   const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
   const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/false);
   auto [values, unused] = finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
@@ -379,12 +369,8 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_jvp_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
                                                 const std::optional<at::Tensor>& x_tangent,
-                                                const std::optional<at::Tensor>& y_tangent, double gamma,
-                                                std::optional<int64_t> bandwidth,
-                                                std::optional<double> itakura_max_slope,
-                                                const std::optional<at::Tensor>& x_lengths,
-                                                const std::optional<at::Tensor>& y_lengths) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+                                                const std::optional<at::Tensor>& y_tangent, const ProblemArgs& args) {
+  const ForwardInputs in = prepare_fused(x, y, args);
   const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
   const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
   const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/false);
@@ -414,12 +400,12 @@ void run_second_order_backward(const Launch& launch, const ForwardInputs& in, co
 }
 
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_op(
-    const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& D,
-    const std::optional<at::Tensor>& D_tangent, double gamma, std::optional<int64_t> bandwidth,
-    std::optional<double> itakura_max_slope, const std::optional<at::Tensor>& x_lengths,
-    const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_from_cost(D, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_op(const Launch& launch, const at::Tensor& grad,
+                                                                const std::optional<at::Tensor>& grad_tangent,
+                                                                const at::Tensor& D,
+                                                                const std::optional<at::Tensor>& D_tangent,
+                                                                const ProblemArgs& args, bool with_grad) {
+  const ForwardInputs in = prepare_from_cost(D, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
   const at::Tensor g = prepare_pair_scalars(kFromCostOp, "grad", grad, p.batch, in.D);
@@ -445,9 +431,8 @@ template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_op(
     const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& x,
     const at::Tensor& y, const std::optional<at::Tensor>& x_tangent, const std::optional<at::Tensor>& y_tangent,
-    double gamma, std::optional<int64_t> bandwidth, std::optional<double> itakura_max_slope,
-    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths, bool with_grad) {
-  const ForwardInputs in = prepare_fused(x, y, gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths);
+    const ProblemArgs& args, bool with_grad) {
+  const ForwardInputs in = prepare_fused(x, y, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
   const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);

@@ -165,18 +165,40 @@ def _flat_bundles(text: str) -> int:
     return len(_FLAT_BANDWIDTH.findall(text))
 
 
-def _public_softdtw_ops() -> List[str]:
-    """The public ops (no leading underscore) whose schema takes a bandwidth."""
+def _softdtw_ops(public: bool) -> List[str]:
+    """The public (no leading underscore) or private ops whose schema takes a bandwidth."""
     literal = r'"(?:[^"\\]|\\.)*"'  # a C++ string literal, escaped quotes included
     schemas = re.findall(rf"m\.def\(\s*((?:{literal}\s*)+)\)", (CSRC / "library.cpp").read_text())
     texts = ["".join(piece[1:-1] for piece in re.findall(literal, schema)) for schema in schemas]
-    return [t.split("(")[0] for t in texts if not t.startswith("_") and "int? bandwidth" in t]
+    return [t.split("(")[0] for t in texts if t.startswith("_") != public and "int? bandwidth" in t]
+
+
+def _public_softdtw_ops() -> List[str]:
+    return _softdtw_ops(public=True)
 
 
 def test_the_bundle_reader_sees_flat_lists():
     assert _flat_bundles("f(double gamma, std::optional<int64_t> bandwidth, OptInt  bandwidth)") == 2
     assert _flat_bundles("g(const ProblemArgs& args)") == 0
     assert "soft_dtw" in _public_softdtw_ops() and "dilate" in _public_softdtw_ops()
+
+
+def test_private_softdtw_schemas_take_the_bundle_in_one_place():
+    # args.h derives each private op's flat signature from (tensors, bundle, options) and the fakes
+    # find the bundle by these names, so every private SoftDTW schema must list it contiguously,
+    # in this order (_dtw_path without gamma). The dispatcher checks the types at load; this, the names.
+    import torch
+
+    import softdtw_torch  # noqa: F401  (registers the ops)
+
+    bundle = ["gamma", "bandwidth", "itakura_max_slope", "x_lengths", "y_lengths"]
+    private = _softdtw_ops(public=False)
+    assert "_soft_dtw_fused_backward" in private and "_dtw_path" in private
+    for name in private:
+        names = [a.name for a in getattr(torch.ops.softdtw_torch, name).default._schema.arguments]
+        want = bundle if "gamma" in names else bundle[1:]
+        first = names.index(want[0])
+        assert names[first:first + len(want)] == want, f"{name}: {names}"
 
 
 def test_the_softdtw_options_travel_as_one_bundle():

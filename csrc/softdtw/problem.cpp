@@ -366,6 +366,11 @@ BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at
   return in;
 }
 
+namespace {
+
+// A tangent of a primal input: undefined stays undefined (a zero tangent); otherwise it must have
+// the primal's shape and device and a floating dtype, and comes back contiguous in `primal`'s
+// (compute) dtype.
 at::Tensor prepare_tangent(const char* op, const char* name, const std::optional<at::Tensor>& tangent,
                            const char* primal_name, const at::Tensor& primal) {
   if (!tangent.has_value() || !tangent->defined()) return at::Tensor();
@@ -377,6 +382,8 @@ at::Tensor prepare_tangent(const char* op, const char* name, const std::optional
   return t.to(primal.scalar_type()).contiguous();
 }
 
+// One number per pair (an upstream gradient grad, or its tangent): a (B,) floating tensor on the
+// problem's device, returned contiguous in `like`'s dtype; undefined stays undefined.
 at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::optional<at::Tensor>& values,
                                 int64_t batch, const at::Tensor& like) {
   if (!values.has_value() || !values->defined()) return at::Tensor();
@@ -386,6 +393,46 @@ at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::opt
                     v.sizes());
   TORCH_CHECK_VALUE(v.device() == like.device(), op, ": expected ", name, " on ", like.device(), ", got ", v.device());
   return v.to(like.scalar_type()).contiguous();
+}
+
+}  // namespace
+
+TangentInputs prepare_from_cost_jvp(const at::Tensor& D, const at::Tensor& D_tangent, const ProblemArgs& args) {
+  TangentInputs in;
+  static_cast<ForwardInputs&>(in) = prepare_from_cost(D, args);
+  in.D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
+  return in;
+}
+
+TangentInputs prepare_fused_jvp(const at::Tensor& x, const at::Tensor& y, const OptTensor& x_tangent,
+                                const OptTensor& y_tangent, const ProblemArgs& args) {
+  TangentInputs in;
+  static_cast<ForwardInputs&>(in) = prepare_fused(x, y, args);
+  in.x_tangent = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
+  in.y_tangent = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
+  return in;
+}
+
+TangentInputs prepare_from_cost_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D,
+                                    const OptTensor& D_tangent, const ProblemArgs& args) {
+  TangentInputs in;
+  static_cast<ForwardInputs&>(in) = prepare_from_cost(D, args);
+  in.D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
+  in.grad = prepare_pair_scalars(kFromCostOp, "grad", grad, in.problem.batch, in.D);
+  in.grad_tangent = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent, in.problem.batch, in.D);
+  return in;
+}
+
+TangentInputs prepare_fused_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& x,
+                                const at::Tensor& y, const OptTensor& x_tangent, const OptTensor& y_tangent,
+                                const ProblemArgs& args) {
+  TangentInputs in;
+  static_cast<ForwardInputs&>(in) = prepare_fused(x, y, args);
+  in.x_tangent = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
+  in.y_tangent = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
+  in.grad = prepare_pair_scalars(kFusedOp, "grad", grad, in.problem.batch, in.x);
+  in.grad_tangent = prepare_pair_scalars(kFusedOp, "grad_tangent", grad_tangent, in.problem.batch, in.x);
+  return in;
 }
 
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights) {

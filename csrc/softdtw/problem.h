@@ -140,16 +140,24 @@ BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                    const ProblemArgs& args);
 
-// Forward mode and second order (design doc §3): a tangent of a primal input (Ḋ of D, ẋ of x,
-// ...). Undefined stays undefined (a zero tangent); otherwise it must have the primal's shape and
-// device and a floating dtype, and comes back contiguous in `primal`'s (compute) dtype.
-at::Tensor prepare_tangent(const char* op, const char* name, const std::optional<at::Tensor>& tangent,
-                           const char* primal_name, const at::Tensor& primal);
+// Validated inputs of a forward-mode or second-order op (design doc §3): the forward's, the
+// tangents of its primal inputs (Ḋ of D, or ẋ of x and ẏ of y) and, for the second order, the
+// upstream gradient g and its tangent ġ (B,). A tangent must have its primal's shape and device and
+// a floating dtype, g and ġ shape (B,) on the problem's device; each comes back contiguous in the
+// compute dtype, and an absent one undefined (a zero tangent). Checked in that order, the same on
+// every device.
+struct TangentInputs : ForwardInputs {
+  at::Tensor D_tangent, x_tangent, y_tangent, grad, grad_tangent;
+};
 
-// One number per pair (an upstream gradient grad, or its tangent): a (B,) floating tensor on the
-// problem's device, returned contiguous in `like`'s dtype; undefined stays undefined.
-at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::optional<at::Tensor>& values,
-                                int64_t batch, const at::Tensor& like);
+TangentInputs prepare_from_cost_jvp(const at::Tensor& D, const at::Tensor& D_tangent, const ProblemArgs& args);
+TangentInputs prepare_fused_jvp(const at::Tensor& x, const at::Tensor& y, const OptTensor& x_tangent,
+                                const OptTensor& y_tangent, const ProblemArgs& args);
+TangentInputs prepare_from_cost_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D,
+                                    const OptTensor& D_tangent, const ProblemArgs& args);
+TangentInputs prepare_fused_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& x,
+                                const at::Tensor& y, const OptTensor& x_tangent, const OptTensor& y_tangent,
+                                const ProblemArgs& args);
 
 // weights (B,) of _soft_dtw_fused_value_and_grad for x (B, N, d): floating point, on x's device.
 void check_pair_weights(const at::Tensor& x, const at::Tensor& weights);

@@ -514,9 +514,9 @@ ForwardEnd<T> tangent_forward(const PairGeometry& g, T gamma, const Costs& costs
 
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, const at::Tensor& D_tangent_in,
                                                      const ProblemArgs& args) {
-  const ForwardInputs in = prepare_from_cost(D_in, args);
+  const TangentInputs in = prepare_from_cost_jvp(D_in, D_tangent_in, args);
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", in.D);
+  const at::Tensor& D_tangent = in.D_tangent;
   const ForwardOutputs out = new_forward_outputs(p, in.D.options(), /*keep_table=*/false);
   at::Tensor tangents = at::empty({p.batch}, in.D.options());
   const int64_t* xl = lengths_ptr(p.x_lengths);
@@ -542,10 +542,9 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
                                                  const std::optional<at::Tensor>& x_tangent_in,
                                                  const std::optional<at::Tensor>& y_tangent_in,
                                                  const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, args);
+  const TangentInputs in = prepare_fused_jvp(x_in, y_in, x_tangent_in, y_tangent_in, args);
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent_in, "x", in.x);
-  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent_in, "y", in.y);
+  const at::Tensor &u = in.x_tangent, &v = in.y_tangent;
   const int64_t d = in.x.size(2);
   const ForwardOutputs out = new_forward_outputs(p, in.x.options(), /*keep_table=*/false);
   at::Tensor tangents = at::empty({p.batch}, in.x.options());
@@ -605,12 +604,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tenso
                                                                  const at::Tensor& D_in,
                                                                  const std::optional<at::Tensor>& D_tangent_in,
                                                                  const ProblemArgs& args, bool with_grad) {
-  const ForwardInputs in = prepare_from_cost(D_in, args);
+  const TangentInputs in = prepare_from_cost_hvp(grad_in, grad_tangent_in, D_in, D_tangent_in, args);
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor& D = in.D;
-  const at::Tensor D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent_in, "D", D);
-  const at::Tensor grad = prepare_pair_scalars(kFromCostOp, "grad", grad_in, p.batch, D);
-  const at::Tensor grad_tangent = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent_in, p.batch, D);
+  const at::Tensor &D = in.D, &D_tangent = in.D_tangent, &grad = in.grad, &grad_tangent = in.grad_tangent;
   // R and Ṙ whole, for each pair a thread holds
   check_table_memory(p, std::min<int64_t>(p.batch, at::get_num_threads()), D.scalar_type(), D_in.device(),
                      /*tables=*/2);
@@ -694,14 +690,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
     const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& x_in,
     const at::Tensor& y_in, const std::optional<at::Tensor>& x_tangent_in,
     const std::optional<at::Tensor>& y_tangent_in, const ProblemArgs& args, bool with_grad) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, args);
+  const TangentInputs in = prepare_fused_hvp(grad_in, grad_tangent_in, x_in, y_in, x_tangent_in, y_tangent_in, args);
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor& x = in.x;
-  const at::Tensor& y = in.y;
-  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent_in, "x", x);
-  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent_in, "y", y);
-  const at::Tensor grad = prepare_pair_scalars(kFusedOp, "grad", grad_in, p.batch, x);
-  const at::Tensor grad_tangent = prepare_pair_scalars(kFusedOp, "grad_tangent", grad_tangent_in, p.batch, x);
+  const at::Tensor &x = in.x, &y = in.y, &u = in.x_tangent, &v = in.y_tangent;
+  const at::Tensor &grad = in.grad, &grad_tangent = in.grad_tangent;
   const int64_t d = x.size(2);
   const ForwardOutputs out = new_forward_outputs(p, x.options(), /*keep_table=*/false);
   at::Tensor value_tangent = at::zeros({p.batch}, x.options());

@@ -359,9 +359,9 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const at::Tensor& D,
                                                     const at::Tensor& D_tangent, const ProblemArgs& args) {
-  const ForwardInputs in = prepare_from_cost(D, args);
-  const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
-  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/false);
+  const TangentInputs in = prepare_from_cost_jvp(D, D_tangent, args);
+  const TiledTangentForward f =
+      run_tangent_forward(launch, in, /*fused=*/false, in.D_tangent, {}, {}, /*checkpoint=*/false);
   auto [values, unused] = finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
   return {values, f.tangents.to(D.scalar_type())};
 }
@@ -370,10 +370,9 @@ template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_jvp_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
                                                 const std::optional<at::Tensor>& x_tangent,
                                                 const std::optional<at::Tensor>& y_tangent, const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x, y, args);
-  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
-  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
-  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/false);
+  const TangentInputs in = prepare_fused_jvp(x, y, x_tangent, y_tangent, args);
+  const TiledTangentForward f =
+      run_tangent_forward(launch, in, /*fused=*/true, {}, in.x_tangent, in.y_tangent, /*checkpoint=*/false);
   auto [values, unused] = finish_forward(kFusedOp, f.values.out, x.scalar_type(), kInvalidSequenceMessage);
   return {values, f.tangents.to(x.scalar_type())};
 }
@@ -405,11 +404,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_op(const Launch& la
                                                                 const at::Tensor& D,
                                                                 const std::optional<at::Tensor>& D_tangent,
                                                                 const ProblemArgs& args, bool with_grad) {
-  const ForwardInputs in = prepare_from_cost(D, args);
+  const TangentInputs in = prepare_from_cost_hvp(grad, grad_tangent, D, D_tangent, args);
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor t = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
-  const at::Tensor g = prepare_pair_scalars(kFromCostOp, "grad", grad, p.batch, in.D);
-  const at::Tensor gt = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent, p.batch, in.D);
+  const at::Tensor &t = in.D_tangent, &g = in.grad, &gt = in.grad_tangent;
   const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/true);
   finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
   auto new_like_D = [&] { return p.ragged() ? at::zeros_like(in.D) : at::empty_like(in.D); };
@@ -432,12 +429,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
     const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& x,
     const at::Tensor& y, const std::optional<at::Tensor>& x_tangent, const std::optional<at::Tensor>& y_tangent,
     const ProblemArgs& args, bool with_grad) {
-  const ForwardInputs in = prepare_fused(x, y, args);
+  const TangentInputs in = prepare_fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, args);
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor u = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
-  const at::Tensor v = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
-  const at::Tensor g = prepare_pair_scalars(kFusedOp, "grad", grad, p.batch, in.x);
-  const at::Tensor gt = prepare_pair_scalars(kFusedOp, "grad_tangent", grad_tangent, p.batch, in.x);
+  const at::Tensor &u = in.x_tangent, &v = in.y_tangent, &g = in.grad, &gt = in.grad_tangent;
   const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/true);
   finish_forward(kFusedOp, f.values.out, x.scalar_type(), kInvalidSequenceMessage);
   const at::TensorOptions sums = in.x.options().dtype(at::kDouble);

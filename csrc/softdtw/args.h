@@ -9,8 +9,10 @@
 // checks is derived. The kernels, autograd and the validation (problem.h) take the bundle as one
 // ProblemArgs; Bundled::kernel turns a body over the bundle into the flat kernel the dispatcher
 // calls, and Bundled::Handle calls an op through the dispatcher with a bundle. Adding an option to
-// every SoftDTW op is then: a member here, its schema text in library.cpp, its check in
-// problem.cpp (make_problem), its fields in SoftDTWProblem and the math that reads it.
+// every SoftDTW op is then: a member of ProblemArgs and of the flat forms here, its text in the
+// schemas (library.cpp) and in the fakes' _ProblemArgs, its check in problem.cpp (make_problem),
+// its field in SoftDTWProblem and the math that reads it; a public op takes it as a parameter of
+// its own (CONTRIBUTING.md, "What a change touches").
 #pragma once
 
 #include <ATen/ATen.h>

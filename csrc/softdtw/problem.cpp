@@ -311,6 +311,12 @@ at::Tensor checked_table(const char* op, const at::Tensor& R, const SoftDTWProbl
 
 }  // namespace
 
+at::Tensor recomputed_table(const ForwardOutputs& out, bool fused) {
+  const at::ScalarType dtype = out.values.scalar_type();  // the values are not returned: no cast
+  return std::get<1>(fused ? finish_forward(kFusedOp, out, dtype, kInvalidSequenceMessage)
+                           : finish_forward(kFromCostOp, out, dtype, kInvalidCostMessage));
+}
+
 BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
                                           const ProblemArgs& args) {
   const ForwardInputs fwd = prepare_from_cost(D, args);
@@ -397,7 +403,7 @@ at::Tensor prepare_pair_scalars(const char* op, const char* name, const std::opt
 
 }  // namespace
 
-TangentInputs prepare_from_cost_jvp(const at::Tensor& D, const at::Tensor& D_tangent, const ProblemArgs& args) {
+TangentInputs prepare_from_cost_jvp(const at::Tensor& D, const OptTensor& D_tangent, const ProblemArgs& args) {
   TangentInputs in;
   static_cast<ForwardInputs&>(in) = prepare_from_cost(D, args);
   in.D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
@@ -413,25 +419,29 @@ TangentInputs prepare_fused_jvp(const at::Tensor& x, const at::Tensor& y, const 
   return in;
 }
 
+namespace {
+
+// A second-order op's inputs: its forward mode's, then g and ġ in `like`'s (the compute) dtype.
+void add_upstream_gradients(TangentInputs& in, const char* op, const at::Tensor& grad, const OptTensor& grad_tangent,
+                            const at::Tensor& like) {
+  in.grad = prepare_pair_scalars(op, "grad", grad, in.problem.batch, like);
+  in.grad_tangent = prepare_pair_scalars(op, "grad_tangent", grad_tangent, in.problem.batch, like);
+}
+
+}  // namespace
+
 TangentInputs prepare_from_cost_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D,
                                     const OptTensor& D_tangent, const ProblemArgs& args) {
-  TangentInputs in;
-  static_cast<ForwardInputs&>(in) = prepare_from_cost(D, args);
-  in.D_tangent = prepare_tangent(kFromCostOp, "D_tangent", D_tangent, "D", in.D);
-  in.grad = prepare_pair_scalars(kFromCostOp, "grad", grad, in.problem.batch, in.D);
-  in.grad_tangent = prepare_pair_scalars(kFromCostOp, "grad_tangent", grad_tangent, in.problem.batch, in.D);
+  TangentInputs in = prepare_from_cost_jvp(D, D_tangent, args);
+  add_upstream_gradients(in, kFromCostOp, grad, grad_tangent, in.D);
   return in;
 }
 
 TangentInputs prepare_fused_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& x,
                                 const at::Tensor& y, const OptTensor& x_tangent, const OptTensor& y_tangent,
                                 const ProblemArgs& args) {
-  TangentInputs in;
-  static_cast<ForwardInputs&>(in) = prepare_fused(x, y, args);
-  in.x_tangent = prepare_tangent(kFusedOp, "x_tangent", x_tangent, "x", in.x);
-  in.y_tangent = prepare_tangent(kFusedOp, "y_tangent", y_tangent, "y", in.y);
-  in.grad = prepare_pair_scalars(kFusedOp, "grad", grad, in.problem.batch, in.x);
-  in.grad_tangent = prepare_pair_scalars(kFusedOp, "grad_tangent", grad_tangent, in.problem.batch, in.x);
+  TangentInputs in = prepare_fused_jvp(x, y, x_tangent, y_tangent, args);
+  add_upstream_gradients(in, kFusedOp, grad, grad_tangent, in.x);
   return in;
 }
 

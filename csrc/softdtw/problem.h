@@ -122,6 +122,11 @@ struct BackwardInputs {
   ForwardInputs forward() const { return {problem, D, x, y}; }  // what recomputes R
 };
 
+// R of a forward run again for a backward whose forward kept none (`out`, of that device's forward
+// on BackwardInputs::forward() with the table kept): invalid inputs raise as that forward raises
+// them (fused: the sequences' message under kFusedOp; else D's under kFromCostOp).
+at::Tensor recomputed_table(const ForwardOutputs& out, bool fused);
+
 BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
                                           const ProblemArgs& args);
 
@@ -150,7 +155,7 @@ struct TangentInputs : ForwardInputs {
   at::Tensor D_tangent, x_tangent, y_tangent, grad, grad_tangent;
 };
 
-TangentInputs prepare_from_cost_jvp(const at::Tensor& D, const at::Tensor& D_tangent, const ProblemArgs& args);
+TangentInputs prepare_from_cost_jvp(const at::Tensor& D, const OptTensor& D_tangent, const ProblemArgs& args);
 TangentInputs prepare_fused_jvp(const at::Tensor& x, const at::Tensor& y, const OptTensor& x_tangent,
                                 const OptTensor& y_tangent, const ProblemArgs& args);
 TangentInputs prepare_from_cost_hvp(const at::Tensor& grad, const OptTensor& grad_tangent, const at::Tensor& D,

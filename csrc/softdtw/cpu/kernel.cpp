@@ -233,12 +233,8 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, con
 at::Tensor table_for_backward(const BackwardInputs& in, bool fused) {
   if (in.R.defined()) return in.R;
   const ForwardInputs fwd = in.forward();
-  if (fused) {
-    return std::get<1>(
-        finish_forward(kFusedOp, run_fused_forward(fwd, true), fwd.x.scalar_type(), kInvalidSequenceMessage));
-  }
-  return std::get<1>(
-      finish_forward(kFromCostOp, run_from_cost_forward(fwd, true), fwd.D.scalar_type(), kInvalidCostMessage));
+  return recomputed_table(
+      fused ? run_fused_forward(fwd, /*keep_table=*/true) : run_from_cost_forward(fwd, /*keep_table=*/true), fused);
 }
 
 at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D_in, const at::Tensor& R_in,
@@ -260,7 +256,7 @@ at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D
       scalar_t* out = out_all + b * pair_stride;
       const scalar_t scale = g[b];
       const ConstTables<scalar_t> table{r_all + b * pair_stride, nullptr};
-      backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(args.gamma), table, parallel,
+      backward_pair<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(p.gamma), table, parallel,
                               [&](int64_t i, int64_t j, scalar_t E) { out[i * p.m + j] = scale * E; });
     });
   });
@@ -271,7 +267,7 @@ at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D
 // back from its end. Packs walk over the diagonals their forward kept (no (B, N, M) table written,
 // and the walk reads a pack's own cache-resident diagonals); other batches keep the table (laid
 // out by TableLayout) and walk over it, pairs in parallel.
-// args.gamma is 0 (_dtw_path's schema has no gamma).
+// γ is 0 (_dtw_path's schema has no gamma: WithoutGamma, ../args.h).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
                                                             const ProblemArgs& args) {
   const ForwardInputs in = prepare_fused(x_in, y_in, args, kDtwPathOp);
@@ -384,7 +380,7 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in,
   at::Tensor grad_y = at::zeros_like(in.y);
   const at::Tensor R = table_for_backward(in, /*fused=*/true);
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
-    run_fused_backward<scalar_t, scalar_t>(in.problem, R, in.x, in.y, static_cast<scalar_t>(args.gamma),
+    run_fused_backward<scalar_t, scalar_t>(in.problem, R, in.x, in.y, static_cast<scalar_t>(in.problem.gamma),
                                            in.grad.data_ptr<scalar_t>(), grad_x.data_ptr<scalar_t>(),
                                            grad_y.data_ptr<scalar_t>());
   });
@@ -442,7 +438,7 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
   const at::Tensor w = weights.to(in.x.scalar_type()).contiguous();
   ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
-    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(args.gamma), w.data_ptr<scalar_t>(),
+    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(in.problem.gamma), w.data_ptr<scalar_t>(),
                                                  grad_x.data_ptr<scalar_t>(), nullptr);
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
@@ -460,7 +456,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(const
   const at::Tensor ones = at::ones({in.problem.batch}, in.x.options());
   ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_grad_cpu", [&] {
-    out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(args.gamma), ones.data_ptr<scalar_t>(),
+    out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(in.problem.gamma), ones.data_ptr<scalar_t>(),
                                                grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
   });
   auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
@@ -527,7 +523,7 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, con
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const CostsFromTensor<scalar_t> costs{in.D.data_ptr<scalar_t>() + b * pair_stride, p.m};
       const ForwardEnd<scalar_t> end =
-          tangent_forward<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(args.gamma), costs,
+          tangent_forward<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(p.gamma), costs,
                                     t_all ? t_all + b * pair_stride : nullptr, p.m, Tables<scalar_t>{}, parallel,
                                     &out.invalid.data_ptr<bool>()[b]);
       out.values.data_ptr<scalar_t>()[b] = end.value;
@@ -563,7 +559,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
         auto diagonals = pack_diagonals_of_values<scalar_t>(pk, /*keep_all=*/false);
         auto tangent_diagonals = pack_diagonals_of_tangents<scalar_t>(pk, /*keep_all=*/false);
         const PackTangent<scalar_t> tangent{uv, tangent_diagonals, tangents.data_ptr<scalar_t>() + pk.begin};
-        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(args.gamma), diagonals, nullptr, 0,
+        forward_pack<scalar_t>(pk, s, static_cast<scalar_t>(p.gamma), diagonals, nullptr, 0,
                                out.values.data_ptr<scalar_t>() + pk.begin, &tangent);
       });
       return;
@@ -579,7 +575,7 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
       const SquaredEuclideanTangentTile<scalar_t> tangent_costs{
           costs.x, costs.y, u.defined() ? u.data_ptr<scalar_t>() + b * p.n * d : nullptr,
           v.defined() ? v.data_ptr<scalar_t>() + b * p.m * d : nullptr, d};
-      const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(g, static_cast<scalar_t>(args.gamma), costs,
+      const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(g, static_cast<scalar_t>(p.gamma), costs,
                                                               Tables<scalar_t>{}, parallel, bad, tangent_costs);
       out.values.data_ptr<scalar_t>()[b] = end.value;
       tangents.data_ptr<scalar_t>()[b] = end.tangent;
@@ -626,7 +622,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tenso
       const CostsFromTensor<scalar_t> costs{D.data_ptr<scalar_t>() + b * pair_stride, p.m};
       bool* bad = &out.invalid.data_ptr<bool>()[b];
       const ForwardEnd<scalar_t> end =
-          tangent_forward<scalar_t>(geo, static_cast<scalar_t>(args.gamma), costs,
+          tangent_forward<scalar_t>(geo, static_cast<scalar_t>(p.gamma), costs,
                                     t_all ? t_all + b * pair_stride : nullptr, p.m, tables.to_write(), parallel, bad);
       if (*bad) return;  // the op raises
       value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
@@ -634,13 +630,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tenso
       const scalar_t gt = grad_tangent.defined() ? grad_tangent.data_ptr<scalar_t>()[b] : scalar_t(0);
       scalar_t* out_tangent = grad_D_tangent.data_ptr<scalar_t>() + b * pair_stride;
       scalar_t* out_grad = with_grad ? grad_D.data_ptr<scalar_t>() + b * pair_stride : nullptr;
-      backward_pair<scalar_t, /*kTangent=*/true>(geo, static_cast<scalar_t>(args.gamma), tables.to_read(), parallel,
-                                                 [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
-                                                   // grad_tangent·E + grad·Ė; grad·E has the first-order backward's
-                                                   // bits.
-                                                   out_tangent[i * p.m + j] = gt * E + g * E_tangent;
-                                                   if (out_grad != nullptr) out_grad[i * p.m + j] = g * E;
-                                                 });
+      backward_pair<scalar_t, /*kTangent=*/true>(
+          geo, static_cast<scalar_t>(p.gamma), tables.to_read(), parallel,
+          [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
+            // grad_tangent·E + grad·Ė; grad·E has the first-order backward's bits.
+            out_tangent[i * p.m + j] = gt * E + g * E_tangent;
+            if (out_grad != nullptr) out_grad[i * p.m + j] = g * E;
+          });
     });
   });
   finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
@@ -726,8 +722,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
       }
       PairTables<scalar_t> tables(geo);
       const ForwardEnd<scalar_t> end = forward_pair<scalar_t>(
-          geo, static_cast<scalar_t>(args.gamma), SquaredEuclideanTile<scalar_t>{xb, yb, d}, tables.to_write(),
-          parallel, bad, SquaredEuclideanTangentTile<scalar_t>{xb, yb, ub, vb, d});
+          geo, static_cast<scalar_t>(p.gamma), SquaredEuclideanTile<scalar_t>{xb, yb, d}, tables.to_write(), parallel,
+          bad, SquaredEuclideanTangentTile<scalar_t>{xb, yb, ub, vb, d});
       value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
       // Per cell, in float64 and in the first-order backward's order: Σ_j E_ij (x_i − y_j) (its
       // sums, so grad has its bits) and Σ_j Ė_ij (x_i − y_j) + E_ij (u_i − v_j) (the Hessian
@@ -735,7 +731,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
       std::vector<double> sum_x(geo.n * d, 0.0), sum_y(geo.m * d, 0.0);
       std::vector<double> hess_x(geo.n * d, 0.0), hess_y(geo.m * d, 0.0);
       backward_pair<scalar_t, /*kTangent=*/true>(
-          geo, static_cast<scalar_t>(args.gamma), tables.to_read(), parallel,
+          geo, static_cast<scalar_t>(p.gamma), tables.to_read(), parallel,
           [&](int64_t i, int64_t j, scalar_t E, scalar_t E_tangent) {
             if (E == scalar_t(0) && E_tangent == scalar_t(0)) return;
             const scalar_t* xi = xb + i * d;

@@ -55,9 +55,13 @@ struct OnCurrentStream {
   }
 };
 
-at::Tensor itakura_rows_cuda(const at::Tensor& n, const at::Tensor& m, int64_t columns, double max_slope) {
-  return OnCurrentStream<&tiles::itakura_rows_op<CudaLaunch>>::run(n, m, columns, max_slope);
-}
+// The same for an op without the bundle, under its flat signature (ops.h).
+template <typename Signature, auto body>
+struct Unbundled;
+template <typename Ret, typename... Args, auto body>
+struct Unbundled<Ret(Args...), body> {
+  static Ret kernel(Args... args) { return OnCurrentStream<body>::run(args...); }
+};
 
 }  // namespace
 
@@ -81,7 +85,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCurrentStream<&from_cost_hvp_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel_of<OnCurrentStream<&fused_hvp_op<CudaLaunch>>>);
   m.impl("_dtw_path", DtwPath::kernel_of<OnCurrentStream<&dtw_path_op<CudaLaunch>>>);
-  m.impl("_itakura_rows", &itakura_rows_cuda);
+  m.impl("_itakura_rows", &Unbundled<ItakuraRows, &tiles::itakura_rows_op<CudaLaunch>>::kernel);
 }
 
 }  // namespace softdtw_torch

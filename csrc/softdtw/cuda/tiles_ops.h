@@ -231,9 +231,7 @@ std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, co
 template <typename Launch>
 BackwardInputs with_table(const Launch& launch, BackwardInputs in, bool fused) {
   if (in.R.defined()) return in;
-  const TiledForward f = run_forward(launch, in.forward(), fused, /*keep_table=*/true);
-  in.R = std::get<1>(fused ? finish_forward(kFusedOp, f.out, in.x.scalar_type(), kInvalidSequenceMessage)
-                           : finish_forward(kFromCostOp, f.out, in.D.scalar_type(), kInvalidCostMessage));
+  in.R = recomputed_table(run_forward(launch, in.forward(), fused, /*keep_table=*/true).out, fused);
   return in;
 }
 
@@ -252,7 +250,7 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const 
 }
 
 // Hard DTW's values and paths: the fused forward at γ = 0 keeping its table, then one launch of
-// hard_path_kernel (a thread per pair). args.gamma is 0 (_dtw_path's schema has no gamma).
+// hard_path_kernel (a thread per pair). γ is 0 (_dtw_path's schema has no gamma: WithoutGamma, ../args.h).
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch, const at::Tensor& x,
                                                            const at::Tensor& y, const ProblemArgs& args) {

@@ -63,23 +63,22 @@ def load_ceilings():
 # SoftDTW
 
 
-class _ForwardOps(TorchDispatchMode):
-    """Names of the SoftDTW forward ops a call runs below autograd."""
+class _FusedCaches(TorchDispatchMode):
+    """What the SoftDTW fused forwards a call runs below autograd keep (their `keep` option)."""
 
     def __init__(self):
         super().__init__()
-        self.names = set()
+        self.kept = set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func)
-        if "softdtw_torch" in name and "forward" in name:
-            self.names.add(name.split(".")[1])
+        if str(func).startswith("softdtw_torch._soft_dtw_fused_forward"):
+            self.kept.add(args[-1])
         return func(*args, **(kwargs or {}))
 
 
 def softdtw_rows(args, ceilings, threads):
     """A workload's ceiling is that of the path it takes: the packs' forward with gradients (cells
-    with weights, then their flow) where the call runs `_soft_dtw_fused_forward_with_grad`, else
+    with weights, then their flow) where the call's forward keeps the unit gradients, else
     the table's forward and backward."""
     from bench_cpu import WORKLOADS, make_data
     forward, backward, with_weights, flow = ceilings.softdtw_cells_peak(threads)
@@ -96,10 +95,10 @@ def softdtw_rows(args, ceilings, threads):
             values = softdtw_torch.soft_dtw(xs, ys, gamma=1.0, fused=True, x_lengths=x_len, y_lengths=y_len)
             values.sum().backward()
 
-        seen = _ForwardOps()
+        seen = _FusedCaches()
         with seen:
             step()
-        path = "packs" if "_soft_dtw_fused_forward_with_grad" in seen.names else "table"
+        path = "packs" if "gradients" in seen.kept else "table"
         seconds = best_seconds(step, args.repeats)
         cells = float((x_len * y_len).sum()) if w.ragged else float(w.B * w.N * w.M)
         rate = cells / seconds

@@ -82,33 +82,35 @@ TORCH_LIBRARY(softdtw_torch, m) {
   // bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths" together (_dtw_path:
   // without gamma), then their own options: softdtw/args.h derives their C++ signatures from that.
   // Forward / backward pairs, each differentiable (their autograd kernels, docs/design/softdtw.md
-  // §3). The forward returns the values and, when keep_table, the DP table R (B, N, M) (else an
-  // empty tensor). The backward returns grad·E of D (the values' gradient weighted by grad (B,)):
-  // its inputs are the tensors it depends on, so it can itself be differentiated, and R, the
-  // forward's table of those inputs, is a cache it reads (empty: recomputed), not differentiated.
+  // §3). A backward returns grad·E of D (the values' gradient weighted by grad (B,)): its inputs
+  // are the tensors it depends on, so it can itself be differentiated, and what its forward kept
+  // of those inputs (the DP table R, ...) is a cache it reads, not differentiated. The from-cost
+  // forward returns the values and, when keep_table, R (B, N, M) (else an empty tensor; an empty
+  // R is recomputed by the backward).
   m.def(
       "_soft_dtw_from_cost_forward(Tensor D, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
       "Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
   m.def(
       "_soft_dtw_from_cost_backward(Tensor grad, Tensor D, Tensor R, float gamma, int? bandwidth, "
       "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> Tensor");
+  // The fused pair (squared Euclidean costs computed in the kernels) keeps for its backward what
+  // `keep` names, chosen by the memory planner (softdtw/plan.h): the forward returns the values and
+  // two cache tensors (first, second), which the backward reads as `kept` says:
+  //   "nothing":   two empty tensors (the backward recomputes the table);
+  //   "table":     R and an empty tensor (an empty R: recomputed);
+  //   "borders":   checkpoint=True: on CUDA, R on the last row of every 64-row block (B, ⌈N/64⌉, M)
+  //                and on the last column of every 64-column block (B, ⌈M/64⌉, N); on other devices
+  //                two empty tensors (the backward recomputes the whole table there);
+  //   "gradients": the unit gradients ∂value_b/∂x_b (B, N, d) and ∂value_b/∂y_b (B, M, d) in
+  //                float64, which the backward scales by grad (the CPU's choice for short pairs in
+  //                packs, docs/design/softdtw.md §3; CPU only).
+  // The backward's result does not depend on the strategy: the same function, the same bits.
   m.def(
       "_soft_dtw_fused_forward(Tensor x, Tensor y, float gamma, int? bandwidth, float? itakura_max_slope, "
-      "Tensor? x_lengths, Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
+      "Tensor? x_lengths, Tensor? y_lengths, str keep) -> (Tensor, Tensor, Tensor)");
   m.def(
-      "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor R, float gamma, int? bandwidth, "
-      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
-  // The fused pair with checkpoint=True. The forward returns the values and what its backward
-  // needs instead of the table: on CUDA, R on the last row of every 64-row block (B, ⌈N/64⌉, M)
-  // and the last column of every 64-column block (B, ⌈M/64⌉, N); on other devices two empty
-  // tensors (the backward recomputes the whole table there).
-  m.def(
-      "_soft_dtw_fused_forward_checkpointed(Tensor x, Tensor y, float gamma, int? bandwidth, "
-      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor, Tensor)");
-  m.def(
-      "_soft_dtw_fused_backward_checkpointed(Tensor grad, Tensor x, Tensor y, Tensor row_borders, "
-      "Tensor column_borders, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
-      "Tensor? y_lengths) -> (Tensor, Tensor)");
+      "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor first, Tensor second, float gamma, "
+      "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths, str kept) -> (Tensor, Tensor)");
   // Forward mode and second order (docs/design/softdtw.md §3). A tangent (Ḋ of D; ẋ, ẏ of x, y; ġ of
   // an upstream gradient) is optional: None stands for a zero tangent.
   // Values (B,) and their directional derivatives ⟨E, D_tangent⟩ (B,): one forward recursion
@@ -150,16 +152,6 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def("_itakura_rows(Tensor n, Tensor m, int columns, float max_slope) -> Tensor");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
-  // The fused pair whose cache is each pair's gradient (the CPU's choice for short pairs in
-  // packs, docs/design/softdtw.md §3): the forward returns the values and the unit gradients
-  // ∂value_b/∂x_b (B, N, d) and ∂value_b/∂y_b (B, M, d) in float64; the backward, the same function
-  // as _soft_dtw_fused_backward, scales them by grad.
-  m.def(
-      "_soft_dtw_fused_forward_with_grad(Tensor x, Tensor y, float gamma, int? bandwidth, float? itakura_max_slope, "
-      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor, Tensor)");
-  m.def(
-      "_soft_dtw_fused_backward_from_grad(Tensor grad, Tensor x, Tensor y, Tensor x_grad, Tensor y_grad, float gamma, "
-      "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
   m.def(
       "_soft_dtw_fused_value_and_grad(Tensor x, Tensor y, Tensor weights, float gamma, int? bandwidth, "
       "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");

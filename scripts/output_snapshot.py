@@ -48,11 +48,11 @@ def record_ops(out, save):
                         v, R = ops._soft_dtw_from_cost_forward(D, gamma, bw, None, *L, True)
                         gr = rnd(B, dtype=R.dtype)
                         save("fcb " + k, ops._soft_dtw_from_cost_backward(gr, D, R, gamma, bw, None, *L))
-                        save("ff " + k, ops._soft_dtw_fused_forward(x, y, gamma, bw, None, *L, True))
-                        v, R = ops._soft_dtw_fused_forward(x, y, gamma, bw, None, *L, True)
-                        save("fb " + k, ops._soft_dtw_fused_backward(gr, x, y, R, gamma, bw, None, *L))
+                        v, R, none = ops._soft_dtw_fused_forward(x, y, gamma, bw, None, *L, "table")
+                        save("ff " + k, (v, R))
+                        save("fb " + k, ops._soft_dtw_fused_backward(gr, x, y, R, none, gamma, bw, None, *L, "table"))
                         save("vg " + k, ops._soft_dtw_fused_value_and_grad(x, y, gr.abs(), gamma, bw, None, *L))
-                        save("ckf " + k, ops._soft_dtw_fused_forward_checkpointed(x, y, gamma, bw, None, *L))
+                        save("ckf " + k, ops._soft_dtw_fused_forward(x, y, gamma, bw, None, *L, "borders"))
                         for fused in (None, True, False):
                             for cost in ("sqeuclidean", "l1", "cosine"):
                                 if (fused or dtype == torch.bfloat16) and cost != "sqeuclidean":

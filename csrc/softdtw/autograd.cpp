@@ -6,17 +6,15 @@
 // Each op below is a mathematical function of its tensor inputs, and its derivatives are written
 // with the next op of the chain, called through the dispatcher (so they are differentiable in turn,
 // and torch.func's nested levels see them):
-//   values     V(D) = sdtw(D)                 _soft_dtw_{from_cost,fused}_forward[_checkpointed],
-//                                             _soft_dtw_fused_forward_with_grad
-//   gradient   G(g, D) = g·E(D), E = ∂V/∂D    _soft_dtw_{from_cost,fused}_backward[_checkpointed],
-//                                             _soft_dtw_fused_backward_from_grad
+//   values     V(D) = sdtw(D)                 _soft_dtw_{from_cost,fused}_forward
+//   gradient   G(g, D) = g·E(D), E = ∂V/∂D    _soft_dtw_{from_cost,fused}_backward
 //   JVP        F(D, Ḋ) = (V(D), ⟨E(D), Ḋ⟩)     _soft_dtw_{from_cost,fused}_jvp
 //   HVP        H(g, ġ, D, Ḋ) = (⟨E, Ḋ⟩, g·E, ġ·E + g·∇²V·Ḋ)   _soft_dtw_{from_cost,fused}_hvp
 // V's backward is G, its tangent F's second output; G's backward and tangent are H; F's backward
 // is H, its tangent F and H; H is not differentiated (a third derivative). The fused ops are the
 // same functions of x and y (D = the squared Euclidean costs, computed in the kernels). Tables
 // (R), checkpoints and unit gradients that a forward returns are caches its backward reads: not
-// differentiated (the backward ops recompute a table or checkpoints given empty).
+// differentiated (the backward ops recompute a table given empty).
 #include <torch/library.h>
 
 #include <string>
@@ -206,21 +204,20 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_autograd(const at::
 // ---------------------------------------------------------------------------------------------
 // Fused squared Euclidean costs of x and y: the same functions of (x, y).
 
-// V(x, y): ∂/∂(x, y) = G(ū, x, y), from what the forward left for the backward (saved as
-// SavedVariables, as in FromCostValueBackward): the table; with checkpoint=True the tile borders;
-// or, from the forward with gradients, each pair's unit gradients ∂V_b/∂x_b and ∂V_b/∂y_b.
+// V(x, y): ∂/∂(x, y) = G(ū, x, y), from what the forward kept for the backward (`kept`, plan.h:
+// the table, the tile borders, each pair's unit gradients, or nothing), saved as SavedVariables as
+// in FromCostValueBackward.
 struct FusedValueBackward : SoftDTWNode {
-  enum class Cache { kTable, kBorders, kUnitGradients };
-  SavedVariable x, y, first, second;  // the table; the row and column borders; the unit gradients
-  Cache cache;
-  FusedValueBackward(ProblemArgs args, const at::Tensor& x, const at::Tensor& y, Cache cache, const at::Tensor& first,
-                     const at::Tensor& second = at::Tensor())
+  SavedVariable x, y, first, second;  // the forward's cache tensors
+  std::string kept;
+  FusedValueBackward(ProblemArgs args, const at::Tensor& x, const at::Tensor& y, const at::Tensor& first,
+                     const at::Tensor& second, c10::string_view kept)
       : SoftDTWNode(std::move(args)),
         x(x, false),
         y(y, false),
         first(first, false),
         second(second, false),
-        cache(cache) {}
+        kept(kept) {}
   std::string name() const override { return "SoftDtwFusedBackward"; }
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -229,19 +226,7 @@ struct FusedValueBackward : SoftDTWNode {
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor(), at::Tensor()};
     const at::Tensor a = unpack(x), b = unpack(y);
-    at::Tensor grad_x, grad_y;
-    switch (cache) {
-      case Cache::kTable:
-        std::tie(grad_x, grad_y) = ops::fused_backward(grads[0], a, b, unpack(first), args);
-        break;
-      case Cache::kBorders:
-        std::tie(grad_x, grad_y) =
-            ops::fused_backward_checkpointed(grads[0], a, b, unpack(first), unpack(second), args);
-        break;
-      case Cache::kUnitGradients:
-        std::tie(grad_x, grad_y) = ops::fused_backward_from_grad(grads[0], a, b, unpack(first), unpack(second), args);
-        break;
-    }
+    auto [grad_x, grad_y] = ops::fused_backward(grads[0], a, b, unpack(first), unpack(second), args, kept);
     return {cast_like(grad_x, a), cast_like(grad_y, b)};
   }
 };
@@ -291,7 +276,8 @@ struct FusedJvpBackward : SoftDTWNode {
     const at::Tensor a = unpack(x), b = unpack(y), u = unpack(x_tangent), v = unpack(y_tangent);
     if (!g_tangent.defined()) {
       if (!g_value.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, at::empty({0}, a.options()), args);
+      const at::Tensor none = at::empty({0}, a.options());
+      auto [grad_x, grad_y] = ops::fused_backward(g_value, a, b, none, none, args, "nothing");
       return {cast_like(grad_x, a), cast_like(grad_y, b), at::Tensor(), at::Tensor()};
     }
     const bool tangents = task_should_compute_output(2) || task_should_compute_output(3);
@@ -302,103 +288,46 @@ struct FusedJvpBackward : SoftDTWNode {
   }
 };
 
-// The node and the forward-mode tangent (F's second output, along (ẋ, ẏ)) of V(x, y), whichever
-// cache its forward left: the twin of differentiate_fused_gradient.
-void differentiate_fused_value(const at::Tensor& values, const at::Tensor& x, const at::Tensor& y,
-                               const ProblemArgs& args, FusedValueBackward::Cache cache, const at::Tensor& first,
-                               const at::Tensor& second = at::Tensor()) {
-  if (needs_node({x, y})) attach(make_node<FusedValueBackward>(args, x, y, cache, first, second), {x, y}, {values});
-  if (!has_tangent(x) && !has_tangent(y)) return;
-  set_tangent(values, std::get<1>(ops::fused_jvp(primal_of(x), primal_of(y), as_optional(tangent_of(x)),
-                                                 as_optional(tangent_of(y)), args)));
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y,
-                                                          const ProblemArgs& args, bool keep_table) {
-  at::Tensor values, table;
+// V(x, y) with its node and its forward-mode tangent (F's second output, along (ẋ, ẏ)), whichever
+// cache the forward keeps.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_autograd(const at::Tensor& x, const at::Tensor& y,
+                                                                      const ProblemArgs& args, c10::string_view keep) {
+  at::Tensor values, first, second;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, table) = ops::fused_forward(x, y, args, keep_table);
+    std::tie(values, first, second) = ops::fused_forward(x, y, args, keep);
   }
-  differentiate_fused_value(values, x, y, args, FusedValueBackward::Cache::kTable, table);
-  return {values, table};
+  if (needs_node({x, y})) {
+    attach(make_node<FusedValueBackward>(args, x, y, first, second, keep), {x, y}, {values});
+  }
+  if (has_tangent(x) || has_tangent(y)) {
+    set_tangent(values, std::get<1>(ops::fused_jvp(primal_of(x), primal_of(y), as_optional(tangent_of(x)),
+                                                   as_optional(tangent_of(y)), args)));
+  }
+  return {values, first, second};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_autograd(const at::Tensor& x,
-                                                                                   const at::Tensor& y,
-                                                                                   const ProblemArgs& args) {
-  at::Tensor values, row_borders, column_borders;
+// G(g, x, y) = g·∇V with its node and tangents, whichever cache its forward kept.
+std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& grad, const at::Tensor& x,
+                                                           const at::Tensor& y, const at::Tensor& first,
+                                                           const at::Tensor& second, const ProblemArgs& args,
+                                                           c10::string_view kept) {
+  at::Tensor grad_x, grad_y;
   {
     at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, row_borders, column_borders) = ops::fused_forward_checkpointed(x, y, args);
+    std::tie(grad_x, grad_y) = ops::fused_backward(grad, x, y, first, second, args, kept);
   }
-  differentiate_fused_value(values, x, y, args, FusedValueBackward::Cache::kBorders, row_borders, column_borders);
-  return {values, row_borders, column_borders};
-}
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_autograd(const at::Tensor& x,
-                                                                                const at::Tensor& y,
-                                                                                const ProblemArgs& args) {
-  at::Tensor values, unit_x, unit_y;
-  {
-    at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(values, unit_x, unit_y) = ops::fused_forward_with_grad(x, y, args);
-  }
-  differentiate_fused_value(values, x, y, args, FusedValueBackward::Cache::kUnitGradients, unit_x, unit_y);
-  return {values, unit_x, unit_y};
-}
-
-// The node and the tangents of G(g, x, y) = g·∇V, whichever cache its forward read.
-void differentiate_fused_gradient(const at::Tensor& grad_x, const at::Tensor& grad_y, const at::Tensor& grad,
-                                  const at::Tensor& x, const at::Tensor& y, const ProblemArgs& args) {
   if (needs_node({grad, x, y})) {
     attach(make_node<FusedGradientBackward>(args, grad, x, y), {grad, x, y}, {grad_x, grad_y});
   }
-  if (!has_tangent(grad) && !has_tangent(x) && !has_tangent(y)) return;
-  // ġ·∇V + g·∇²V·(ẋ, ẏ)
-  auto [along, unused_x, unused_y, tangent_x, tangent_y] =
-      ops::fused_hvp(primal_of(grad), as_optional(tangent_of(grad)), primal_of(x), primal_of(y),
-                     as_optional(tangent_of(x)), as_optional(tangent_of(y)), args, /*with_grad=*/false);
-  set_tangent(grad_x, tangent_x);
-  set_tangent(grad_y, tangent_y);
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_backward_autograd(const at::Tensor& grad, const at::Tensor& x,
-                                                           const at::Tensor& y, const at::Tensor& R,
-                                                           const ProblemArgs& args) {
-  at::Tensor grad_x, grad_y;
-  {
-    at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) = ops::fused_backward(grad, x, y, R, args);
+  if (has_tangent(grad) || has_tangent(x) || has_tangent(y)) {
+    // ġ·∇V + g·∇²V·(ẋ, ẏ)
+    auto [along, unused_x, unused_y, tangent_x, tangent_y] =
+        ops::fused_hvp(primal_of(grad), as_optional(tangent_of(grad)), primal_of(x), primal_of(y),
+                       as_optional(tangent_of(x)), as_optional(tangent_of(y)), args, /*with_grad=*/false);
+    set_tangent(grad_x, tangent_x);
+    set_tangent(grad_y, tangent_y);
   }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, args);
-  return {grad_x, grad_y};
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_autograd(const at::Tensor& grad, const at::Tensor& x,
-                                                                     const at::Tensor& y, const at::Tensor& unit_x,
-                                                                     const at::Tensor& unit_y,
-                                                                     const ProblemArgs& args) {
-  at::Tensor grad_x, grad_y;
-  {
-    at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) = ops::fused_backward_from_grad(grad, x, y, unit_x, unit_y, args);
-  }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, args);
-  return {grad_x, grad_y};
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_autograd(const at::Tensor& grad, const at::Tensor& x,
-                                                                        const at::Tensor& y,
-                                                                        const at::Tensor& row_borders,
-                                                                        const at::Tensor& column_borders,
-                                                                        const ProblemArgs& args) {
-  at::Tensor grad_x, grad_y;
-  {
-    at::AutoDispatchBelowADInplaceOrView below;
-    std::tie(grad_x, grad_y) = ops::fused_backward_checkpointed(grad, x, y, row_borders, column_borders, args);
-  }
-  differentiate_fused_gradient(grad_x, grad_y, grad, x, y, args);
   return {grad_x, grad_y};
 }
 
@@ -494,13 +423,6 @@ TORCH_LIBRARY_IMPL(softdtw_torch, Autograd, m) {
   m.impl("_soft_dtw_from_cost_hvp", softdtw::FromCostHvp::kernel<&from_cost_hvp_autograd>);
   m.impl("_soft_dtw_fused_forward", softdtw::FusedForward::kernel<&fused_forward_autograd>);
   m.impl("_soft_dtw_fused_backward", softdtw::FusedBackward::kernel<&fused_backward_autograd>);
-  m.impl("_soft_dtw_fused_forward_checkpointed",
-         softdtw::FusedForwardCheckpointed::kernel<&fused_forward_checkpointed_autograd>);
-  m.impl("_soft_dtw_fused_backward_checkpointed",
-         softdtw::FusedBackwardCheckpointed::kernel<&fused_backward_checkpointed_autograd>);
-  m.impl("_soft_dtw_fused_forward_with_grad", softdtw::FusedForwardWithGrad::kernel<&fused_forward_with_grad_autograd>);
-  m.impl("_soft_dtw_fused_backward_from_grad",
-         softdtw::FusedBackwardFromGrad::kernel<&fused_backward_from_grad_autograd>);
   m.impl("_soft_dtw_fused_jvp", softdtw::FusedJvp::kernel<&fused_jvp_autograd>);
   m.impl("_soft_dtw_fused_hvp", softdtw::FusedHvp::kernel<&fused_hvp_autograd>);
   m.impl("_soft_dtw_fused_value_and_grad", softdtw::FusedValueAndGrad::kernel<&fused_value_and_grad_autograd>);

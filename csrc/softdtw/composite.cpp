@@ -1,6 +1,7 @@
 // Device-agnostic kernels built from other ops:
 // - soft_dtw_from_cost / soft_dtw_fused (CompositeImplicitAutograd): the forward op, which keeps
-//   the DP table (or, with checkpoint, the tile borders) only when autograd will need it.
+//   what its backward reads (the DP table; with checkpoint, the tile borders; the CPU's unit
+//   gradients: the memory planner, plan.h) only when autograd will need it.
 // - soft_dtw (CompositeImplicitAutograd): picks the cost and the fused or unfused mode and forms
 //   the divergence; autograd flows through the ops it calls.
 // - soft_dtw_sharp[_from_cost] and dilate (CompositeImplicitAutograd): the JVP op (a forward
@@ -10,8 +11,8 @@
 // - soft_dtw_alignment[_from_cost] (CompositeImplicitAutograd): values and expected alignments,
 //   from the forward and backward ops, so both are differentiable (E through the backward op's
 //   own derivatives).
-// - the checkpointed pair and _soft_dtw_fused_value_and_grad (CompositeExplicitAutograd): their
-//   kernel on devices without a dedicated one (CPU).
+// - _soft_dtw_fused_value_and_grad (CompositeExplicitAutograd): its kernel on devices without a
+//   dedicated one (CUDA).
 #include <torch/library.h>
 
 #include <cmath>
@@ -138,16 +139,8 @@ at::Tensor soft_dtw_fused(const at::Tensor& x, const at::Tensor& y, double gamma
                           std::optional<double> itakura_max_slope) {
   check_lengths_devices(kFusedOp, x.device(), x_lengths, y_lengths);
   const ProblemArgs args{gamma, bandwidth, itakura_max_slope, x_lengths, y_lengths};
-  const bool keep = gradient_needed(x, y);
-  switch (softdtw::plan_fused_forward(x, y, keep, checkpoint)) {
-    case softdtw::FusedForwardPlan::kCheckpointed:
-      return std::get<0>(ops::fused_forward_checkpointed(x, y, args));
-    case softdtw::FusedForwardPlan::kWithGrad:
-      return std::get<0>(ops::fused_forward_with_grad(x, y, args));
-    case softdtw::FusedForwardPlan::kTable:
-      break;
-  }
-  return std::get<0>(ops::fused_forward(x, y, args, keep));
+  const softdtw::FusedCache keep = softdtw::plan_fused_forward(x, y, gradient_needed(x, y), checkpoint);
+  return std::get<0>(ops::fused_forward(x, y, args, softdtw::name_of(keep)));
 }
 
 // The fused=None rule (kMaxFusedFeatures) and the checks of the fused and checkpoint options, for `op`.
@@ -332,30 +325,13 @@ std::tuple<at::Tensor, at::Tensor> soft_dtw_alignment(const at::Tensor& x, const
   });
 }
 
-// The checkpointed pair on devices without a kernel of their own (CPU): the forward keeps nothing,
-// the backward reruns the forward with its table.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_by_recompute(const at::Tensor& x,
-                                                                                       const at::Tensor& y,
-                                                                                       const ProblemArgs& args) {
-  auto [values, no_table] = ops::fused_forward(x, y, args, /*keep_table=*/false);
-  return {values, no_table, no_table.clone()};
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_by_recompute(const at::Tensor& grad, const at::Tensor& x,
-                                                                            const at::Tensor& y,
-                                                                            const at::Tensor& /*row_borders*/,
-                                                                            const at::Tensor& /*column_borders*/,
-                                                                            const ProblemArgs& args) {
-  return ops::fused_backward(grad, x, y, at::empty({0}, x.options()), args);
-}
-
 // Forward keeping the table, then the backward op with the weights as upstream gradient.
 std::tuple<at::Tensor, at::Tensor> soft_dtw_fused_value_and_grad(const at::Tensor& x, const at::Tensor& y,
                                                                  const at::Tensor& weights, const ProblemArgs& args) {
   check_sequence_pair(kFusedOp, x, y);
   check_pair_weights(x, weights);
-  auto [values, R] = ops::fused_forward(x, y, args, /*keep_table=*/true);
-  auto grads = ops::fused_backward(weights, x, y, R, args);
+  auto [values, R, unused] = ops::fused_forward(x, y, args, "table");
+  auto grads = ops::fused_backward(weights, x, y, R, unused, args, "table");
   return {values, std::get<0>(grads).to(x.scalar_type())};
 }
 
@@ -376,10 +352,6 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CompositeImplicitAutograd, m) {
 TORCH_LIBRARY_IMPL(softdtw_torch, CompositeExplicitAutograd, m) {
   using namespace softdtw;  // the signatures (ops.h)
   m.impl("_soft_dtw_fused_value_and_grad", FusedValueAndGrad::kernel<&soft_dtw_fused_value_and_grad>);
-  m.impl("_soft_dtw_fused_forward_checkpointed",
-         FusedForwardCheckpointed::kernel<&fused_forward_checkpointed_by_recompute>);
-  m.impl("_soft_dtw_fused_backward_checkpointed",
-         FusedBackwardCheckpointed::kernel<&fused_backward_checkpointed_by_recompute>);
 }
 
 }  // namespace softdtw_torch

@@ -47,15 +47,13 @@ using Triple = std::tuple<Tensor, Tensor, Tensor>;
 // Forward / backward pairs.
 using FromCostForward = Bundled<Pair, List<const Tensor& /*D*/>, List<bool /*keep_table*/>>;
 using FromCostBackward = Bundled<Tensor, List<const Tensor& /*grad*/, const Tensor& /*D*/, const Tensor& /*R*/>>;
-using FusedForward = Bundled<Pair, List<const Tensor& /*x*/, const Tensor& /*y*/>, List<bool /*keep_table*/>>;
-using FusedBackward =
-    Bundled<Pair, List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/, const Tensor& /*R*/>>;
-using FusedForwardWithGrad = Bundled<Triple, List<const Tensor& /*x*/, const Tensor& /*y*/>>;
-using FusedBackwardFromGrad = Bundled<Pair, List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/,
-                                                 const Tensor& /*x_grad*/, const Tensor& /*y_grad*/>>;
-using FusedForwardCheckpointed = Bundled<Triple, List<const Tensor& /*x*/, const Tensor& /*y*/>>;
-using FusedBackwardCheckpointed = Bundled<Pair, List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/,
-                                                     const Tensor& /*row_borders*/, const Tensor& /*column_borders*/>>;
+// The fused pair: the forward keeps what `keep` names (plan.h) in two cache tensors, the backward
+// reads them as `kept` says.
+using FusedForward = Bundled<Triple, List<const Tensor& /*x*/, const Tensor& /*y*/>, List<c10::string_view /*keep*/>>;
+using FusedBackward = Bundled<Pair,
+                              List<const Tensor& /*grad*/, const Tensor& /*x*/, const Tensor& /*y*/,
+                                   const Tensor& /*first*/, const Tensor& /*second*/>,
+                              List<c10::string_view /*kept*/>>;
 using FusedValueAndGrad = Bundled<Pair, List<const Tensor& /*x*/, const Tensor& /*y*/, const Tensor& /*weights*/>>;
 
 // Hard DTW's values and optimal paths: the bundle without gamma (0).
@@ -91,13 +89,6 @@ inline const FromCostForward::Handle from_cost_forward{"softdtw_torch::_soft_dtw
 inline const FromCostBackward::Handle from_cost_backward{"softdtw_torch::_soft_dtw_from_cost_backward"};
 inline const FusedForward::Handle fused_forward{"softdtw_torch::_soft_dtw_fused_forward"};
 inline const FusedBackward::Handle fused_backward{"softdtw_torch::_soft_dtw_fused_backward"};
-inline const FusedForwardWithGrad::Handle fused_forward_with_grad{"softdtw_torch::_soft_dtw_fused_forward_with_grad"};
-inline const FusedBackwardFromGrad::Handle fused_backward_from_grad{
-    "softdtw_torch::_soft_dtw_fused_backward_from_grad"};
-inline const FusedForwardCheckpointed::Handle fused_forward_checkpointed{
-    "softdtw_torch::_soft_dtw_fused_forward_checkpointed"};
-inline const FusedBackwardCheckpointed::Handle fused_backward_checkpointed{
-    "softdtw_torch::_soft_dtw_fused_backward_checkpointed"};
 inline const FusedValueAndGrad::Handle fused_value_and_grad{"softdtw_torch::_soft_dtw_fused_value_and_grad"};
 inline const FromCostJvp::Handle from_cost_jvp{"softdtw_torch::_soft_dtw_from_cost_jvp"};
 inline const FusedJvp::Handle fused_jvp{"softdtw_torch::_soft_dtw_fused_jvp"};

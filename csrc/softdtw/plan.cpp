@@ -3,6 +3,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <string>
+
 #include "constants.h"
 
 namespace softdtw_torch::softdtw {
@@ -28,12 +30,38 @@ bool forward_with_grad_pays(const at::Tensor& x, const at::Tensor& y) {
   return short_pairs.sym_and(enough_pairs).guard_bool(__FILE__, __LINE__);
 }
 
+constexpr FusedCache kCaches[] = {FusedCache::kNothing, FusedCache::kTable, FusedCache::kBorders,
+                                  FusedCache::kGradients};
+
 }  // namespace
 
-FusedForwardPlan plan_fused_forward(const at::Tensor& x, const at::Tensor& y, bool gradient_needed, bool checkpoint) {
-  if (gradient_needed && checkpoint) return FusedForwardPlan::kCheckpointed;
-  if (gradient_needed && forward_with_grad_pays(x, y)) return FusedForwardPlan::kWithGrad;
-  return FusedForwardPlan::kTable;
+const char* name_of(FusedCache cache) {
+  switch (cache) {
+    case FusedCache::kNothing:
+      return "nothing";
+    case FusedCache::kTable:
+      return "table";
+    case FusedCache::kBorders:
+      return "borders";
+    case FusedCache::kGradients:
+      return "gradients";
+  }
+  return "";
+}
+
+FusedCache fused_cache_named(const char* op, const char* option, c10::string_view name) {
+  for (FusedCache cache : kCaches) {
+    if (name == name_of(cache)) return cache;
+  }
+  TORCH_CHECK_VALUE(false, op, ": expected ", option, " to be one of \"nothing\", \"table\", \"borders\" or ",
+                    "\"gradients\", got \"", std::string(name), "\"");
+}
+
+FusedCache plan_fused_forward(const at::Tensor& x, const at::Tensor& y, bool gradient_needed, bool checkpoint) {
+  if (!gradient_needed) return FusedCache::kNothing;
+  if (checkpoint) return FusedCache::kBorders;
+  if (forward_with_grad_pays(x, y)) return FusedCache::kGradients;
+  return FusedCache::kTable;
 }
 
 }  // namespace softdtw_torch::softdtw

@@ -354,9 +354,9 @@ BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const
   return in;
 }
 
-BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                const at::Tensor& unit_x, const at::Tensor& unit_y,
-                                                const ProblemArgs& args) {
+BackwardInputs prepare_fused_backward_from_unit_gradients(const at::Tensor& grad, const at::Tensor& x,
+                                                          const at::Tensor& y, const at::Tensor& unit_x,
+                                                          const at::Tensor& unit_y, const ProblemArgs& args) {
   // x, y and grad as for the checkpointed backward (no R either)
   BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, args);
   auto check_unit = [&](const char* name, const at::Tensor& unit, const at::Tensor& like) {
@@ -367,8 +367,8 @@ BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at
     TORCH_CHECK_VALUE(unit.device() == x.device(), kFusedOp, ": expected ", name, " on ", x.device(), ", got ",
                       unit.device());
   };
-  check_unit("x_grad", unit_x, x);
-  check_unit("y_grad", unit_y, y);
+  check_unit("first (the unit gradients of x)", unit_x, x);
+  check_unit("second (the unit gradients of y)", unit_y, y);
   return in;
 }
 

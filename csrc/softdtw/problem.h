@@ -133,14 +133,14 @@ BackwardInputs prepare_from_cost_backward(const at::Tensor& grad, const at::Tens
 BackwardInputs prepare_fused_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                       const at::Tensor& R, const ProblemArgs& args);
 
-// The backward from the forward's unit gradients (_soft_dtw_fused_backward_from_grad): x and y
+// The backward from the forward's unit gradients (_soft_dtw_fused_backward, kept="gradients"): x and y
 // validated as by the forward, grad (B,) converted to the compute dtype; unit_x (B, N, d) and
 // unit_y (B, M, d) float64 on x's device, checked; R stays undefined.
-BackwardInputs prepare_fused_backward_from_grad(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                const at::Tensor& unit_x, const at::Tensor& unit_y,
-                                                const ProblemArgs& args);
+BackwardInputs prepare_fused_backward_from_unit_gradients(const at::Tensor& grad, const at::Tensor& x,
+                                                          const at::Tensor& y, const at::Tensor& unit_x,
+                                                          const at::Tensor& unit_y, const ProblemArgs& args);
 
-// The checkpointed fused backward: x and y validated as by the forward (they fix the problem),
+// The checkpointed fused backward (kept="borders"): x and y validated as by the forward (they fix the problem),
 // grad (B,) converted to the compute dtype; R stays undefined (it is recomputed).
 BackwardInputs prepare_fused_checkpointed_backward(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                    const ProblemArgs& args);

@@ -163,57 +163,51 @@ def _(grad, D, R, args):
     return D.new_empty(D.shape, dtype=_compute_dtype(D.dtype))
 
 
+_FUSED_CACHES = ("nothing", "table", "borders", "gradients")
+"""What the fused forward keeps for its backward (``csrc/softdtw/plan.h``)."""
+
+
+def _check_cache(option: str, name: str, device: torch.device) -> None:
+    torch._check_value(name in _FUSED_CACHES,
+                       lambda: f'{_FUSED_OP}: expected {option} to be one of "nothing", "table", "borders" or '
+                       f'"gradients", got "{name}"')
+    torch._check_not_implemented(
+        name != "gradients" or device.type != "cuda",
+        lambda: f'{_FUSED_OP}: the "gradients" cache (each pair\'s unit gradients) is kept on the CPU only, got '
+        f"tensors on {device}")
+
+
 @_register_bundled("_soft_dtw_fused_forward")
-def _(x, y, args, keep_table):
-    _check_pair(x, y, args)
-    return x.new_empty((x.shape[0],)), _table(x, x.shape[0], x.shape[1], y.shape[1], keep_table)
-
-
-@_register_bundled("_soft_dtw_fused_backward")
-def _(grad, x, y, R, args):
-    _check_pair(x, y, args)
-    _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
-    dtype = _compute_dtype(x.dtype)
-    return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
-
-
-@_register_bundled("_soft_dtw_fused_forward_checkpointed")
-def _(x, y, args):
+def _(x, y, args, keep):
+    _check_cache("keep", keep, x.device)
     _check_pair(x, y, args)
     batch, n, m = x.shape[0], x.shape[1], y.shape[1]
+    values = x.new_empty((batch,))
+    if keep == "gradients":  # the unit gradients, in float64
+        return values, torch.empty_like(x, dtype=torch.float64), torch.empty_like(y, dtype=torch.float64)
     dtype = _compute_dtype(x.dtype)
-    if x.device.type == "cuda":  # R on the tile borders of the CUDA kernels (csrc/softdtw/constants.h)
+    if keep == "borders" and x.device.type == "cuda":  # R on the CUDA tiles' borders (csrc/softdtw/constants.h)
         tile_rows, tile_cols = _C.SOFTDTW_CUDA_TILE_ROWS, _C.SOFTDTW_CUDA_TILE_COLS
         pair = (2,) if dtype == torch.float32 else ()  # float32: each R as hi + lo
         rows = (batch, (n + tile_rows - 1) // tile_rows, m, *pair)
         cols = (batch, (m + tile_cols - 1) // tile_cols, n, *pair)
-    else:  # recomputed whole in the backward
-        rows, cols = (0,), (0,)
-    return x.new_empty((batch,)), x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)
+        return values, x.new_empty(rows, dtype=dtype), x.new_empty(cols, dtype=dtype)
+    return values, _table(x, batch, n, m, keep == "table"), x.new_empty((0,), dtype=dtype)
 
 
-@_register_bundled("_soft_dtw_fused_backward_checkpointed")
-def _(grad, x, y, row_borders, column_borders, args):
-    dtype = _compute_dtype(x.dtype)
-    return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
-
-
-@_register_bundled("_soft_dtw_fused_forward_with_grad")
-def _(x, y, args):
-    _check_pair(x, y, args)
-    return (x.new_empty((x.shape[0],)), torch.empty_like(x, dtype=torch.float64),
-            torch.empty_like(y, dtype=torch.float64))
-
-
-@_register_bundled("_soft_dtw_fused_backward_from_grad")
-def _(grad, x, y, x_grad, y_grad, args):
+@_register_bundled("_soft_dtw_fused_backward")
+def _(grad, x, y, first, second, args, kept):
+    _check_cache("kept", kept, x.device)
     _check_pair(x, y, args)
     _check_grad(_FUSED_OP, "grad", grad, x.shape[0])
-    for name, unit, like in (("x_grad", x_grad, x), ("y_grad", y_grad, y)):
-        torch._check_value(unit.shape == like.shape,
-                           lambda: f"{_FUSED_OP}: expected {name} of shape {list(like.shape)}, got {list(unit.shape)}")
-        torch._check_type(unit.dtype == torch.float64,
-                          lambda: f"{_FUSED_OP}: expected {name} of dtype float64, got {unit.dtype}")
+    if kept == "gradients":
+        for name, unit, like in (("first (the unit gradients of x)", first, x),
+                                 ("second (the unit gradients of y)", second, y)):
+            torch._check_value(unit.shape == like.shape,
+                               lambda: f"{_FUSED_OP}: expected {name} of shape {list(like.shape)}, "
+                               f"got {list(unit.shape)}")
+            torch._check_type(unit.dtype == torch.float64,
+                              lambda: f"{_FUSED_OP}: expected {name} of dtype float64, got {unit.dtype}")
     dtype = _compute_dtype(x.dtype)
     return torch.empty_like(x, dtype=dtype), torch.empty_like(y, dtype=dtype)
 

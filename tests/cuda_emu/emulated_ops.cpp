@@ -45,10 +45,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         &sdtw::FromCostBackward::kernel_of<Emulated<&tiles::from_cost_backward_op<EmulatedLaunch>>>);
   m.def("fused_forward", &sdtw::FusedForward::kernel_of<Emulated<&tiles::fused_forward_op<EmulatedLaunch>>>);
   m.def("fused_backward", &sdtw::FusedBackward::kernel_of<Emulated<&tiles::fused_backward_op<EmulatedLaunch>>>);
-  m.def("fused_forward_checkpointed",
-        &sdtw::FusedForwardCheckpointed::kernel_of<Emulated<&tiles::fused_forward_checkpointed_op<EmulatedLaunch>>>);
-  m.def("fused_backward_checkpointed",
-        &sdtw::FusedBackwardCheckpointed::kernel_of<Emulated<&tiles::fused_backward_checkpointed_op<EmulatedLaunch>>>);
   m.def("from_cost_jvp", &sdtw::FromCostJvp::kernel_of<Emulated<&tiles::from_cost_jvp_op<EmulatedLaunch>>>);
   m.def("fused_jvp", &sdtw::FusedJvp::kernel_of<Emulated<&tiles::fused_jvp_op<EmulatedLaunch>>>);
   m.def("from_cost_hvp", &sdtw::FromCostHvp::kernel_of<Emulated<&tiles::from_cost_hvp_op<EmulatedLaunch>>>);

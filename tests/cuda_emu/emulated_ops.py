@@ -15,8 +15,8 @@ CSRC = os.path.join(ROOT, "csrc")
 
 # Host code the op bodies call (validation, the table's memory), compiled as it is for the
 # library: in translation units of their own, without the emulator.
-HOST_SOURCES = [("softdtw", "problem.cpp"), ("common", "table_memory.cpp"), ("common", "memory.cpp"),
-                ("rocket", "problem.cpp"),
+HOST_SOURCES = [("softdtw", "problem.cpp"), ("softdtw", "plan.cpp"), ("common", "table_memory.cpp"),
+                ("common", "memory.cpp"), ("rocket", "problem.cpp"),
                 ("common/minirocket", "problem.cpp"), ("multirocket", "problem.cpp"), ("hydra", "problem.cpp")]
 
 

@@ -39,11 +39,7 @@ REGISTRATIONS = {
     "_soft_dtw_fused_backward": ({CPU, CUDA, AUTOGRAD}, True),
     "_soft_dtw_fused_jvp": ({CPU, CUDA, AUTOGRAD}, True),
     "_soft_dtw_fused_hvp": ({CPU, CUDA, AUTOGRAD}, True),
-    "_soft_dtw_fused_forward_checkpointed": ({CUDA, EXPLICIT, AUTOGRAD}, True),
-    "_soft_dtw_fused_backward_checkpointed": ({CUDA, EXPLICIT, AUTOGRAD}, True),
     "_soft_dtw_fused_value_and_grad": ({CPU, EXPLICIT, AUTOGRAD}, True),
-    "_soft_dtw_fused_forward_with_grad": ({CPU, AUTOGRAD}, True),  # the CPU's choice (docs/design/softdtw.md §3)
-    "_soft_dtw_fused_backward_from_grad": ({CPU, AUTOGRAD}, True),
     "_dtw_path": ({CPU, CUDA, AUTOGRAD}, True),
     "_itakura_rows": ({CPU, CUDA}, True),  # integers in and out: nothing to differentiate
     # family rocket

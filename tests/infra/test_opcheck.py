@@ -15,10 +15,10 @@ def _softdtw_samples():
     D = ref.sqeuclidean(x, y)
     lengths, grad = torch.tensor([6, 3]), torch.tensor([1.0, -0.5], dtype=torch.float64)
     s = 2.0  # an Itakura slope (itakura_max_slope)
-    _, R = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, None, True)
-    _, rows, cols = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, 1, None, lengths, None)
-    _, rows_s, cols_s = ops._soft_dtw_fused_forward_checkpointed(x, y, 0.5, None, s, lengths, None)
-    _, unit_x, unit_y = ops._soft_dtw_fused_forward_with_grad(x, y, 0.5, None, None, lengths, None)
+    _, R, none = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, None, None, "table")
+    _, rows, cols = ops._soft_dtw_fused_forward(x, y, 0.5, 1, None, lengths, None, "borders")
+    _, rows_s, cols_s = ops._soft_dtw_fused_forward(x, y, 0.5, None, s, lengths, None, "borders")
+    _, unit_x, unit_y = ops._soft_dtw_fused_forward(x, y, 0.5, None, None, lengths, None, "gradients")
     grad_x, grad_y = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
     grad_D = D.clone().requires_grad_(True)
     tangent_D, tangent_x = torch.randn_like(D), torch.randn_like(x)
@@ -45,22 +45,22 @@ def _softdtw_samples():
                                     (grad_D, tangent_D, 0.5, None, None, None, None)],
         "_soft_dtw_from_cost_hvp": [(grad, None, D, tangent_D, 0.5, 1, None, lengths, None, False),
                                     (grad, grad.flip(0), D, None, 0.5, None, s, None, None, True)],
-        "_soft_dtw_fused_forward": [(x, y, 0.5, 1, None, None, None, keep) for keep in (False, True)]
-        + [(grad_x, grad_y, 0.5, None, s, lengths, None, True)],
-        "_soft_dtw_fused_backward": [(grad, x, y, R, 0.5, 1, None, None, None),
-                                     (grad, grad_x, grad_y, torch.empty(0), 0.5, None, s, lengths, None)],
+        "_soft_dtw_fused_forward": [(x, y, 0.5, 1, None, None, None, keep) for keep in ("nothing", "table")]
+        + [(grad_x, grad_y, 0.5, None, s, lengths, None, "table"), (x, y, 0.5, 1, None, lengths, None, "borders"),
+           (x, y, 0.5, None, s, lengths, None, "borders"), (x, y, 0.5, 1, None, lengths, None, "gradients"),
+           (grad_x, grad_y, 0.5, None, s, None, lengths - 1, "gradients")],
+        "_soft_dtw_fused_backward": [(grad, x, y, R, none, 0.5, 1, None, None, None, "table"),
+                                     (grad, grad_x, grad_y, torch.empty(0), none, 0.5, None, s, lengths, None, "table"),
+                                     (grad, x, y, none, none, 0.5, None, None, lengths, None, "nothing"),
+                                     (grad, x, y, rows, cols, 0.5, 1, None, lengths, None, "borders"),
+                                     (grad, x, y, rows_s, cols_s, 0.5, None, s, lengths, None, "borders"),
+                                     (grad, x, y, unit_x, unit_y, 0.5, None, None, lengths, None, "gradients"),
+                                     (grad, grad_x, grad_y, unit_x, unit_y, 0.5, None, None, lengths, None,
+                                      "gradients")],
         "_soft_dtw_fused_jvp": [(x, y, tangent_x, None, 0.5, 1, s, lengths, None),
                                 (grad_x, grad_y, None, y, 0.5, None, None, None, None)],
         "_soft_dtw_fused_hvp": [(grad, None, x, y, tangent_x, None, 0.5, 1, None, lengths, None, True),
                                 (grad, grad.flip(0), x, y, None, y, 0.5, None, s, None, None, False)],
-        "_soft_dtw_fused_forward_checkpointed": [(x, y, 0.5, 1, None, lengths, None),
-                                                 (x, y, 0.5, None, s, lengths, None)],
-        "_soft_dtw_fused_backward_checkpointed": [(grad, x, y, rows, cols, 0.5, 1, None, lengths, None),
-                                                  (grad, x, y, rows_s, cols_s, 0.5, None, s, lengths, None)],
-        "_soft_dtw_fused_forward_with_grad": [(x, y, 0.5, 1, None, lengths, None),
-                                              (grad_x, grad_y, 0.5, None, s, None, lengths - 1)],
-        "_soft_dtw_fused_backward_from_grad": [(grad, x, y, unit_x, unit_y, 0.5, None, None, lengths, None),
-                                               (grad, grad_x, grad_y, unit_x, unit_y, 0.5, None, None, lengths, None)],
         "_soft_dtw_fused_value_and_grad": [(x, y, grad.abs(), 0.5, None, None, lengths, None),
                                            (x, y, grad.abs(), 0.5, 1, s, None, None)],
         "_dtw_path": [(x, y, None, None, None, None), (x, y, 1, s, lengths, lengths[:2] - 1)],

@@ -83,14 +83,15 @@ META_CASES = [
     ("soft_dtw_from_cost", lambda: OPS._soft_dtw_from_cost_backward(
         torch.ones(2, device="meta"), D, torch.empty(0), 1.0, None, None, None, None), "grad"),
     ("soft_dtw", lambda: OPS._soft_dtw_fused_backward(
-        torch.ones(2, device="meta"), X, Y, torch.empty(0), 1.0, None, None, None, None), "grad"),
+        torch.ones(2, device="meta"), X, Y, torch.empty(0), torch.empty(0), 1.0, None, None, None, None, "table"),
+     "grad"),
     ("soft_dtw", lambda: OPS._soft_dtw_fused_value_and_grad(
         X, Y, torch.ones(2, device="meta"), 1.0, None, None, None, None), "weights"),
     ("soft_dtw_from_cost", lambda: OPS._soft_dtw_from_cost_jvp(
         D, torch.ones(2, 5, 6, device="meta"), 1.0, None, None, None, None), "D_tangent"),
     ("soft_dtw", lambda: OPS._soft_dtw_fused_jvp(
         X, Y, torch.ones(2, 5, 3, device="meta"), None, 1.0, None, None, None, None), "x_tangent"),
-    ("soft_dtw", lambda: OPS._soft_dtw_fused_forward(X, Y, 1.0, None, None, _meta(3, 4), None, False), "x_lengths"),
+    ("soft_dtw", lambda: OPS._soft_dtw_fused_forward(X, Y, 1.0, None, None, _meta(3, 4), None, "nothing"), "x_lengths"),
     ("dtw_path", lambda: OPS._dtw_path(X, Y, None, None, None, _meta(3, 4)), "y_lengths"),
 ]
 
@@ -105,7 +106,8 @@ def test_an_all_meta_call_is_shape_inference():
     out = st.soft_dtw(X.to("meta"), Y.to("meta"), x_lengths=_meta(3, 4))
     assert out.device.type == "meta" and out.shape == (2,)
     grads = OPS._soft_dtw_fused_backward(torch.ones(2, device="meta"), X.to("meta"), Y.to("meta"),
-                                         torch.empty(0, device="meta"), 1.0, None, None, None, None)
+                                         torch.empty(0, device="meta"), torch.empty(0, device="meta"), 1.0, None,
+                                         None, None, None, "table")
     assert [g.shape for g in grads] == [X.shape, Y.shape]
 
 

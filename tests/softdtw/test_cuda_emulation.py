@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import emulated_ops  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
+NO_CACHE = torch.empty(0)  # the second cache tensor of a fused forward that keeps the table (unread)
 TILE = 64  # kTileRows = kTileCols in csrc/softdtw/cuda/tiles.cuh
 
 
@@ -151,10 +152,11 @@ def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused, i
     window = (bandwidth, itakura_max_slope)
     if fused:
         args = (x, y, gamma, *window, x_lengths, y_lengths)
-        want_values, want_R = OPS._soft_dtw_fused_forward(*args, True)
-        got_values, got_R = emu.fused_forward(*args, True)
-        want_grads = OPS._soft_dtw_fused_backward(grad, x, y, want_R, gamma, *window, x_lengths, y_lengths)
-        got_grads = emu.fused_backward(grad, x, y, got_R, gamma, *window, x_lengths, y_lengths)
+        want_values, want_R, _ = OPS._soft_dtw_fused_forward(*args, "table")
+        got_values, got_R, _ = emu.fused_forward(*args, "table")
+        want_grads = OPS._soft_dtw_fused_backward(grad, x, y, want_R, NO_CACHE, gamma, *window, x_lengths, y_lengths,
+                                                  "table")
+        got_grads = emu.fused_backward(grad, x, y, got_R, NO_CACHE, gamma, *window, x_lengths, y_lengths, "table")
     else:
         D = OPS.pairwise_cost(x, y, "sqeuclidean")
         args = (D, gamma, *window, x_lengths, y_lengths)
@@ -172,32 +174,42 @@ def compare_with_cpu(emu, x, y, x_lengths, y_lengths, gamma, bandwidth, fused, i
 
 def test_no_grad_forward_keeps_no_table(emu):
     x, y, xl, yl = make_pair_batch(3, 140, 90, 5, torch.float64, ragged=True, seed=11)
-    values, R = emu.fused_forward(x, y, 1.0, 20, None, xl, yl, False)
+    values, R, _ = emu.fused_forward(x, y, 1.0, 20, None, xl, yl, "nothing")
     assert R.numel() == 0
-    want, _ = OPS._soft_dtw_fused_forward(x, y, 1.0, 20, None, xl, yl, False)
+    want, _, _ = OPS._soft_dtw_fused_forward(x, y, 1.0, 20, None, xl, yl, "nothing")
     torch.testing.assert_close(values, want, **tolerances(torch.float64))
+
+
+def test_the_unit_gradients_cache_is_refused(emu):
+    # Each pair's unit gradients are the CPU's cache (its packs); the planner never asks CUDA for them.
+    x, y, _, _ = make_pair_batch(2, 10, 9, 2, torch.float64, ragged=False, seed=3)
+    message = 'soft_dtw: the "gradients" cache .* is kept on the CPU only'
+    with pytest.raises(NotImplementedError, match=message):
+        emu.fused_forward(x, y, 1.0, None, None, None, None, "gradients")
+    with pytest.raises(NotImplementedError, match=message):
+        emu.fused_backward(torch.ones(2, dtype=torch.float64), x, y, x, y, 1.0, None, None, None, None, "gradients")
 
 
 @pytest.mark.parametrize("n, m", [(1, 1), (64, 64), (65, 64), (130, 70), (300, 20)])
 def test_one_launch_per_tile_anti_diagonal(emu, n, m):
     x, y, _, _ = make_pair_batch(2, n, m, 1, torch.float32, ragged=False, seed=1)
     emu.reset_launch_count()
-    emu.fused_forward(x, y, 1.0, None, None, None, None, True)
+    emu.fused_forward(x, y, 1.0, None, None, None, None, "table")
     diagonals = -(-n // TILE) + -(-m // TILE) - 1
     assert emu.launches() == diagonals
     emu.reset_launch_count()
-    emu.fused_forward(x, y, 1.0, None, None, None, None, False)
+    emu.fused_forward(x, y, 1.0, None, None, None, None, "nothing")
     assert emu.launches() == diagonals  # no extra launch without a table
 
 
 def test_results_are_bitwise_reproducible(emu):
     x, y, xl, yl = make_pair_batch(2, 100, 90, 20, torch.float32, ragged=True, seed=5)
     grad = torch.ones(2)
-    first = emu.fused_forward(x, y, 0.1, None, None, xl, yl, True)
-    second = emu.fused_forward(x, y, 0.1, None, None, xl, yl, True)
+    first = emu.fused_forward(x, y, 0.1, None, None, xl, yl, "table")
+    second = emu.fused_forward(x, y, 0.1, None, None, xl, yl, "table")
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
-    g1 = emu.fused_backward(grad, x, y, first[1], 0.1, None, None, xl, yl)
-    g2 = emu.fused_backward(grad, x, y, first[1], 0.1, None, None, xl, yl)
+    g1 = emu.fused_backward(grad, x, y, first[1], NO_CACHE, 0.1, None, None, xl, yl, "table")
+    g2 = emu.fused_backward(grad, x, y, first[1], NO_CACHE, 0.1, None, None, xl, yl, "table")
     assert all(torch.equal(a, b) for a, b in zip(g1, g2))
 
 
@@ -217,7 +229,7 @@ def test_invalid_values_inside_pairs_raise_and_padding_is_ignored(emu):
     bad_x = x.clone()
     bad_x[0, 75, 1] = float("inf")
     with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
-        emu.fused_forward(bad_x, y, 1.0, None, None, None, None, False)
+        emu.fused_forward(bad_x, y, 1.0, None, None, None, None, "nothing")
 
 
 @pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
@@ -229,14 +241,14 @@ def test_backward_recomputes_a_table_not_kept(emu, fused):
     grad = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
     empty = torch.empty(0, dtype=torch.float64)
     if fused:
-        _, R = emu.fused_forward(x, y, 0.7, 5, None, xl, yl, True)
-        kept = emu.fused_backward(grad, x, y, R, 0.7, 5, None, xl, yl)
-        recomputed = emu.fused_backward(grad, x, y, empty, 0.7, 5, None, xl, yl)
+        _, R, _ = emu.fused_forward(x, y, 0.7, 5, None, xl, yl, "table")
+        kept = emu.fused_backward(grad, x, y, R, NO_CACHE, 0.7, 5, None, xl, yl, "table")
+        recomputed = emu.fused_backward(grad, x, y, empty, NO_CACHE, 0.7, 5, None, xl, yl, "table")
         assert all(torch.equal(a, b) for a, b in zip(kept, recomputed))
         bad_x = x.clone()
         bad_x[1, 3, 0] = float("nan")
         with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
-            emu.fused_backward(grad, bad_x, y, empty, 0.7, 5, None, xl, yl)
+            emu.fused_backward(grad, bad_x, y, empty, NO_CACHE, 0.7, 5, None, xl, yl, "table")
     else:
         D = OPS.pairwise_cost(x, y, "sqeuclidean")
         _, R = emu.from_cost_forward(D, 0.7, 5, None, xl, yl, True)
@@ -270,13 +282,13 @@ def test_checkpointed_backward_matches_cpu(emu, shape, dtype, bandwidth):
     batch, n, m, d = shape
     x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged=batch > 2, seed=n + m + d)
     grad = torch.linspace(0.5, 1.5, batch, dtype=dtype)
-    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.3, bandwidth, None, xl, yl)
+    values, rows, cols = emu.fused_forward(x, y, 0.3, bandwidth, None, xl, yl, "borders")
     pair = (2,) if dtype == torch.float32 else ()  # float32: each R as hi + lo
     assert rows.shape == (batch, -(-n // TILE), m, *pair) and cols.shape == (batch, -(-m // TILE), n, *pair)
-    want_values, want_R = OPS._soft_dtw_fused_forward(x, y, 0.3, bandwidth, None, xl, yl, True)
+    want_values, want_R, _ = OPS._soft_dtw_fused_forward(x, y, 0.3, bandwidth, None, xl, yl, "table")
     torch.testing.assert_close(values, want_values, **tolerances(dtype))
-    got = emu.fused_backward_checkpointed(grad, x, y, rows, cols, 0.3, bandwidth, None, xl, yl)
-    want = OPS._soft_dtw_fused_backward(grad, x, y, want_R, 0.3, bandwidth, None, xl, yl)
+    got = emu.fused_backward(grad, x, y, rows, cols, 0.3, bandwidth, None, xl, yl, "borders")
+    want = OPS._soft_dtw_fused_backward(grad, x, y, want_R, NO_CACHE, 0.3, bandwidth, None, xl, yl, "table")
     for g, w in zip(got, want):
         scale = w.abs().max().clamp_min(1.0)
         torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
@@ -289,10 +301,10 @@ def test_checkpointed_backward_matches_cpu(emu, shape, dtype, bandwidth):
 
 def test_checkpointed_backward_rejects_mismatched_borders(emu):
     x, y, _, _ = make_pair_batch(2, 100, 90, 2, torch.float64, ragged=False, seed=1)
-    _, rows, cols = emu.fused_forward_checkpointed(x, y, 1.0, None, None, None, None)
+    _, rows, cols = emu.fused_forward(x, y, 1.0, None, None, None, None, "borders")
     with pytest.raises(RuntimeError, match="soft_dtw: expected the checkpointed forward's borders"):
-        emu.fused_backward_checkpointed(torch.ones(2, dtype=torch.float64), x, y, cols, rows, 1.0, None, None, None,
-                                        None)
+        emu.fused_backward(torch.ones(2, dtype=torch.float64), x, y, cols, rows, 1.0, None, None, None, None,
+                           "borders")
 
 
 # ---- forward mode and second order (docs/design/softdtw.md §3) ----------------------------------
@@ -442,10 +454,10 @@ def test_hard_dtw_matches_cpu(emu, shape, bandwidth, ragged, dtype):
     got_path = emu.from_cost_backward(ones, D, got_R, 0.0, bandwidth, None, xl, yl)
     assert torch.equal(got_path, want_path) and set(want_path.unique().tolist()) <= {0.0, 1.0}
     # The checkpointed pair recomputes the tiles at γ = 0 too.
-    values, rows, cols = emu.fused_forward_checkpointed(x, y, 0.0, bandwidth, None, xl, yl)
-    got = emu.fused_backward_checkpointed(ones, x, y, rows, cols, 0.0, bandwidth, None, xl, yl)
-    _, R = OPS._soft_dtw_fused_forward(x, y, 0.0, bandwidth, None, xl, yl, True)
-    want = OPS._soft_dtw_fused_backward(ones, x, y, R, 0.0, bandwidth, None, xl, yl)
+    values, rows, cols = emu.fused_forward(x, y, 0.0, bandwidth, None, xl, yl, "borders")
+    got = emu.fused_backward(ones, x, y, rows, cols, 0.0, bandwidth, None, xl, yl, "borders")
+    _, R, _ = OPS._soft_dtw_fused_forward(x, y, 0.0, bandwidth, None, xl, yl, "table")
+    want = OPS._soft_dtw_fused_backward(ones, x, y, R, NO_CACHE, 0.0, bandwidth, None, xl, yl, "table")
     for g, w in zip(got, want):
         scale = w.abs().max().clamp_min(1.0)
         torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))
@@ -501,9 +513,10 @@ def test_itakura_matches_cpu(emu, case, gamma):
     L = (bandwidth, slope, xl, yl)
     compare_op_with_cpu(emu, "from_cost_jvp", D, T, gamma, *L)
     compare_op_with_cpu(emu, "fused_hvp", grad, None, x, y, u, v, gamma, *L, True)
-    values, rows, cols = emu.fused_forward_checkpointed(x, y, gamma, *L)
-    got = emu.fused_backward_checkpointed(grad, x, y, rows, cols, gamma, *L)
-    want = OPS._soft_dtw_fused_backward(grad, x, y, OPS._soft_dtw_fused_forward(x, y, gamma, *L, True)[1], gamma, *L)
+    values, rows, cols = emu.fused_forward(x, y, gamma, *L, "borders")
+    got = emu.fused_backward(grad, x, y, rows, cols, gamma, *L, "borders")
+    table_and_none = OPS._soft_dtw_fused_forward(x, y, gamma, *L, "table")[1:]
+    want = OPS._soft_dtw_fused_backward(grad, x, y, *table_and_none, gamma, *L, "table")
     for g, w in zip(got, want):
         scale = w.abs().max().clamp_min(1.0)
         torch.testing.assert_close(g / scale, w / scale, **tolerances(dtype))

@@ -173,10 +173,25 @@ def test_backward_op_checks_its_table():
         backward(torch.ones(2), bad, torch.empty(0), 1.0, None, None, None, None)
     x, y = torch.rand(2, 4, 1, dtype=torch.float64), torch.rand(2, 5, 1, dtype=torch.float64)
     fused_backward = torch.ops.softdtw_torch._soft_dtw_fused_backward
-    _, R = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, True)
-    kept = fused_backward(torch.ones(2, dtype=torch.float64), x, y, R, 1.0, None, None, None, None)
-    recomputed = fused_backward(torch.ones(2, dtype=torch.float64), x, y, torch.empty(0), 1.0, None, None, None, None)
-    assert all(torch.equal(a, b) for a, b in zip(kept, recomputed))
+    _, R, none = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, "table")
+    kept = fused_backward(torch.ones(2, dtype=torch.float64), x, y, R, none, 1.0, None, None, None, None, "table")
+    for R, kept_name in ((torch.empty(0), "table"), (none, "nothing"), (none, "borders")):  # the CPU: no borders
+        recomputed = fused_backward(torch.ones(2, dtype=torch.float64), x, y, R, none, 1.0, None, None, None, None,
+                                    kept_name)
+        assert all(torch.equal(a, b) for a, b in zip(kept, recomputed))
     x[0, 1, 0] = float("inf")
     with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
-        fused_backward(torch.ones(2, dtype=torch.float64), x, y, torch.empty(0), 1.0, None, None, None, None)
+        fused_backward(torch.ones(2, dtype=torch.float64), x, y, none, none, 1.0, None, None, None, None, "nothing")
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])  # the kernel and the fake
+def test_the_fused_pair_refuses_an_unknown_cache(device):
+    # What the fused forward keeps (the memory planner's choice, csrc/softdtw/plan.h) is named by
+    # a string: anything else is refused before the inputs are read.
+    ops = torch.ops.softdtw_torch
+    x, y = torch.rand(2, 4, 1, device=device), torch.rand(2, 5, 1, device=device)
+    message = r'soft_dtw: expected {} to be one of "nothing", "table", "borders" or "gradients", got "{}"'
+    with pytest.raises(ValueError, match=message.format("keep", "Table")):
+        ops._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, "Table")
+    with pytest.raises(ValueError, match=message.format("kept", "")):
+        ops._soft_dtw_fused_backward(torch.ones(2, device=device), x, y, x, y, 1.0, None, None, None, None, "")

@@ -16,7 +16,7 @@ ops = torch.ops.softdtw_torch
 
 
 class _ForwardLog(TorchDispatchMode):
-    """Names of the SoftDTW forward ops that run below autograd."""
+    """The SoftDTW forward ops that run below autograd, with what each keeps (its last argument)."""
 
     def __init__(self):
         super().__init__()
@@ -25,16 +25,20 @@ class _ForwardLog(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = str(func)
         if "softdtw_torch" in name and "forward" in name:
-            self.names.append(name.split(".")[1])
+            self.names.append((name.split(".")[1], args[-1]))
         return func(*args, **(kwargs or {}))
+
+
+WITH_GRAD = [("_soft_dtw_fused_forward", "gradients")]
+TABLE = [("_soft_dtw_fused_forward", "table")]
 
 
 def _table_path(x, y, g, **options):
     """Values and gradients through the forward that keeps the table and the backward op."""
     args = (options.get("gamma", 0.1), options.get("bandwidth"), options.get("itakura_max_slope"),
             options.get("x_lengths"), options.get("y_lengths"))
-    values, table = ops._soft_dtw_fused_forward(x, y, *args, True)
-    grad_x, grad_y = ops._soft_dtw_fused_backward(g, x, y, table, *args)
+    values, table, none = ops._soft_dtw_fused_forward(x, y, *args, "table")
+    grad_x, grad_y = ops._soft_dtw_fused_backward(g, x, y, table, none, *args, "table")
     return values, grad_x, grad_y
 
 
@@ -78,7 +82,7 @@ def test_gradients_have_the_bits_of_the_table_path(threads, dtype, options):
     x, y = ref.random_pairs(5, 40, 31, 3, dtype=dtype, seed=3)
     g = torch.tensor([1.0, -2.5, 0.0, 3e5, -1e-3], dtype=dtype)
     names, got = run_at_threads(threads, lambda: _autograd_path(x, y, g, **options))
-    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert names == WITH_GRAD
     want = run_at_threads(threads, lambda: _table_path(x, y, g, **options))
     _assert_same_bits(got, want)
 
@@ -91,7 +95,7 @@ def test_overflowing_costs_give_the_bits_of_the_table_path():
     y[:, 8] = 3e19
     g = torch.tensor([1.0, -1.0, 0.5, 2.0])
     names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=1.0))
-    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert names == WITH_GRAD
     assert torch.isfinite(got[0]).all() and torch.isfinite(got[1]).all()
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=1.0)))
 
@@ -104,7 +108,7 @@ def test_subnormal_alignments_give_the_bits_of_the_table_path():
     assert ((E > 0) & (E < torch.finfo(torch.float32).tiny)).any()  # the data reaches subnormal E
     g = torch.tensor([1.0, -0.5, 2.0, 3.0])
     names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=1.0))
-    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert names == WITH_GRAD
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=1.0)))
 
 
@@ -121,7 +125,7 @@ def test_zero_flow_away_from_the_paths_gives_the_bits_of_the_table_path(dtype, o
     assert (E == 0).double().mean() > 0.5  # the data has wide zero regions
     g = torch.tensor([1.0, -0.5, 2.0, 3.0, 0.25, -1.0, 1.5, 0.0], dtype=dtype)
     names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, gamma=0.05, **options))
-    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert names == WITH_GRAD
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=0.05, **options)))
 
 
@@ -130,7 +134,7 @@ def test_non_finite_upstream_gradients_give_the_bits_of_the_table_path():
     lengths = {"x_lengths": torch.tensor([20, 9, 20, 14])}
     g = torch.tensor([float("inf"), float("nan"), -float("inf"), 1.0], dtype=torch.float64)
     names, got = run_at_threads(2, lambda: _autograd_path(x, y, g, **lengths))
-    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert names == WITH_GRAD
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, **lengths)))
 
 
@@ -142,7 +146,7 @@ def test_the_table_path_runs_where_packs_do_not():
     for (x, y), threads, dtype in cases:
         g = torch.ones(x.shape[0], dtype=dtype)
         names, _ = run_at_threads(threads, lambda: _autograd_path(x.to(dtype), y.to(dtype), g))
-        assert names == ["_soft_dtw_fused_forward"]
+        assert names == TABLE
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
@@ -154,14 +158,14 @@ def test_the_op_outside_packs_gives_the_same_unit_gradients(dtype):
     args = (0.3, None, None, None, None)
 
     def with_grad():
-        values, unit_x, unit_y = ops._soft_dtw_fused_forward_with_grad(x, y, *args)
-        return (values, *ops._soft_dtw_fused_backward_from_grad(g, x, y, unit_x, unit_y, *args))
+        values, unit_x, unit_y = ops._soft_dtw_fused_forward(x, y, *args, "gradients")
+        return (values, *ops._soft_dtw_fused_backward(g, x, y, unit_x, unit_y, *args, "gradients"))
 
     got = run_at_threads(2, with_grad)
     _assert_same_bits(got, run_at_threads(2, lambda: _table_path(x, y, g, gamma=0.3)))
     # and the unit gradients are the gradients of the values (the float64 reference, from the math)
     x, y = x[:, :12].double(), y[:, :15].double()
-    values, unit_x, unit_y = ops._soft_dtw_fused_forward_with_grad(x, y, *args)
+    values, unit_x, unit_y = ops._soft_dtw_fused_forward(x, y, *args, "gradients")
     xr, yr = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
     ref.soft_dtw_autograd(ref.sqeuclidean(xr, yr)[0], 0.3).backward()
     torch.testing.assert_close(unit_x, xr.grad, rtol=1e-10, atol=1e-12)
@@ -172,7 +176,7 @@ def test_second_derivatives_through_the_forward_with_grad():
     # Double backward, forward over reverse, and gradgradcheck, on a shape that runs packed.
     x, y = ref.random_pairs(3, 9, 7, 2, seed=6)
     names, _ = run_at_threads(2, lambda: _autograd_path(x, y, torch.ones(3, dtype=torch.float64)))
-    assert names == ["_soft_dtw_fused_forward_with_grad"]
+    assert names == WITH_GRAD
     f = lambda a, b: st.soft_dtw(a, b, gamma=0.5)  # noqa: E731
     run_at_threads(2, lambda: torch.autograd.gradgradcheck(f, (x.clone().requires_grad_(True),
                                                                y.clone().requires_grad_(True))))
@@ -192,13 +196,15 @@ def test_second_derivatives_through_the_forward_with_grad():
     torch.testing.assert_close(packed[1], packed[2], rtol=1e-10, atol=1e-12)
 
 
-def test_backward_from_grad_refuses_bad_unit_gradients():
+def test_backward_from_unit_gradients_refuses_bad_ones():
     x, y = ref.random_pairs(2, 6, 5, 3)
     g = torch.ones(2, dtype=torch.float64)
-    _, unit_x, unit_y = ops._soft_dtw_fused_forward_with_grad(x, y, 0.5, None, None, None, None)
-    with pytest.raises(ValueError, match=r"soft_dtw: expected x_grad of shape \[2, 6, 3\], got \[2, 5, 3\]"):
-        ops._soft_dtw_fused_backward_from_grad(g, x, y, unit_x[:, :5], unit_y, 0.5, None, None, None, None)
-    with pytest.raises(TypeError, match="soft_dtw: expected y_grad of dtype float64, got Float"):
-        ops._soft_dtw_fused_backward_from_grad(g, x, y, unit_x, unit_y.float(), 0.5, None, None, None, None)
+    _, unit_x, unit_y = ops._soft_dtw_fused_forward(x, y, 0.5, None, None, None, None, "gradients")
+    with pytest.raises(ValueError, match=r"soft_dtw: expected first \(the unit gradients of x\) of shape "
+                       r"\[2, 6, 3\], got \[2, 5, 3\]"):
+        ops._soft_dtw_fused_backward(g, x, y, unit_x[:, :5], unit_y, 0.5, None, None, None, None, "gradients")
+    with pytest.raises(TypeError,
+                       match=r"soft_dtw: expected second \(the unit gradients of y\) of dtype float64, got Float"):
+        ops._soft_dtw_fused_backward(g, x, y, unit_x, unit_y.float(), 0.5, None, None, None, None, "gradients")
     with pytest.raises(ValueError, match=r"soft_dtw: expected grad of shape \(2,\)"):
-        ops._soft_dtw_fused_backward_from_grad(g[:1], x, y, unit_x, unit_y, 0.5, None, None, None, None)
+        ops._soft_dtw_fused_backward(g[:1], x, y, unit_x, unit_y, 0.5, None, None, None, None, "gradients")

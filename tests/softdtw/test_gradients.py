@@ -132,7 +132,8 @@ def test_upstream_gradient_scales_each_pair():
 
 def test_no_grad_path_keeps_no_table():
     # Without autograd, what runs below autograd is the value-only op (which calls the forward
-    # with keep_table=False) or the forward with keep_table=False: extra memory O(B·(N+M)).
+    # keeping nothing) or the forward keeping nothing (keep_table=False, keep="nothing"): extra
+    # memory O(B·(N+M)).
     from torch.utils._python_dispatch import TorchDispatchMode
 
     calls = []
@@ -140,7 +141,7 @@ def test_no_grad_path_keeps_no_table():
     class Log(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if "softdtw_torch" in str(func):
-                calls.append((str(func), args[-1] if isinstance(args[-1], bool) else None))
+                calls.append((str(func), args[-1] if isinstance(args[-1], (bool, str)) else None))
             return func(*args, **(kwargs or {}))
 
     x, y = ref.random_pairs(2, 30, 20, 2)
@@ -151,7 +152,7 @@ def test_no_grad_path_keeps_no_table():
                 st.soft_dtw(make_input(x), y, fused=fused)
             assert calls, "no softdtw_torch op ran"
             for name, keep in calls:
-                assert ("forward" in name and keep is False) or name.split(".")[1] in ("soft_dtw_fused", "soft_dtw_from_cost"), calls
+                assert ("forward" in name and keep in (False, "nothing")) or name.split(".")[1] in ("soft_dtw_fused", "soft_dtw_from_cost"), calls
     calls.clear()
     xr = x.clone().requires_grad_(True)
     with Log():
@@ -159,7 +160,7 @@ def test_no_grad_path_keeps_no_table():
     # One forward keeping what its backward reads: the table, or on the CPU, where pairs run in
     # packs, each pair's gradient (tests/softdtw/test_forward_with_grad.py).
     forwards = [(name.split(".")[1], keep) for name, keep in calls if "forward" in name]
-    assert forwards in ([("_soft_dtw_fused_forward", True)], [("_soft_dtw_fused_forward_with_grad", None)]), calls
+    assert forwards in ([("_soft_dtw_fused_forward", "table")], [("_soft_dtw_fused_forward", "gradients")]), calls
     # The value-only path's forward returns no table.
-    _, table = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, False)
-    assert table.numel() == 0
+    _, table, second = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, "nothing")
+    assert table.numel() == 0 and second.numel() == 0

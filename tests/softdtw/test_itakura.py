@@ -492,7 +492,7 @@ def test_torchscript_and_vmap():
 
 
 @pytest.mark.parametrize("op,args", [
-    ("_soft_dtw_fused_forward", lambda x, y, D, s: (x, y, 0.5, None, s, None, None, True)),
+    ("_soft_dtw_fused_forward", lambda x, y, D, s: (x, y, 0.5, None, s, None, None, "table")),
     ("_soft_dtw_from_cost_forward", lambda x, y, D, s: (D, 0.5, None, s, None, None, True)),
     ("_dtw_path", lambda x, y, D, s: (x, y, None, s, None, None)),
 ])

@@ -27,7 +27,7 @@ def inputs(B=4, N=128, M=160, d=3, seed=0):
 
 def table(x, y):
     """The fused forward's values and DP table (float32: (B, N, M, 2), 8 bytes a cell)."""
-    return OPS._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, True)
+    return OPS._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, "table")[:2]
 
 
 def test_a_freed_table_block_serves_the_next_table_of_its_size():
@@ -109,7 +109,7 @@ def test_concurrent_calls_from_threads_get_their_own_tables():
     shapes = [(8, 128, 160), (8, 160, 128), (12, 128, 128)]
     data = [inputs(B, N, M, seed=k) for k, (B, N, M) in enumerate(shapes)]
     with torch.no_grad():
-        expected = [OPS._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, False)[0] for x, y in data]
+        expected = [OPS._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, "nothing")[0] for x, y in data]
 
     def work(k):
         x, y = data[k % len(data)]
@@ -138,7 +138,7 @@ def test_keeping_turned_off_by_the_environment():
         import torch, softdtw_torch as st
         g = torch.Generator().manual_seed(0)
         x, y = torch.randn(8, 128, 3, generator=g), torch.randn(8, 160, 3, generator=g)
-        v, R = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, True)
+        v, R, _ = torch.ops.softdtw_torch._soft_dtw_fused_forward(x, y, 1.0, None, None, None, None, "table")
         assert R.nbytes >= 1 << 20
         del R
         print(st.release_table_memory())

@@ -23,6 +23,7 @@
 #include "../../common/macros.h"
 #include "../math.h"
 #include "../ops.h"
+#include "../plan.h"
 #include "../problem.h"
 #include "packs.h"
 #include "tiles.h"
@@ -36,6 +37,9 @@ const bool kInterleavedPathsRegistered = register_path_rule(cpu::kInterleavedPat
 #endif
 
 using namespace cpu;  // the tiled wavefront engine (tiles.h) and the packs (packs.h)
+// The memory planner's strategies (../plan.h).
+using softdtw::fused_cache_named;
+using softdtw::FusedCache;
 
 PairGeometry pair_geometry(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths, int64_t b) {
   const int64_t n = x_lengths ? x_lengths[b] : p.n, m = y_lengths ? y_lengths[b] : p.m;
@@ -222,12 +226,6 @@ ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                     const ProblemArgs& args, bool keep_table) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, args);
-  return finish_forward(kFusedOp, run_fused_forward(in, keep_table), x_in.scalar_type(), kInvalidSequenceMessage);
-}
-
 // The table a backward reads: the forward's (in.R), or, when the forward kept none, recomputed
 // here by this device's forward, its invalid inputs refused as that forward refuses them.
 at::Tensor table_for_backward(const BackwardInputs& in, bool fused) {
@@ -372,9 +370,9 @@ void run_fused_backward(const SoftDTWProblem& p, const at::Tensor& R, const at::
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
-                                                      const at::Tensor& y_in, const at::Tensor& R_in,
-                                                      const ProblemArgs& args) {
+std::tuple<at::Tensor, at::Tensor> fused_backward_from_table(const at::Tensor& grad_in, const at::Tensor& x_in,
+                                                             const at::Tensor& y_in, const at::Tensor& R_in,
+                                                             const ProblemArgs& args) {
   const BackwardInputs in = prepare_fused_backward(grad_in, x_in, y_in, R_in, args);
   at::Tensor grad_x = at::zeros_like(in.x);
   at::Tensor grad_y = at::zeros_like(in.y);
@@ -447,15 +445,15 @@ std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_
 
 // The values and each pair's unit gradients ∂value_b/∂x_b, ∂value_b/∂y_b in float64 (the backward
 // op's float64 sums times 2, not rounded).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(const at::Tensor& x_in,
-                                                                           const at::Tensor& y_in,
-                                                                           const ProblemArgs& args) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_unit_gradients(const at::Tensor& x_in,
+                                                                                 const at::Tensor& y_in,
+                                                                                 const ProblemArgs& args) {
   const ForwardInputs in = prepare_fused(x_in, y_in, args);
   const at::TensorOptions unit_options = in.x.options().dtype(at::kDouble);
   at::Tensor grad_x = at::zeros(in.x.sizes(), unit_options), grad_y = at::zeros(in.y.sizes(), unit_options);
   const at::Tensor ones = at::ones({in.problem.batch}, in.x.options());
   ForwardOutputs out;
-  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_grad_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_unit_gradients_cpu", [&] {
     out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(in.problem.gamma), ones.data_ptr<scalar_t>(),
                                                grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
   });
@@ -464,12 +462,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_grad_cpu(const
 }
 
 // The backward of the forward with gradients: g[b]·unit in float64, rounded once to the compute
-// dtype (the backward op's bits, see run_fused_backward); the rows past a pair's length stay +0,
-// as the backward op leaves them (g·(+0) would be −0 for g < 0).
-std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_cpu(const at::Tensor& grad_in, const at::Tensor& x_in,
-                                                                const at::Tensor& y_in, const at::Tensor& unit_x,
-                                                                const at::Tensor& unit_y, const ProblemArgs& args) {
-  const BackwardInputs in = prepare_fused_backward_from_grad(grad_in, x_in, y_in, unit_x, unit_y, args);
+// dtype (the bits of the backward from the table, see run_fused_backward); the rows past a pair's
+// length stay +0, as that backward leaves them (g·(+0) would be −0 for g < 0).
+std::tuple<at::Tensor, at::Tensor> fused_backward_from_unit_gradients(const at::Tensor& grad_in, const at::Tensor& x_in,
+                                                                      const at::Tensor& y_in, const at::Tensor& unit_x,
+                                                                      const at::Tensor& unit_y,
+                                                                      const ProblemArgs& args) {
+  const BackwardInputs in = prepare_fused_backward_from_unit_gradients(grad_in, x_in, y_in, unit_x, unit_y, args);
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& grad = in.grad;
   at::Tensor grad_x = at::zeros_like(in.x), grad_y = at::zeros_like(in.y);
@@ -477,7 +476,7 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_cpu(const at::Tensor
   const int64_t d = in.x.size(2);
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
-  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_backward_from_grad_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_backward_from_unit_gradients_cpu", [&] {
     const scalar_t* g = grad.data_ptr<scalar_t>();
     at::parallel_for(0, p.batch, 1, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
@@ -493,6 +492,34 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_from_grad_cpu(const at::Tensor
     });
   });
   return {grad_x, grad_y};
+}
+
+// The fused pair's op bodies: the forward keeps what `keep` names (../plan.h), the backward reads
+// it. The CPU has no tile checkpoints: "borders" keeps nothing, as "nothing" does, and its
+// backward recomputes the whole table.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
+                                                                 const ProblemArgs& args, c10::string_view keep) {
+  const FusedCache cache = fused_cache_named(kFusedOp, "keep", keep);
+  if (cache == FusedCache::kGradients) return fused_forward_with_unit_gradients(x_in, y_in, args);
+  const ForwardInputs in = prepare_fused(x_in, y_in, args);
+  auto [values, R] = finish_forward(kFusedOp, run_fused_forward(in, /*keep_table=*/cache == FusedCache::kTable),
+                                    x_in.scalar_type(), kInvalidSequenceMessage);
+  return {values, R, at::empty({0}, R.options())};
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
+                                                      const at::Tensor& first, const at::Tensor& second,
+                                                      const ProblemArgs& args, c10::string_view kept) {
+  switch (fused_cache_named(kFusedOp, "kept", kept)) {
+    case FusedCache::kTable:
+      return fused_backward_from_table(grad, x, y, first, args);
+    case FusedCache::kGradients:
+      return fused_backward_from_unit_gradients(grad, x, y, first, second, args);
+    case FusedCache::kNothing:
+    case FusedCache::kBorders:
+      break;
+  }
+  return fused_backward_from_table(grad, x, y, at::empty({0}, x.options()), args);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -798,8 +825,6 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   m.impl("_soft_dtw_fused_forward", FusedForward::kernel<&fused_forward_cpu>);
   m.impl("_soft_dtw_fused_backward", FusedBackward::kernel<&fused_backward_cpu>);
   m.impl("_soft_dtw_fused_value_and_grad", FusedValueAndGrad::kernel<&fused_value_and_grad_cpu>);
-  m.impl("_soft_dtw_fused_forward_with_grad", FusedForwardWithGrad::kernel<&fused_forward_with_grad_cpu>);
-  m.impl("_soft_dtw_fused_backward_from_grad", FusedBackwardFromGrad::kernel<&fused_backward_from_grad_cpu>);
   m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel<&from_cost_jvp_cpu>);
   m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel<&fused_jvp_cpu>);
   m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel<&from_cost_hvp_cpu>);

@@ -68,18 +68,14 @@ struct Unbundled<Ret(Args...), body> {
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   using namespace softdtw;  // the signatures (../ops.h): each body takes the bundle, the kernel the flat list
   using tiles::dtw_path_op, tiles::from_cost_backward_op, tiles::from_cost_forward_op, tiles::from_cost_hvp_op,
-      tiles::from_cost_jvp_op, tiles::fused_backward_checkpointed_op, tiles::fused_backward_op,
-      tiles::fused_forward_checkpointed_op, tiles::fused_forward_op, tiles::fused_hvp_op, tiles::fused_jvp_op;
+      tiles::from_cost_jvp_op, tiles::fused_backward_op, tiles::fused_forward_op, tiles::fused_hvp_op,
+      tiles::fused_jvp_op;
   m.impl("_soft_dtw_from_cost_forward",
          FromCostForward::kernel_of<OnCurrentStream<&from_cost_forward_op<CudaLaunch>>>);
   m.impl("_soft_dtw_from_cost_backward",
          FromCostBackward::kernel_of<OnCurrentStream<&from_cost_backward_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_forward", FusedForward::kernel_of<OnCurrentStream<&fused_forward_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_backward", FusedBackward::kernel_of<OnCurrentStream<&fused_backward_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_fused_forward_checkpointed",
-         FusedForwardCheckpointed::kernel_of<OnCurrentStream<&fused_forward_checkpointed_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_fused_backward_checkpointed",
-         FusedBackwardCheckpointed::kernel_of<OnCurrentStream<&fused_backward_checkpointed_op<CudaLaunch>>>);
   m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel_of<OnCurrentStream<&from_cost_jvp_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel_of<OnCurrentStream<&fused_jvp_op<CudaLaunch>>>);
   m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCurrentStream<&from_cost_hvp_op<CudaLaunch>>>);

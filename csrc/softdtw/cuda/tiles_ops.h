@@ -14,11 +14,16 @@
 
 #include <limits>
 
+#include "../plan.h"
 #include "../problem.h"
 #include "tiles.cuh"
 
 namespace softdtw_torch {
 namespace tiles {
+
+// The memory planner's strategies (../plan.h).
+using softdtw::fused_cache_named;
+using softdtw::FusedCache;
 
 // The parallelogram's rows of every pair's columns (Geometry::itakura_rows), computed by
 // itakura_rows_kernel; undefined when the problem has no parallelogram.
@@ -241,12 +246,30 @@ at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, c
   return run_from_cost_backward(launch, with_table(launch, prepare_from_cost_backward(grad, D, R, args), false));
 }
 
+// Each pair's unit gradients are the CPU's cache (its forward of short pairs in packs, ../plan.cpp).
+inline void refuse_unit_gradients(FusedCache cache, const at::Device& device) {
+  TORCH_CHECK_NOT_IMPLEMENTED(cache != FusedCache::kGradients, kFusedOp,
+                              ": the \"gradients\" cache (each pair's unit gradients) is kept on the CPU only, got "
+                              "tensors on ",
+                              device);
+}
+
+// The fused pair: the forward keeps what `keep` names (../plan.h): nothing, the table, or the tile
+// borders of a checkpointed forward; the backward reads it. The forward with each pair's unit
+// gradients is the CPU's (short pairs in packs): refused here.
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
-                                                    const ProblemArgs& args, bool keep_table) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x,
+                                                                const at::Tensor& y, const ProblemArgs& args,
+                                                                c10::string_view keep) {
+  const FusedCache cache = fused_cache_named(kFusedOp, "keep", keep);
+  refuse_unit_gradients(cache, x.device());
   const ForwardInputs in = prepare_fused(x, y, args);
-  const TiledForward f = run_forward(launch, in, /*fused=*/true, keep_table);
-  return finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+  const bool checkpoint = cache == FusedCache::kBorders;
+  const TiledForward f =
+      run_forward(launch, in, /*fused=*/true, /*keep_table=*/cache == FusedCache::kTable, checkpoint);
+  auto [values, R] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
+  if (checkpoint) return {values, f.top_rows, f.left_cols};
+  return {values, R, at::empty({0}, R.options())};
 }
 
 // Hard DTW's values and paths: the fused forward at γ = 0 keeping its table, then one launch of
@@ -270,30 +293,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch,
 
 template <typename Launch>
 std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
-                                                     const at::Tensor& y, const at::Tensor& R,
-                                                     const ProblemArgs& args) {
+                                                     const at::Tensor& y, const at::Tensor& first,
+                                                     const at::Tensor& second, const ProblemArgs& args,
+                                                     c10::string_view kept) {
+  const FusedCache cache = fused_cache_named(kFusedOp, "kept", kept);
+  refuse_unit_gradients(cache, x.device());
+  if (cache == FusedCache::kBorders) {
+    const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, args);
+    const TiledForward checkpoints = checkpoints_of(in, first, second);
+    return run_fused_backward(launch, in, &checkpoints);
+  }
+  const at::Tensor R = cache == FusedCache::kTable ? first : at::empty({0}, x.options());
   return run_fused_backward(launch, with_table(launch, prepare_fused_backward(grad, x, y, R, args), true));
-}
-
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_checkpointed_op(const Launch& launch, const at::Tensor& x,
-                                                                             const at::Tensor& y,
-                                                                             const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x, y, args);
-  const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
-  auto [values, no_table] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
-  return {values, f.top_rows, f.left_cols};
-}
-
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> fused_backward_checkpointed_op(const Launch& launch, const at::Tensor& grad,
-                                                                  const at::Tensor& x, const at::Tensor& y,
-                                                                  const at::Tensor& row_borders,
-                                                                  const at::Tensor& column_borders,
-                                                                  const ProblemArgs& args) {
-  const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, args);
-  const TiledForward checkpoints = checkpoints_of(in, row_borders, column_borders);
-  return run_fused_backward(launch, in, &checkpoints);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,4 +39,18 @@ class Op<Ret(Args...)> {
   mutable std::optional<c10::TypedOperatorHandle<Signature>> handle_;
 };
 
+// The flat kernel of an op (for m.impl, or a test binding) whose body is wrapped with what its
+// device needs (a type with a static run(args...): a device guard, a launcher), under the op's
+// signature from ops.h, so that the argument list is not written again.
+template <typename Signature>
+struct KernelOf;
+
+template <typename Ret, typename... Args>
+struct KernelOf<Ret(Args...)> {
+  template <typename Wrapped>
+  static Ret kernel(Args... args) {
+    return Wrapped::run(args...);
+  }
+};
+
 }  // namespace softdtw_torch

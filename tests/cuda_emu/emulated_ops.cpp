@@ -13,9 +13,13 @@
 #include "cuda_emu.h"
 #include "emulated_launch.h"
 #include "hydra/cuda/transform_ops.h"
+#include "hydra/ops.h"
 #include "minirocket/cuda/transform_ops.h"
+#include "minirocket/ops.h"
 #include "multirocket/cuda/transform_ops.h"
+#include "multirocket/ops.h"
 #include "rocket/cuda/convolve_ops.h"
+#include "rocket/ops.h"
 #include "softdtw/cuda/tiles_ops.h"
 #include "softdtw/ops.h"
 
@@ -25,7 +29,7 @@ namespace softdtw_torch::detail {
 bool link_anchor() { return true; }
 }  // namespace softdtw_torch::detail
 
-// A SoftDTW op body (tiles::*_op) run with the emulated launcher.
+// A CUDA op body (tiles::*_op, and the other families' *_op) run with the emulated launcher.
 template <auto body>
 struct Emulated {
   template <typename... Args>
@@ -34,25 +38,42 @@ struct Emulated {
   }
 };
 
+// A binding of `kernel` (an op's flat kernel, its signature from the family's ops.h) that takes a
+// std::string where the kernel takes a c10::string_view: pybind11 converts str to std::string, and
+// before torch 2.7 c10::string_view is a class of torch's own that it does not convert.
+template <typename T>
+struct FromPython {
+  using type = T;
+};
+template <>
+struct FromPython<c10::string_view> {
+  using type = const std::string&;
+};
+template <auto kernel>
+struct Binding;
+template <typename Ret, typename... Args, Ret (*kernel)(Args...)>
+struct Binding<kernel> {
+  static Ret call(typename FromPython<Args>::type... args) { return kernel(static_cast<Args>(args)...); }
+};
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   using Tensor = at::Tensor;
-  using OptTensor = std::optional<at::Tensor>;
   namespace tiles = softdtw_torch::tiles;
   namespace sdtw = softdtw_torch::softdtw;  // the signatures: each body takes the bundle, each binding the flat list
-  const EmulatedLaunch launch{};
   m.def("from_cost_forward", &sdtw::FromCostForward::kernel_of<Emulated<&tiles::from_cost_forward_op<EmulatedLaunch>>>);
   m.def("from_cost_backward",
         &sdtw::FromCostBackward::kernel_of<Emulated<&tiles::from_cost_backward_op<EmulatedLaunch>>>);
-  m.def("fused_forward", &sdtw::FusedForward::kernel_of<Emulated<&tiles::fused_forward_op<EmulatedLaunch>>>);
-  m.def("fused_backward", &sdtw::FusedBackward::kernel_of<Emulated<&tiles::fused_backward_op<EmulatedLaunch>>>);
+  m.def("fused_forward",
+        &Binding<&sdtw::FusedForward::kernel_of<Emulated<&tiles::fused_forward_op<EmulatedLaunch>>>>::call);
+  m.def("fused_backward",
+        &Binding<&sdtw::FusedBackward::kernel_of<Emulated<&tiles::fused_backward_op<EmulatedLaunch>>>>::call);
   m.def("from_cost_jvp", &sdtw::FromCostJvp::kernel_of<Emulated<&tiles::from_cost_jvp_op<EmulatedLaunch>>>);
   m.def("fused_jvp", &sdtw::FusedJvp::kernel_of<Emulated<&tiles::fused_jvp_op<EmulatedLaunch>>>);
   m.def("from_cost_hvp", &sdtw::FromCostHvp::kernel_of<Emulated<&tiles::from_cost_hvp_op<EmulatedLaunch>>>);
   m.def("fused_hvp", &sdtw::FusedHvp::kernel_of<Emulated<&tiles::fused_hvp_op<EmulatedLaunch>>>);
   m.def("dtw_path", &sdtw::DtwPath::kernel_of<Emulated<&tiles::dtw_path_op<EmulatedLaunch>>>);
-  m.def("itakura_rows", [=](const Tensor& n, const Tensor& m, int64_t columns, double slope) {
-    return tiles::itakura_rows_op(launch, n, m, columns, slope);
-  });
+  m.def("itakura_rows",
+        &softdtw_torch::KernelOf<sdtw::ItakuraRows>::kernel<Emulated<&tiles::itakura_rows_op<EmulatedLaunch>>>);
   // Dynamic shared memory per block of every kernel the ops launch, in bytes.
   m.def("shared_memory_bytes", [](bool float64) {
     auto of = [](auto zero) {
@@ -81,50 +102,24 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     };
     return float64 ? of(0.0) : of(0.0f);
   });
-  m.def("rocket_convolve_forward",
-        [=](const Tensor& x, const Tensor& weights, const Tensor& lengths, const Tensor& biases, const Tensor& dilations,
-            const Tensor& paddings, const Tensor& num_channel_indices, const Tensor& channel_indices,
-            const std::string& accumulate, const OptTensor& x_lengths, std::optional<double> temperature) {
-          return softdtw_torch::rocket_cuda::convolve_forward_op(launch, x, weights, lengths, biases, dilations,
-                                                                 paddings, num_channel_indices, channel_indices,
-                                                                 accumulate, x_lengths, temperature);
-        });
-  m.def("rocket_convolve_backward",
-        [=](const Tensor& grad, const Tensor& x, const Tensor& weights, const Tensor& lengths, const Tensor& biases,
-            const Tensor& dilations, const Tensor& paddings, const Tensor& num_channel_indices,
-            const Tensor& channel_indices, const Tensor& argmax, const std::string& accumulate,
-            const OptTensor& x_lengths, std::optional<double> temperature) {
-          return softdtw_torch::rocket_cuda::convolve_backward_op(launch, grad, x, weights, lengths, biases, dilations,
-                                                                  paddings, num_channel_indices, channel_indices,
-                                                                  argmax, accumulate, x_lengths, temperature);
-        });
-  m.def("rocket_normalise", [=](const Tensor& x, const OptTensor& x_lengths) {
-    return softdtw_torch::rocket_cuda::normalise_op(launch, x, x_lengths);
-  });
+  // The other families' CUDA op bodies, under their signatures (ops.h).
+  using softdtw_torch::KernelOf;
+  namespace rocket = softdtw_torch::rocket;
+  namespace rocket_cuda = softdtw_torch::rocket_cuda;
+  namespace minirocket = softdtw_torch::minirocket;
+  namespace multirocket = softdtw_torch::multirocket;
+  namespace hydra = softdtw_torch::hydra;
+  m.def("rocket_convolve_forward", &Binding<&KernelOf<rocket::ConvolveForward>::kernel<
+                                       Emulated<&rocket_cuda::convolve_forward_op<EmulatedLaunch>>>>::call);
+  m.def("rocket_convolve_backward", &Binding<&KernelOf<rocket::ConvolveBackward>::kernel<
+                                        Emulated<&rocket_cuda::convolve_backward_op<EmulatedLaunch>>>>::call);
+  m.def("rocket_normalise", &KernelOf<rocket::Normalise>::kernel<Emulated<&rocket_cuda::normalise_op<EmulatedLaunch>>>);
   m.def("minirocket_transform",
-        [=](const Tensor& x, const Tensor& num_channels_per_combination, const Tensor& channel_indices,
-            const Tensor& dilations, const Tensor& num_features_per_dilation, const Tensor& biases,
-            const OptTensor& x_lengths) {
-          return softdtw_torch::minirocket::transform_op(launch, x, num_channels_per_combination, channel_indices,
-                                                         dilations, num_features_per_dilation, biases, x_lengths);
-        });
+        &KernelOf<minirocket::Transform>::kernel<Emulated<&minirocket::transform_op<EmulatedLaunch>>>);
   m.def("multirocket_transform",
-        [=](const Tensor& x, const Tensor& num_channels_per_combination, const Tensor& channel_indices,
-            const Tensor& dilations, const Tensor& num_features_per_dilation, const Tensor& biases,
-            const Tensor& diff_dilations, const Tensor& diff_num_features_per_dilation, const Tensor& diff_biases,
-            const OptTensor& x_lengths) {
-          return softdtw_torch::multirocket::transform_op(launch, x, num_channels_per_combination, channel_indices,
-                                                          dilations, num_features_per_dilation, biases, diff_dilations,
-                                                          diff_num_features_per_dilation, diff_biases, x_lengths);
-        });
-  m.def("hydra_transform",
-        [=](const Tensor& x, const Tensor& weights, const Tensor& channels, const OptTensor& x_lengths) {
-          return softdtw_torch::hydra::transform_op(launch, x, weights, channels, x_lengths);
-        });
-  m.def("hydra_transform_backward", [=](const Tensor& grad, const Tensor& x, const Tensor& weights,
-                                        const Tensor& channels, const OptTensor& x_lengths) {
-    return softdtw_torch::hydra::backward_op(launch, grad, x, weights, channels, x_lengths);
-  });
+        &KernelOf<multirocket::Transform>::kernel<Emulated<&multirocket::transform_op<EmulatedLaunch>>>);
+  m.def("hydra_transform", &KernelOf<hydra::Transform>::kernel<Emulated<&hydra::transform_op<EmulatedLaunch>>>);
+  m.def("hydra_transform_backward", &KernelOf<hydra::Backward>::kernel<Emulated<&hydra::backward_op<EmulatedLaunch>>>);
   // The combination layout minirocket_transform uploads (csrc/minirocket/problem.h), for the
   // torch-free harness: (combinations (n, 7) int64, channel indices int32, biases float32).
   m.def("minirocket_layout", [](const Tensor& x, const Tensor& num_channels_per_combination,
@@ -147,7 +142,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         [](const Tensor& x, const Tensor& num_channels_per_combination, const Tensor& channel_indices,
            const Tensor& dilations, const Tensor& num_features_per_dilation, const Tensor& biases,
            const Tensor& diff_dilations, const Tensor& diff_num_features_per_dilation, const Tensor& diff_biases) {
-          namespace multirocket = softdtw_torch::multirocket;
           const auto layout = multirocket::make_layout(multirocket::prepare_transform(
               x, num_channels_per_combination, channel_indices, dilations, num_features_per_dilation, biases,
               diff_dilations, diff_num_features_per_dilation, diff_biases, std::nullopt));

@@ -55,14 +55,6 @@ struct OnCurrentStream {
   }
 };
 
-// The same for an op without the bundle, under its flat signature (ops.h).
-template <typename Signature, auto body>
-struct Unbundled;
-template <typename Ret, typename... Args, auto body>
-struct Unbundled<Ret(Args...), body> {
-  static Ret kernel(Args... args) { return OnCurrentStream<body>::run(args...); }
-};
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
@@ -81,7 +73,7 @@ TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCurrentStream<&from_cost_hvp_op<CudaLaunch>>>);
   m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel_of<OnCurrentStream<&fused_hvp_op<CudaLaunch>>>);
   m.impl("_dtw_path", DtwPath::kernel_of<OnCurrentStream<&dtw_path_op<CudaLaunch>>>);
-  m.impl("_itakura_rows", &Unbundled<ItakuraRows, &tiles::itakura_rows_op<CudaLaunch>>::kernel);
+  m.impl("_itakura_rows", &KernelOf<ItakuraRows>::kernel<OnCurrentStream<&tiles::itakura_rows_op<CudaLaunch>>>);
 }
 
 }  // namespace softdtw_torch

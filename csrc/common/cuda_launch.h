@@ -5,6 +5,10 @@
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cstddef>
+#include <tuple>
 
 #include "device.cuh"
 
@@ -49,6 +53,21 @@ struct CudaLaunch {
 
   // Streaming multiprocessors of the current device: grid-stride kernels size their grid by it.
   int64_t multiprocessors() const { return at::cuda::getCurrentDeviceProperties()->multiProcessorCount; }
+};
+
+// The CUDA kernel of a ROCKET-family op whose body is *_op(launch, args...) (shared with the
+// emulation tests): run under a guard for the device of its series x, the argument at `series`
+// (0, or 1 after an upstream gradient), refused under the name *op as series_cuda_device says.
+// Registered as KernelOf<Signature>::kernel<OnSeriesDevice<...>> (op.h), so that its argument list
+// is the op's signature in the family's ops.h, not written again.
+template <const char* const* op, std::size_t series, auto body>
+struct OnSeriesDevice {
+  template <typename... Args>
+  static auto run(const Args&... args) {
+    const at::Tensor& x = std::get<series>(std::forward_as_tuple(args...));
+    const c10::cuda::CUDAGuard guard(series_cuda_device(*op, x));
+    return body(CudaLaunch{}, args...);
+  }
 };
 
 }  // namespace softdtw_torch

@@ -3,24 +3,15 @@
 // launched by ../../common/cuda_launch.h; minirocket_fit for CUDA tensors runs aeon's sequential
 // random stream on the CPU.
 #include <ATen/ATen.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "../../common/cuda_launch.h"
+#include "../ops.h"
 #include "transform_ops.h"
 
 namespace softdtw_torch {
 namespace minirocket {
 namespace {
-
-at::Tensor transform_cuda(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
-                          const at::Tensor& channel_indices, const at::Tensor& dilations,
-                          const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                          const std::optional<at::Tensor>& x_lengths) {
-  const c10::cuda::CUDAGuard guard(series_cuda_device(kTransformOp, x));
-  return transform_op(CudaLaunch{}, x, num_channels_per_combination, channel_indices, dilations,
-                      num_features_per_dilation, biases, x_lengths);
-}
 
 // aeon's fit is one sequential random stream and a few quantiles: it runs on the CPU (x is copied
 // there) and the parameters come back on x's device, ready for transform.
@@ -37,7 +28,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fit_cuda(
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   m.impl("minirocket_fit", &fit_cuda);
-  m.impl("minirocket_transform", &transform_cuda);
+  m.impl("minirocket_transform",
+         &KernelOf<Transform>::kernel<OnSeriesDevice<&kTransformOp, 0, &transform_op<CudaLaunch>>>);
 }
 
 }  // namespace minirocket

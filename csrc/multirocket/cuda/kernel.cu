@@ -3,26 +3,15 @@
 // launched by ../../common/cuda_launch.h; multirocket_fit for CUDA tensors runs aeon's sequential
 // random streams on the CPU.
 #include <ATen/ATen.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "../../common/cuda_launch.h"
+#include "../ops.h"
 #include "transform_ops.h"
 
 namespace softdtw_torch {
 namespace multirocket {
 namespace {
-
-at::Tensor transform_cuda(const at::Tensor& x, const at::Tensor& num_channels_per_combination,
-                          const at::Tensor& channel_indices, const at::Tensor& dilations,
-                          const at::Tensor& num_features_per_dilation, const at::Tensor& biases,
-                          const at::Tensor& diff_dilations, const at::Tensor& diff_num_features_per_dilation,
-                          const at::Tensor& diff_biases, const std::optional<at::Tensor>& x_lengths) {
-  const c10::cuda::CUDAGuard guard(series_cuda_device(kTransformOp, x));
-  return transform_op(CudaLaunch{}, x, num_channels_per_combination, channel_indices, dilations,
-                      num_features_per_dilation, biases, diff_dilations, diff_num_features_per_dilation, diff_biases,
-                      x_lengths);
-}
 
 // The fit is sequential random streams and quantiles: it runs on the CPU (x is copied there) and
 // the parameters come back on x's device, ready for transform.
@@ -37,7 +26,8 @@ Parameters fit_cuda(const at::Tensor& x, int64_t n_kernels, int64_t max_dilation
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
   m.impl("multirocket_fit", &fit_cuda);
-  m.impl("multirocket_transform", &transform_cuda);
+  m.impl("multirocket_transform",
+         &KernelOf<Transform>::kernel<OnSeriesDevice<&kTransformOp, 0, &transform_op<CudaLaunch>>>);
 }
 
 }  // namespace multirocket

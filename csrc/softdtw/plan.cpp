@@ -3,6 +3,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <cstddef>
+#include <iterator>
 #include <string>
 
 #include "constants.h"
@@ -30,31 +32,23 @@ bool forward_with_grad_pays(const at::Tensor& x, const at::Tensor& y) {
   return short_pairs.sym_and(enough_pairs).guard_bool(__FILE__, __LINE__);
 }
 
-constexpr FusedCache kCaches[] = {FusedCache::kNothing, FusedCache::kTable, FusedCache::kBorders,
-                                  FusedCache::kGradients};
+// The strategies' names (the ops' option), in FusedCache's order.
+constexpr const char* kCacheNames[] = {"nothing", "table", "borders", "gradients"};
+static_assert(std::size(kCacheNames) == static_cast<std::size_t>(FusedCache::kGradients) + 1);
 
 }  // namespace
 
-const char* name_of(FusedCache cache) {
-  switch (cache) {
-    case FusedCache::kNothing:
-      return "nothing";
-    case FusedCache::kTable:
-      return "table";
-    case FusedCache::kBorders:
-      return "borders";
-    case FusedCache::kGradients:
-      return "gradients";
-  }
-  return "";
-}
+const char* name_of(FusedCache cache) { return kCacheNames[static_cast<std::size_t>(cache)]; }
 
 FusedCache fused_cache_named(const char* op, const char* option, c10::string_view name) {
-  for (FusedCache cache : kCaches) {
-    if (name == name_of(cache)) return cache;
+  for (std::size_t i = 0; i < std::size(kCacheNames); ++i) {
+    if (name == kCacheNames[i]) return static_cast<FusedCache>(i);
   }
-  TORCH_CHECK_VALUE(false, op, ": expected ", option, " to be one of \"nothing\", \"table\", \"borders\" or ",
-                    "\"gradients\", got \"", std::string(name), "\"");
+  std::string choices;  // "nothing", "table", ... or "gradients"
+  for (std::size_t i = 0; i < std::size(kCacheNames); ++i) {
+    choices += std::string(i == 0 ? "" : i + 1 < std::size(kCacheNames) ? ", " : " or ") + '"' + kCacheNames[i] + '"';
+  }
+  TORCH_CHECK_VALUE(false, op, ": expected ", option, " to be one of ", choices, ", got \"", std::string(name), "\"");
 }
 
 FusedCache plan_fused_forward(const at::Tensor& x, const at::Tensor& y, bool gradient_needed, bool checkpoint) {

@@ -165,12 +165,12 @@ def _(grad, D, R, args):
 
 _FUSED_CACHES = ("nothing", "table", "borders", "gradients")
 """What the fused forward keeps for its backward (``csrc/softdtw/plan.h``)."""
+_FUSED_CACHE_CHOICES = ", ".join(f'"{n}"' for n in _FUSED_CACHES[:-1]) + f' or "{_FUSED_CACHES[-1]}"'
 
 
 def _check_cache(option: str, name: str, device: torch.device) -> None:
     torch._check_value(name in _FUSED_CACHES,
-                       lambda: f'{_FUSED_OP}: expected {option} to be one of "nothing", "table", "borders" or '
-                       f'"gradients", got "{name}"')
+                       lambda: f'{_FUSED_OP}: expected {option} to be one of {_FUSED_CACHE_CHOICES}, got "{name}"')
     torch._check_not_implemented(
         name != "gradients" or device.type != "cuda",
         lambda: f'{_FUSED_OP}: the "gradients" cache (each pair\'s unit gradients) is kept on the CPU only, got '

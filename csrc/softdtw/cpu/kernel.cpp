@@ -510,16 +510,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_cpu(const at::Tenso
 std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
                                                       const at::Tensor& first, const at::Tensor& second,
                                                       const ProblemArgs& args, c10::string_view kept) {
-  switch (fused_cache_named(kFusedOp, "kept", kept)) {
-    case FusedCache::kTable:
-      return fused_backward_from_table(grad, x, y, first, args);
-    case FusedCache::kGradients:
-      return fused_backward_from_unit_gradients(grad, x, y, first, second, args);
-    case FusedCache::kNothing:
-    case FusedCache::kBorders:
-      break;
-  }
-  return fused_backward_from_table(grad, x, y, at::empty({0}, x.options()), args);
+  const FusedCache cache = fused_cache_named(kFusedOp, "kept", kept);
+  if (cache == FusedCache::kGradients) return fused_backward_from_unit_gradients(grad, x, y, first, second, args);
+  // "nothing", or "borders" (no checkpoints here): an empty table, recomputed
+  const at::Tensor R = cache == FusedCache::kTable ? first : at::empty({0}, x.options());
+  return fused_backward_from_table(grad, x, y, R, args);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // How the CUDA ops launch a kernel: on the current stream, checked, with the shared-memory opt-in.
-// Op bodies are templated on the launcher (softdtw/cuda/tiles_ops.h, rocket/cuda/convolve_ops.h,
-// minirocket/cuda/transform_ops.h), so the emulation tests run the same bodies with the emulator's.
+// Op bodies are templated on the launcher (SoftDTW's tile engine in softdtw/cuda/tiles_ops.h,
+// rocket/cuda/convolve_ops.h, minirocket/cuda/transform_ops.h, ...), so the emulation tests run the
+// same bodies with the emulator's.
 #pragma once
 
 #include <ATen/cuda/CUDAContext.h>

@@ -114,8 +114,8 @@ std::tuple<at::Tensor, at::Tensor> finish_forward(const char* op, const ForwardO
 // Validated inputs of a backward op: D, or x and y, validated as by the forward (they fix the
 // problem) and converted to the compute dtype; R the forward's DP table of them (checked), or
 // undefined when given empty (the forward kept none): the op body recomputes it with its own
-// device's forward (table_for_backward in cpu/kernel.cpp, with_table in cuda/tiles_ops.h), not
-// through the dispatcher; grad the upstream gradient (B,) in the compute dtype.
+// device's forward (with_table in bodies.h), not through the dispatcher; grad the upstream
+// gradient (B,) in the compute dtype.
 struct BackwardInputs {
   SoftDTWProblem problem;
   at::Tensor grad, R, D, x, y;

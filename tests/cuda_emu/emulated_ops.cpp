@@ -29,7 +29,7 @@ namespace softdtw_torch::detail {
 bool link_anchor() { return true; }
 }  // namespace softdtw_torch::detail
 
-// A CUDA op body (tiles::*_op, and the other families' *_op) run with the emulated launcher.
+// A CUDA op body (the other families' *_op) run with the emulated launcher.
 template <auto body>
 struct Emulated {
   template <typename... Args>
@@ -37,6 +37,11 @@ struct Emulated {
     return body(EmulatedLaunch{}, args...);
   }
 };
+
+// A SoftDTW op body (softdtw/bodies.h) on the tile kernels' engine, launched by the emulator.
+using EmulatedTileEngine = softdtw_torch::tiles::TileEngine<EmulatedLaunch>;
+template <auto body>
+using EmulatedTiles = softdtw_torch::softdtw::On<EmulatedTileEngine, body>;
 
 // A binding of `kernel` (an op's flat kernel, its signature from the family's ops.h) that takes a
 // std::string where the kernel takes a c10::string_view: pybind11 converts str to std::string, and
@@ -60,20 +65,19 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   using Tensor = at::Tensor;
   namespace tiles = softdtw_torch::tiles;
   namespace sdtw = softdtw_torch::softdtw;  // the signatures: each body takes the bundle, each binding the flat list
-  m.def("from_cost_forward", &sdtw::FromCostForward::kernel_of<Emulated<&tiles::from_cost_forward_op<EmulatedLaunch>>>);
-  m.def("from_cost_backward",
-        &sdtw::FromCostBackward::kernel_of<Emulated<&tiles::from_cost_backward_op<EmulatedLaunch>>>);
-  m.def("fused_forward",
-        &Binding<&sdtw::FusedForward::kernel_of<Emulated<&tiles::fused_forward_op<EmulatedLaunch>>>>::call);
+  using EngineT = EmulatedTileEngine;
+  m.def("from_cost_forward", &sdtw::FromCostForward::kernel_of<EmulatedTiles<&sdtw::from_cost_forward<EngineT>>>);
+  m.def("from_cost_backward", &sdtw::FromCostBackward::kernel_of<EmulatedTiles<&sdtw::from_cost_backward<EngineT>>>);
+  m.def("fused_forward", &Binding<&sdtw::FusedForward::kernel_of<EmulatedTiles<&sdtw::fused_forward<EngineT>>>>::call);
   m.def("fused_backward",
-        &Binding<&sdtw::FusedBackward::kernel_of<Emulated<&tiles::fused_backward_op<EmulatedLaunch>>>>::call);
-  m.def("from_cost_jvp", &sdtw::FromCostJvp::kernel_of<Emulated<&tiles::from_cost_jvp_op<EmulatedLaunch>>>);
-  m.def("fused_jvp", &sdtw::FusedJvp::kernel_of<Emulated<&tiles::fused_jvp_op<EmulatedLaunch>>>);
-  m.def("from_cost_hvp", &sdtw::FromCostHvp::kernel_of<Emulated<&tiles::from_cost_hvp_op<EmulatedLaunch>>>);
-  m.def("fused_hvp", &sdtw::FusedHvp::kernel_of<Emulated<&tiles::fused_hvp_op<EmulatedLaunch>>>);
-  m.def("dtw_path", &sdtw::DtwPath::kernel_of<Emulated<&tiles::dtw_path_op<EmulatedLaunch>>>);
+        &Binding<&sdtw::FusedBackward::kernel_of<EmulatedTiles<&sdtw::fused_backward<EngineT>>>>::call);
+  m.def("from_cost_jvp", &sdtw::FromCostJvp::kernel_of<EmulatedTiles<&sdtw::from_cost_jvp<EngineT>>>);
+  m.def("fused_jvp", &sdtw::FusedJvp::kernel_of<EmulatedTiles<&sdtw::fused_jvp<EngineT>>>);
+  m.def("from_cost_hvp", &sdtw::FromCostHvp::kernel_of<EmulatedTiles<&sdtw::from_cost_hvp<EngineT>>>);
+  m.def("fused_hvp", &sdtw::FusedHvp::kernel_of<EmulatedTiles<&sdtw::fused_hvp<EngineT>>>);
+  m.def("dtw_path", &sdtw::DtwPath::kernel_of<EmulatedTiles<&sdtw::dtw_path<EngineT>>>);
   m.def("itakura_rows",
-        &softdtw_torch::KernelOf<sdtw::ItakuraRows>::kernel<Emulated<&tiles::itakura_rows_op<EmulatedLaunch>>>);
+        &softdtw_torch::KernelOf<sdtw::ItakuraRows>::kernel<EmulatedTiles<&sdtw::itakura_rows<EngineT>>>);
   // Dynamic shared memory per block of every kernel the ops launch, in bytes.
   m.def("shared_memory_bytes", [](bool float64) {
     auto of = [](auto zero) {

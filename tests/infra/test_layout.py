@@ -4,7 +4,8 @@ included; no op family's C++ includes another family's files (what families shar
 csrc/common/, which includes no family); no device-agnostic C++ file of a family (problem.cpp,
 composite.cpp, autograd.cpp, fit.cpp, plan.cpp) calls a function of its CPU or CUDA kernels; the
 SoftDTW options travel as one bundle (csrc/softdtw/args.h), spelled out only where the public
-ops' argument order requires it."""
+ops' argument order requires it; SoftDTW's op bodies are written once (csrc/softdtw/bodies.h), the
+device engines only compute."""
 import ast
 import re
 import shutil
@@ -217,6 +218,35 @@ def test_the_softdtw_options_travel_as_one_bundle():
         assert found <= allowed.get(name, 0), (
             f"{name} spells out the SoftDTW options {found} times (at most {allowed.get(name, 0)}): take "
             "`const ProblemArgs& args` (csrc/softdtw/args.h) and register with Bundled::kernel")
+
+
+# --- C++: SoftDTW's op bodies are written once, over a device engine ---
+
+# What only an op body does (csrc/softdtw/bodies.h): validate the inputs, parse the memory plan's
+# option, refuse invalid values, recompute a backward's table through the engine.
+_BODY_ONLY = re.compile(r"\b(prepare_\w+|finish_forward|fused_cache_named|check_pair_weights|checked_itakura_lengths"
+                        r"|recomputed_table)\s*\(")
+
+
+def _body_only_calls(text: str) -> List[str]:
+    code = re.sub(r"//[^\n]*", "", text)  # comments may name them
+    return _BODY_ONLY.findall(code)
+
+
+def test_the_body_call_reader_sees_calls_not_comments():
+    assert _body_only_calls("// prepare_fused(x)\nconst auto in = prepare_fused(x, y, args);") == ["prepare_fused"]
+    assert _body_only_calls("  finish_forward (op, out, dtype, what);") == ["finish_forward"]
+    assert _body_only_calls("// errors left to finish_forward (by the op)") == []
+
+
+def test_softdtw_engines_leave_validation_and_errors_to_the_bodies():
+    # The CPU engine (cpu/) and the tile engine (cuda/, which the emulator runs) compute on
+    # validated inputs; a body that validated on one device only would let the devices' messages drift.
+    engines = sorted(p for folder in ("cpu", "cuda") for p in (CSRC / "softdtw" / folder).iterdir())
+    assert any(p.name == "tiles_ops.h" for p in engines) and any(p.name == "kernel.cpp" for p in engines)
+    for path in engines:
+        found = _body_only_calls(path.read_text())
+        assert not found, f"csrc/softdtw/{path.parent.name}/{path.name} calls {found}: the op bodies' (bodies.h)"
 
 
 # --- C++: the device-agnostic files call no device code ---

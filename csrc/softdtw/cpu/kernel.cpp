@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "../../common/macros.h"
+#include "../bodies.h"
 #include "../math.h"
 #include "../ops.h"
-#include "../plan.h"
 #include "../problem.h"
 #include "packs.h"
 #include "tiles.h"
@@ -37,9 +37,34 @@ const bool kInterleavedPathsRegistered = register_path_rule(cpu::kInterleavedPat
 #endif
 
 using namespace cpu;  // the tiled wavefront engine (tiles.h) and the packs (packs.h)
-// The memory planner's strategies (../plan.h).
-using softdtw::fused_cache_named;
-using softdtw::FusedCache;
+using softdtw::CachedForward;
+using softdtw::Finish;
+using softdtw::TangentForward;
+
+// The CPU's engine of the SoftDTW ops' bodies (../bodies.h, which lists what each method does):
+// short fused pairs in packs (packs.h), other pairs on the tiled wavefront (tiles.h).
+struct CpuEngine {
+  // The forward of short pairs in packs keeps each pair's unit gradients; there are no tile
+  // checkpoints ("borders" keeps nothing, and the backward recomputes the whole table).
+  static constexpr bool kKeepsUnitGradients = true;
+  static constexpr bool kKeepsBorders = false;
+
+  ForwardOutputs forward(const ForwardInputs& in, bool fused, bool keep_table) const;
+  at::Tensor from_cost_backward(const BackwardInputs& in) const;
+  std::tuple<at::Tensor, at::Tensor> fused_backward(const BackwardInputs& in) const;
+  CachedForward forward_with_unit_gradients(const ForwardInputs& in) const;
+  std::pair<ForwardOutputs, at::Tensor> value_and_grad(const ForwardInputs& in, const at::Tensor& weights) const;
+  std::tuple<at::Tensor, at::Tensor> backward_from_unit_gradients(const BackwardInputs& in, const at::Tensor& unit_x,
+                                                                  const at::Tensor& unit_y) const;
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path(const ForwardInputs& in, const Finish& finish) const;
+  TangentForward tangent_forward(const TangentInputs& in, bool fused) const;
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp(const TangentInputs& in, bool with_grad,
+                                                               const Finish& finish) const;
+  std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp(const TangentInputs& in,
+                                                                                   bool with_grad,
+                                                                                   const Finish& finish) const;
+  at::Tensor itakura_rows(const at::Tensor& n, const at::Tensor& m, int64_t columns, double max_slope) const;
+};
 
 PairGeometry pair_geometry(const SoftDTWProblem& p, const int64_t* x_lengths, const int64_t* y_lengths, int64_t b) {
   const int64_t n = x_lengths ? x_lengths[b] : p.n, m = y_lengths ? y_lengths[b] : p.m;
@@ -180,12 +205,6 @@ ForwardOutputs run_from_cost_forward(const ForwardInputs& in, bool keep_table) {
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> from_cost_forward_cpu(const at::Tensor& D, const ProblemArgs& args,
-                                                         bool keep_table) {
-  return finish_forward(kFromCostOp, run_from_cost_forward(prepare_from_cost(D, args), keep_table), D.scalar_type(),
-                        kInvalidCostMessage);
-}
-
 // The fused forward of validated inputs: its outputs, errors left to finish_forward (by the op).
 ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
   const SoftDTWProblem& p = in.problem;
@@ -226,20 +245,13 @@ ForwardOutputs run_fused_forward(const ForwardInputs& in, bool keep_table) {
   return out;
 }
 
-// The table a backward reads: the forward's (in.R), or, when the forward kept none, recomputed
-// here by this device's forward, its invalid inputs refused as that forward refuses them.
-at::Tensor table_for_backward(const BackwardInputs& in, bool fused) {
-  if (in.R.defined()) return in.R;
-  const ForwardInputs fwd = in.forward();
-  return recomputed_table(
-      fused ? run_fused_forward(fwd, /*keep_table=*/true) : run_from_cost_forward(fwd, /*keep_table=*/true), fused);
+ForwardOutputs CpuEngine::forward(const ForwardInputs& in, bool fused, bool keep_table) const {
+  return fused ? run_fused_forward(in, keep_table) : run_from_cost_forward(in, keep_table);
 }
 
-at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D_in, const at::Tensor& R_in,
-                                  const ProblemArgs& args) {
-  const BackwardInputs in = prepare_from_cost_backward(grad_in, D_in, R_in, args);
+at::Tensor CpuEngine::from_cost_backward(const BackwardInputs& in) const {
   const SoftDTWProblem& p = in.problem;
-  const at::Tensor R = table_for_backward(in, /*fused=*/false);
+  const at::Tensor& R = in.R;
   const at::Tensor& grad = in.grad;
   at::Tensor grad_D =
       p.ragged() ? at::zeros({p.batch, p.n, p.m}, R.options()) : at::empty({p.batch, p.n, p.m}, R.options());
@@ -265,18 +277,16 @@ at::Tensor from_cost_backward_cpu(const at::Tensor& grad_in, const at::Tensor& D
 // back from its end. Packs walk over the diagonals their forward kept (no (B, N, M) table written,
 // and the walk reads a pack's own cache-resident diagonals); other batches keep the table (laid
 // out by TableLayout) and walk over it, pairs in parallel.
-// γ is 0 (_dtw_path's schema has no gamma: WithoutGamma, ../args.h).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                            const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, args, kDtwPathOp);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> CpuEngine::dtw_path(const ForwardInputs& in,
+                                                                   const Finish& finish) const {
   const SoftDTWProblem& p = in.problem;
   const int64_t* xl = lengths_ptr(p.x_lengths);
   const int64_t* yl = lengths_ptr(p.y_lengths);
   const std::vector<Pack> packs = make_packs(p, in.x.size(2), xl, yl);
-  if (!packs.empty()) check_table_memory(p, pairs_held_in_packs(p), in.x.scalar_type(), x_in.device());
+  if (!packs.empty()) check_table_memory(p, pairs_held_in_packs(p), in.x.scalar_type(), in.x.device());
   const ForwardOutputs out =
       packs.empty() ? run_fused_forward(in, /*keep_table=*/true) : new_forward_outputs(p, in.x.options(), false);
-  const PathOutputs paths = new_path_outputs(p, x_in.device());
+  const PathOutputs paths = new_path_outputs(p, in.x.device());
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cpu", [&] {
     int64_t* cells = paths.paths.data_ptr<int64_t>();
     int64_t* lengths = paths.lengths.data_ptr<int64_t>();
@@ -313,7 +323,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_cpu(const at::Tensor& x_
       }
     });
   });
-  auto [values, unused] = finish_forward(kDtwPathOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  auto [values, unused] = finish(out);
   return {values, paths.paths, paths.lengths};
 }
 
@@ -370,13 +380,10 @@ void run_fused_backward(const SoftDTWProblem& p, const at::Tensor& R, const at::
   });
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_backward_from_table(const at::Tensor& grad_in, const at::Tensor& x_in,
-                                                             const at::Tensor& y_in, const at::Tensor& R_in,
-                                                             const ProblemArgs& args) {
-  const BackwardInputs in = prepare_fused_backward(grad_in, x_in, y_in, R_in, args);
+std::tuple<at::Tensor, at::Tensor> CpuEngine::fused_backward(const BackwardInputs& in) const {
   at::Tensor grad_x = at::zeros_like(in.x);
   at::Tensor grad_y = at::zeros_like(in.y);
-  const at::Tensor R = table_for_backward(in, /*fused=*/true);
+  const at::Tensor& R = in.R;
   AT_DISPATCH_FLOATING_TYPES(R.scalar_type(), "soft_dtw_fused_backward_cpu", [&] {
     run_fused_backward<scalar_t, scalar_t>(in.problem, R, in.x, in.y, static_cast<scalar_t>(in.problem.gamma),
                                            in.grad.data_ptr<scalar_t>(), grad_x.data_ptr<scalar_t>(),
@@ -427,48 +434,38 @@ ForwardOutputs run_value_and_grad(const ForwardInputs& in, T gamma, const T* sca
   return out;
 }
 
-// weights[b]·∂value_b/∂x_b, no ∂/∂y stored.
-std::tuple<at::Tensor, at::Tensor> fused_value_and_grad_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                            const at::Tensor& weights, const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, args);
-  check_pair_weights(x_in, weights);
+// weights[b]·∂value_b/∂x_b (weights in the compute dtype), no ∂/∂y stored.
+std::pair<ForwardOutputs, at::Tensor> CpuEngine::value_and_grad(const ForwardInputs& in,
+                                                                const at::Tensor& weights) const {
   at::Tensor grad_x = in.problem.ragged() ? at::zeros_like(in.x) : at::empty_like(in.x);
-  const at::Tensor w = weights.to(in.x.scalar_type()).contiguous();
   ForwardOutputs out;
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_value_and_grad_cpu", [&] {
-    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(in.problem.gamma), w.data_ptr<scalar_t>(),
-                                                 grad_x.data_ptr<scalar_t>(), nullptr);
+    out = run_value_and_grad<scalar_t, scalar_t>(in, static_cast<scalar_t>(in.problem.gamma),
+                                                 weights.data_ptr<scalar_t>(), grad_x.data_ptr<scalar_t>(), nullptr);
   });
-  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
-  return {values, grad_x.to(x_in.scalar_type())};
+  return {out, grad_x};
 }
 
 // The values and each pair's unit gradients ∂value_b/∂x_b, ∂value_b/∂y_b in float64 (the backward
 // op's float64 sums times 2, not rounded).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_with_unit_gradients(const at::Tensor& x_in,
-                                                                                 const at::Tensor& y_in,
-                                                                                 const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x_in, y_in, args);
+CachedForward CpuEngine::forward_with_unit_gradients(const ForwardInputs& in) const {
   const at::TensorOptions unit_options = in.x.options().dtype(at::kDouble);
   at::Tensor grad_x = at::zeros(in.x.sizes(), unit_options), grad_y = at::zeros(in.y.sizes(), unit_options);
   const at::Tensor ones = at::ones({in.problem.batch}, in.x.options());
-  ForwardOutputs out;
+  CachedForward f{{}, grad_x, grad_y};
   AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_forward_with_unit_gradients_cpu", [&] {
-    out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(in.problem.gamma), ones.data_ptr<scalar_t>(),
-                                               grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
+    f.out = run_value_and_grad<scalar_t, double>(in, static_cast<scalar_t>(in.problem.gamma), ones.data_ptr<scalar_t>(),
+                                                 grad_x.data_ptr<double>(), grad_y.data_ptr<double>());
   });
-  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
-  return {values, grad_x, grad_y};
+  return f;
 }
 
 // The backward of the forward with gradients: g[b]·unit in float64, rounded once to the compute
 // dtype (the bits of the backward from the table, see run_fused_backward); the rows past a pair's
 // length stay +0, as that backward leaves them (g·(+0) would be −0 for g < 0).
-std::tuple<at::Tensor, at::Tensor> fused_backward_from_unit_gradients(const at::Tensor& grad_in, const at::Tensor& x_in,
-                                                                      const at::Tensor& y_in, const at::Tensor& unit_x,
-                                                                      const at::Tensor& unit_y,
-                                                                      const ProblemArgs& args) {
-  const BackwardInputs in = prepare_fused_backward_from_unit_gradients(grad_in, x_in, y_in, unit_x, unit_y, args);
+std::tuple<at::Tensor, at::Tensor> CpuEngine::backward_from_unit_gradients(const BackwardInputs& in,
+                                                                           const at::Tensor& unit_x,
+                                                                           const at::Tensor& unit_y) const {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& grad = in.grad;
   at::Tensor grad_x = at::zeros_like(in.x), grad_y = at::zeros_like(in.y);
@@ -494,29 +491,6 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_from_unit_gradients(const at::
   return {grad_x, grad_y};
 }
 
-// The fused pair's op bodies: the forward keeps what `keep` names (../plan.h), the backward reads
-// it. The CPU has no tile checkpoints: "borders" keeps nothing, as "nothing" does, and its
-// backward recomputes the whole table.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                                 const ProblemArgs& args, c10::string_view keep) {
-  const FusedCache cache = fused_cache_named(kFusedOp, "keep", keep);
-  if (cache == FusedCache::kGradients) return fused_forward_with_unit_gradients(x_in, y_in, args);
-  const ForwardInputs in = prepare_fused(x_in, y_in, args);
-  auto [values, R] = finish_forward(kFusedOp, run_fused_forward(in, /*keep_table=*/cache == FusedCache::kTable),
-                                    x_in.scalar_type(), kInvalidSequenceMessage);
-  return {values, R, at::empty({0}, R.options())};
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& y,
-                                                      const at::Tensor& first, const at::Tensor& second,
-                                                      const ProblemArgs& args, c10::string_view kept) {
-  const FusedCache cache = fused_cache_named(kFusedOp, "kept", kept);
-  if (cache == FusedCache::kGradients) return fused_backward_from_unit_gradients(grad, x, y, first, second, args);
-  // "nothing", or "borders" (no checkpoints here): an empty table, recomputed
-  const at::Tensor R = cache == FusedCache::kTable ? first : at::empty({0}, x.options());
-  return fused_backward_from_table(grad, x, y, R, args);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Forward mode and second order (design doc §3): each pair's forward carries the tangent channel
 // (Ṙ beside R); the second-order ops then run the reverse sweep with it (Ė beside E) over the
@@ -524,15 +498,13 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cpu(const at::Tensor& grad, co
 // (B, N, M) buffer beyond the outputs.
 
 template <typename T, typename Costs>
-ForwardEnd<T> tangent_forward(const PairGeometry& g, T gamma, const Costs& costs, const T* tangent_pair, int64_t ld,
-                              const Tables<T>& tables, bool parallel, bool* invalid) {
+ForwardEnd<T> pair_tangent_forward(const PairGeometry& g, T gamma, const Costs& costs, const T* tangent_pair,
+                                   int64_t ld, const Tables<T>& tables, bool parallel, bool* invalid) {
   if (tangent_pair == nullptr) return forward_pair<T>(g, gamma, costs, tables, parallel, invalid, ZeroTangentTile<T>{});
   return forward_pair<T>(g, gamma, costs, tables, parallel, invalid, CostsFromTensor<T>{tangent_pair, ld});
 }
 
-std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, const at::Tensor& D_tangent_in,
-                                                     const ProblemArgs& args) {
-  const TangentInputs in = prepare_from_cost_jvp(D_in, D_tangent_in, args);
+TangentForward from_cost_tangent_forward(const TangentInputs& in) {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& D_tangent = in.D_tangent;
   const ForwardOutputs out = new_forward_outputs(p, in.D.options(), /*keep_table=*/false);
@@ -544,23 +516,17 @@ std::tuple<at::Tensor, at::Tensor> from_cost_jvp_cpu(const at::Tensor& D_in, con
     const scalar_t* t_all = D_tangent.defined() ? D_tangent.data_ptr<scalar_t>() : nullptr;
     for_each_pair(p.batch, [&](int64_t b, bool parallel) {
       const CostsFromTensor<scalar_t> costs{in.D.data_ptr<scalar_t>() + b * pair_stride, p.m};
-      const ForwardEnd<scalar_t> end =
-          tangent_forward<scalar_t>(pair_geometry(p, xl, yl, b), static_cast<scalar_t>(p.gamma), costs,
-                                    t_all ? t_all + b * pair_stride : nullptr, p.m, Tables<scalar_t>{}, parallel,
-                                    &out.invalid.data_ptr<bool>()[b]);
+      const ForwardEnd<scalar_t> end = pair_tangent_forward<scalar_t>(
+          pair_geometry(p, xl, yl, b), static_cast<scalar_t>(p.gamma), costs, t_all ? t_all + b * pair_stride : nullptr,
+          p.m, Tables<scalar_t>{}, parallel, &out.invalid.data_ptr<bool>()[b]);
       out.values.data_ptr<scalar_t>()[b] = end.value;
       tangents.data_ptr<scalar_t>()[b] = end.tangent;
     });
   });
-  auto [values, unused] = finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
-  return {values, tangents.to(D_in.scalar_type())};
+  return {out, tangents};
 }
 
-std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const at::Tensor& y_in,
-                                                 const std::optional<at::Tensor>& x_tangent_in,
-                                                 const std::optional<at::Tensor>& y_tangent_in,
-                                                 const ProblemArgs& args) {
-  const TangentInputs in = prepare_fused_jvp(x_in, y_in, x_tangent_in, y_tangent_in, args);
+TangentForward fused_tangent_forward(const TangentInputs& in) {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor &u = in.x_tangent, &v = in.y_tangent;
   const int64_t d = in.x.size(2);
@@ -603,8 +569,11 @@ std::tuple<at::Tensor, at::Tensor> fused_jvp_cpu(const at::Tensor& x_in, const a
       tangents.data_ptr<scalar_t>()[b] = end.tangent;
     });
   });
-  auto [values, unused] = finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
-  return {values, tangents.to(x_in.scalar_type())};
+  return {out, tangents};
+}
+
+TangentForward CpuEngine::tangent_forward(const TangentInputs& in, bool fused) const {
+  return fused ? fused_tangent_forward(in) : from_cost_tangent_forward(in);
 }
 
 // One pair's tables for the reverse sweep of a second-order op, in scratch (row stride m).
@@ -617,16 +586,12 @@ struct PairTables {
   ConstTables<T> to_read() const { return {R.data(), R_tangent.data()}; }
 };
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tensor& grad_in,
-                                                                 const std::optional<at::Tensor>& grad_tangent_in,
-                                                                 const at::Tensor& D_in,
-                                                                 const std::optional<at::Tensor>& D_tangent_in,
-                                                                 const ProblemArgs& args, bool with_grad) {
-  const TangentInputs in = prepare_from_cost_hvp(grad_in, grad_tangent_in, D_in, D_tangent_in, args);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> CpuEngine::from_cost_hvp(const TangentInputs& in, bool with_grad,
+                                                                        const Finish& finish) const {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor &D = in.D, &D_tangent = in.D_tangent, &grad = in.grad, &grad_tangent = in.grad_tangent;
   // R and Ṙ whole, for each pair a thread holds
-  check_table_memory(p, std::min<int64_t>(p.batch, at::get_num_threads()), D.scalar_type(), D_in.device(),
+  check_table_memory(p, std::min<int64_t>(p.batch, at::get_num_threads()), D.scalar_type(), D.device(),
                      /*tables=*/2);
   const ForwardOutputs out = new_forward_outputs(p, D.options(), /*keep_table=*/false);
   at::Tensor value_tangent = at::zeros({p.batch}, D.options());
@@ -643,9 +608,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tenso
       PairTables<scalar_t> tables(geo);
       const CostsFromTensor<scalar_t> costs{D.data_ptr<scalar_t>() + b * pair_stride, p.m};
       bool* bad = &out.invalid.data_ptr<bool>()[b];
-      const ForwardEnd<scalar_t> end =
-          tangent_forward<scalar_t>(geo, static_cast<scalar_t>(p.gamma), costs,
-                                    t_all ? t_all + b * pair_stride : nullptr, p.m, tables.to_write(), parallel, bad);
+      const ForwardEnd<scalar_t> end = pair_tangent_forward<scalar_t>(geo, static_cast<scalar_t>(p.gamma), costs,
+                                                                      t_all ? t_all + b * pair_stride : nullptr, p.m,
+                                                                      tables.to_write(), parallel, bad);
       if (*bad) return;  // the op raises
       value_tangent.data_ptr<scalar_t>()[b] = end.tangent;
       const scalar_t g = grad.data_ptr<scalar_t>()[b];
@@ -661,7 +626,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_cpu(const at::Tenso
           });
     });
   });
-  finish_forward(kFromCostOp, out, D_in.scalar_type(), kInvalidCostMessage);
+  finish(out);
   return {value_tangent, grad_D, grad_D_tangent};
 }
 
@@ -704,11 +669,8 @@ void fused_hvp_packs(const std::vector<Pack>& packs, const SoftDTWProblem& p, co
   });
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_cpu(
-    const at::Tensor& grad_in, const std::optional<at::Tensor>& grad_tangent_in, const at::Tensor& x_in,
-    const at::Tensor& y_in, const std::optional<at::Tensor>& x_tangent_in,
-    const std::optional<at::Tensor>& y_tangent_in, const ProblemArgs& args, bool with_grad) {
-  const TangentInputs in = prepare_fused_hvp(grad_in, grad_tangent_in, x_in, y_in, x_tangent_in, y_tangent_in, args);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> CpuEngine::fused_hvp(
+    const TangentInputs& in, bool with_grad, const Finish& finish) const {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor &x = in.x, &y = in.y, &u = in.x_tangent, &v = in.y_tangent;
   const at::Tensor &grad = in.grad, &grad_tangent = in.grad_tangent;
@@ -724,7 +686,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
   const std::vector<Pack> packs = make_packs(p, d, xl, yl);
   // R and Ṙ whole, for each pair a thread holds (packs keep all their diagonals)
   check_table_memory(p, packs.empty() ? std::min<int64_t>(p.batch, at::get_num_threads()) : pairs_held_in_packs(p),
-                     x.scalar_type(), x_in.device(), /*tables=*/2);
+                     x.scalar_type(), x.device(), /*tables=*/2);
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "soft_dtw_fused_hvp_cpu", [&] {
     if (!packs.empty()) {
       fused_hvp_packs<scalar_t>(packs, p, x, y, u, v, grad, grad_tangent, with_grad, value_tangent, grad_x, grad_y,
@@ -787,13 +749,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp
       store(sum_y, hess_y, geo.m, p.m, grad_y, grad_y_tangent);
     });
   });
-  finish_forward(kFusedOp, out, x_in.scalar_type(), kInvalidSequenceMessage);
+  finish(out);
   return {value_tangent, grad_x, grad_y, grad_x_tangent, grad_y_tangent};
 }
 
 // The parallelogram's rows per column (_itakura_rows), from ItakuraParallelogram.
-at::Tensor itakura_rows_cpu(const at::Tensor& n_in, const at::Tensor& m_in, int64_t columns, double max_slope) {
-  const auto [n, m] = checked_itakura_lengths(n_in, m_in, columns, max_slope);
+at::Tensor CpuEngine::itakura_rows(const at::Tensor& n, const at::Tensor& m, int64_t columns, double max_slope) const {
   at::Tensor out = at::empty({n.size(0), columns, 2}, n.options());
   const int64_t* n_all = n.data_ptr<int64_t>();
   const int64_t* m_all = m.data_ptr<int64_t>();
@@ -811,21 +772,25 @@ at::Tensor itakura_rows_cpu(const at::Tensor& n_in, const at::Tensor& m_in, int6
   return out;
 }
 
+// An op body (../bodies.h) on the CPU's engine.
+template <auto body>
+using OnCpu = softdtw::On<CpuEngine, body>;
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CPU, m) {
   using namespace softdtw;  // the signatures (ops.h): each body takes the bundle, the kernel the flat list
-  m.impl("_soft_dtw_from_cost_forward", FromCostForward::kernel<&from_cost_forward_cpu>);
-  m.impl("_soft_dtw_from_cost_backward", FromCostBackward::kernel<&from_cost_backward_cpu>);
-  m.impl("_soft_dtw_fused_forward", FusedForward::kernel<&fused_forward_cpu>);
-  m.impl("_soft_dtw_fused_backward", FusedBackward::kernel<&fused_backward_cpu>);
-  m.impl("_soft_dtw_fused_value_and_grad", FusedValueAndGrad::kernel<&fused_value_and_grad_cpu>);
-  m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel<&from_cost_jvp_cpu>);
-  m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel<&fused_jvp_cpu>);
-  m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel<&from_cost_hvp_cpu>);
-  m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel<&fused_hvp_cpu>);
-  m.impl("_dtw_path", DtwPath::kernel<&dtw_path_cpu>);
-  m.impl("_itakura_rows", &itakura_rows_cpu);
+  m.impl("_soft_dtw_from_cost_forward", FromCostForward::kernel_of<OnCpu<&from_cost_forward<CpuEngine>>>);
+  m.impl("_soft_dtw_from_cost_backward", FromCostBackward::kernel_of<OnCpu<&from_cost_backward<CpuEngine>>>);
+  m.impl("_soft_dtw_fused_forward", FusedForward::kernel_of<OnCpu<&fused_forward<CpuEngine>>>);
+  m.impl("_soft_dtw_fused_backward", FusedBackward::kernel_of<OnCpu<&fused_backward<CpuEngine>>>);
+  m.impl("_soft_dtw_fused_value_and_grad", FusedValueAndGrad::kernel_of<OnCpu<&fused_value_and_grad<CpuEngine>>>);
+  m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel_of<OnCpu<&from_cost_jvp<CpuEngine>>>);
+  m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel_of<OnCpu<&fused_jvp<CpuEngine>>>);
+  m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCpu<&from_cost_hvp<CpuEngine>>>);
+  m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel_of<OnCpu<&fused_hvp<CpuEngine>>>);
+  m.impl("_dtw_path", DtwPath::kernel_of<OnCpu<&dtw_path<CpuEngine>>>);
+  m.impl("_itakura_rows", &KernelOf<ItakuraRows>::kernel<OnCpu<&itakura_rows<CpuEngine>>>);
 }
 
 }  // namespace softdtw_torch

@@ -1,8 +1,8 @@
-// CUDA kernels of the SoftDTW ops: the tiled wavefront kernels of tiles.cuh, launched on
-// the current stream of the inputs' device. The ops' bodies (validation and error messages as on
-// CPU, allocation, launch sequences) are tiles_ops.h, shared with the CPU emulation tests;
-// this file adds the device guard and the launcher (../../common/cuda_launch.h), and registers each body
-// under its op's flat signature (../ops.h, ../args.h).
+// CUDA kernels of the SoftDTW ops: the ops' bodies (../bodies.h, the same on every device) on the
+// tile kernels' engine (tiles_ops.h: allocation and launch sequences of tiles.cuh, shared with the
+// CPU emulation tests), launched on the current stream of the inputs' device. This file adds the
+// device guard and the launcher (../../common/cuda_launch.h), and registers each body under its
+// op's flat signature (../ops.h, ../args.h).
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -44,36 +44,34 @@ at::Device cuda_device_of(const Args&... args) {
   return *device;
 }
 
-// The CUDA kernel of an op whose body is tiles::*_op (shared with the emulation tests): run under a
-// guard for the device of the op's arguments, launching on that device's current stream.
+using CudaEngine = tiles::TileEngine<CudaLaunch>;
+
+// The CUDA kernel of an op body (../bodies.h) on the tile kernels' engine: run under a guard for the
+// device of the op's arguments, launching on that device's current stream.
 template <auto body>
 struct OnCurrentStream {
   template <typename... Args>
   static auto run(const Args&... args) {
     const c10::cuda::CUDAGuard guard(cuda_device_of(args...));
-    return body(CudaLaunch{}, args...);
+    return body(CudaEngine{}, args...);
   }
 };
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(softdtw_torch, CUDA, m) {
-  using namespace softdtw;  // the signatures (../ops.h): each body takes the bundle, the kernel the flat list
-  using tiles::dtw_path_op, tiles::from_cost_backward_op, tiles::from_cost_forward_op, tiles::from_cost_hvp_op,
-      tiles::from_cost_jvp_op, tiles::fused_backward_op, tiles::fused_forward_op, tiles::fused_hvp_op,
-      tiles::fused_jvp_op;
-  m.impl("_soft_dtw_from_cost_forward",
-         FromCostForward::kernel_of<OnCurrentStream<&from_cost_forward_op<CudaLaunch>>>);
+  using namespace softdtw;  // the signatures (../ops.h) and the bodies (../bodies.h)
+  m.impl("_soft_dtw_from_cost_forward", FromCostForward::kernel_of<OnCurrentStream<&from_cost_forward<CudaEngine>>>);
   m.impl("_soft_dtw_from_cost_backward",
-         FromCostBackward::kernel_of<OnCurrentStream<&from_cost_backward_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_fused_forward", FusedForward::kernel_of<OnCurrentStream<&fused_forward_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_fused_backward", FusedBackward::kernel_of<OnCurrentStream<&fused_backward_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel_of<OnCurrentStream<&from_cost_jvp_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel_of<OnCurrentStream<&fused_jvp_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCurrentStream<&from_cost_hvp_op<CudaLaunch>>>);
-  m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel_of<OnCurrentStream<&fused_hvp_op<CudaLaunch>>>);
-  m.impl("_dtw_path", DtwPath::kernel_of<OnCurrentStream<&dtw_path_op<CudaLaunch>>>);
-  m.impl("_itakura_rows", &KernelOf<ItakuraRows>::kernel<OnCurrentStream<&tiles::itakura_rows_op<CudaLaunch>>>);
+         FromCostBackward::kernel_of<OnCurrentStream<&from_cost_backward<CudaEngine>>>);
+  m.impl("_soft_dtw_fused_forward", FusedForward::kernel_of<OnCurrentStream<&fused_forward<CudaEngine>>>);
+  m.impl("_soft_dtw_fused_backward", FusedBackward::kernel_of<OnCurrentStream<&fused_backward<CudaEngine>>>);
+  m.impl("_soft_dtw_from_cost_jvp", FromCostJvp::kernel_of<OnCurrentStream<&from_cost_jvp<CudaEngine>>>);
+  m.impl("_soft_dtw_fused_jvp", FusedJvp::kernel_of<OnCurrentStream<&fused_jvp<CudaEngine>>>);
+  m.impl("_soft_dtw_from_cost_hvp", FromCostHvp::kernel_of<OnCurrentStream<&from_cost_hvp<CudaEngine>>>);
+  m.impl("_soft_dtw_fused_hvp", FusedHvp::kernel_of<OnCurrentStream<&fused_hvp<CudaEngine>>>);
+  m.impl("_dtw_path", DtwPath::kernel_of<OnCurrentStream<&dtw_path<CudaEngine>>>);
+  m.impl("_itakura_rows", &KernelOf<ItakuraRows>::kernel<OnCurrentStream<&itakura_rows<CudaEngine>>>);
 }
 
 }  // namespace softdtw_torch

@@ -1,7 +1,7 @@
-// The SoftDTW ops' work on validated inputs with the tiled kernels of tiles.cuh: output
-// and workspace allocation, dtype dispatch and the launch sequences. Templated on how a kernel
-// is launched, so the CUDA ops (kernel.cu) and the CPU emulation tests
-// (tests/cuda_emu/emulated_ops.cpp) run the same code.
+// The tile kernels' engine of the SoftDTW ops' bodies (../bodies.h): their work on validated
+// inputs with the tiled kernels of tiles.cuh (output and workspace allocation, dtype dispatch and
+// the launch sequences), TileEngine at the end. Templated on how a kernel is launched, so the CUDA
+// ops (kernel.cu) and the CPU emulation tests (tests/cuda_emu/emulated_ops.cpp) run the same code.
 //
 // Memory beyond the outputs: the rolling border buffers, O(B·(N+M)); the fused backward adds its
 // float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D; a
@@ -14,16 +14,16 @@
 
 #include <limits>
 
-#include "../plan.h"
+#include "../bodies.h"
 #include "../problem.h"
 #include "tiles.cuh"
 
 namespace softdtw_torch {
 namespace tiles {
 
-// The memory planner's strategies (../plan.h).
-using softdtw::fused_cache_named;
-using softdtw::FusedCache;
+using softdtw::CachedForward;
+using softdtw::Finish;
+using softdtw::TangentForward;
 
 // The parallelogram's rows of every pair's columns (Geometry::itakura_rows), computed by
 // itakura_rows_kernel; undefined when the problem has no parallelogram.
@@ -51,22 +51,6 @@ at::Tensor itakura_rows_for(const Launch& launch, const SoftDTWProblem& p, const
   launch(itakura_rows_kernel, blocks, kThreads, 0, geometry_of(p, at::Tensor()), p.window.itakura_slope,
          rows.data_ptr<int64_t>());
   return rows;
-}
-
-// _itakura_rows: the table of pairs of lengths (n[b], m[b]) itself.
-template <typename Launch>
-at::Tensor itakura_rows_op(const Launch& launch, const at::Tensor& n_in, const at::Tensor& m_in, int64_t columns,
-                           double max_slope) {
-  const auto [n, m] = checked_itakura_lengths(n_in, m_in, columns, max_slope);
-  SoftDTWProblem p;
-  p.batch = n.size(0);
-  p.n = std::numeric_limits<int64_t>::max();  // lengths as given (pair_length clamps to the padded sizes)
-  p.m = columns;
-  p.window.itakura_slope = max_slope;
-  p.x_lengths = n;
-  p.y_lengths = m;
-  const at::Tensor rows = itakura_rows_for(launch, p, n.device());
-  return rows.defined() ? rows : at::empty({p.batch, columns, 2}, n.options());
 }
 
 // A tiled forward's outputs: the op's (values, R when kept, invalid-input flags) and the border
@@ -220,93 +204,6 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
   return {(acc_x * scale).to(in.x.scalar_type()), (acc_y * scale).to(in.y.scalar_type())};
 }
 
-// The ops' bodies, from the raw arguments to the results (validation and errors as on CPU); the
-// CUDA ops add the device guard and the stream, the emulation tests call them as they are.
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> from_cost_forward_op(const Launch& launch, const at::Tensor& D,
-                                                        const ProblemArgs& args, bool keep_table) {
-  const ForwardInputs in = prepare_from_cost(D, args);
-  const TiledForward f = run_forward(launch, in, /*fused=*/false, keep_table);
-  return finish_forward(kFromCostOp, f.out, D.scalar_type(), kInvalidCostMessage);
-}
-
-// The inputs of a backward with the table it reads: the forward's (in.R), or, when the forward
-// kept none, recomputed here by this device's forward, its invalid inputs refused as that forward
-// refuses them.
-template <typename Launch>
-BackwardInputs with_table(const Launch& launch, BackwardInputs in, bool fused) {
-  if (in.R.defined()) return in;
-  in.R = recomputed_table(run_forward(launch, in.forward(), fused, /*keep_table=*/true).out, fused);
-  return in;
-}
-
-template <typename Launch>
-at::Tensor from_cost_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& D, const at::Tensor& R,
-                                 const ProblemArgs& args) {
-  return run_from_cost_backward(launch, with_table(launch, prepare_from_cost_backward(grad, D, R, args), false));
-}
-
-// Each pair's unit gradients are the CPU's cache (its forward of short pairs in packs, ../plan.cpp).
-inline void refuse_unit_gradients(FusedCache cache, const at::Device& device) {
-  TORCH_CHECK_NOT_IMPLEMENTED(cache != FusedCache::kGradients, kFusedOp,
-                              ": the \"gradients\" cache (each pair's unit gradients) is kept on the CPU only, got "
-                              "tensors on ",
-                              device);
-}
-
-// The fused pair: the forward keeps what `keep` names (../plan.h): nothing, the table, or the tile
-// borders of a checkpointed forward; the backward reads it. The forward with each pair's unit
-// gradients is the CPU's (short pairs in packs): refused here.
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_forward_op(const Launch& launch, const at::Tensor& x,
-                                                                const at::Tensor& y, const ProblemArgs& args,
-                                                                c10::string_view keep) {
-  const FusedCache cache = fused_cache_named(kFusedOp, "keep", keep);
-  refuse_unit_gradients(cache, x.device());
-  const ForwardInputs in = prepare_fused(x, y, args);
-  const bool checkpoint = cache == FusedCache::kBorders;
-  const TiledForward f =
-      run_forward(launch, in, /*fused=*/true, /*keep_table=*/cache == FusedCache::kTable, checkpoint);
-  auto [values, R] = finish_forward(kFusedOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
-  if (checkpoint) return {values, f.top_rows, f.left_cols};
-  return {values, R, at::empty({0}, R.options())};
-}
-
-// Hard DTW's values and paths: the fused forward at γ = 0 keeping its table, then one launch of
-// hard_path_kernel (a thread per pair). γ is 0 (_dtw_path's schema has no gamma: WithoutGamma, ../args.h).
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path_op(const Launch& launch, const at::Tensor& x,
-                                                           const at::Tensor& y, const ProblemArgs& args) {
-  const ForwardInputs in = prepare_fused(x, y, args, kDtwPathOp);
-  const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/true);
-  auto [values, R] = finish_forward(kDtwPathOp, f.out, x.scalar_type(), kInvalidSequenceMessage);
-  const PathOutputs paths = new_path_outputs(in.problem, x.device());
-  if (in.problem.batch == 0) return {values, paths.paths, paths.lengths};
-  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cuda", [&] {
-    const int64_t blocks = (in.problem.batch + kThreads - 1) / kThreads;
-    launch(hard_path_kernel<scalar_t>, blocks, kThreads, 0, geometry_of(in.problem, at::Tensor()),  // reads no window
-           static_cast<const RValue<scalar_t>*>(r_data<scalar_t>(R)), paths.paths.data_ptr<int64_t>(),
-           paths.lengths.data_ptr<int64_t>());
-  });
-  return {values, paths.paths, paths.lengths};
-}
-
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> fused_backward_op(const Launch& launch, const at::Tensor& grad, const at::Tensor& x,
-                                                     const at::Tensor& y, const at::Tensor& first,
-                                                     const at::Tensor& second, const ProblemArgs& args,
-                                                     c10::string_view kept) {
-  const FusedCache cache = fused_cache_named(kFusedOp, "kept", kept);
-  refuse_unit_gradients(cache, x.device());
-  if (cache == FusedCache::kBorders) {
-    const BackwardInputs in = prepare_fused_checkpointed_backward(grad, x, y, args);
-    const TiledForward checkpoints = checkpoints_of(in, first, second);
-    return run_fused_backward(launch, in, &checkpoints);
-  }
-  const at::Tensor R = cache == FusedCache::kTable ? first : at::empty({0}, x.options());
-  return run_fused_backward(launch, with_table(launch, prepare_fused_backward(grad, x, y, R, args), true));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Forward mode and second order (design doc §3; cuda_kernels.md, "Forward mode and second order").
 // The forward carries the tangent channel (Ṙ beside R) through the same launches. The second-order
@@ -365,27 +262,6 @@ TiledTangentForward run_tangent_forward(const Launch& launch, const ForwardInput
   return f;
 }
 
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> from_cost_jvp_op(const Launch& launch, const at::Tensor& D,
-                                                    const at::Tensor& D_tangent, const ProblemArgs& args) {
-  const TangentInputs in = prepare_from_cost_jvp(D, D_tangent, args);
-  const TiledTangentForward f =
-      run_tangent_forward(launch, in, /*fused=*/false, in.D_tangent, {}, {}, /*checkpoint=*/false);
-  auto [values, unused] = finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
-  return {values, f.tangents.to(D.scalar_type())};
-}
-
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor> fused_jvp_op(const Launch& launch, const at::Tensor& x, const at::Tensor& y,
-                                                const std::optional<at::Tensor>& x_tangent,
-                                                const std::optional<at::Tensor>& y_tangent, const ProblemArgs& args) {
-  const TangentInputs in = prepare_fused_jvp(x, y, x_tangent, y_tangent, args);
-  const TiledTangentForward f =
-      run_tangent_forward(launch, in, /*fused=*/true, {}, in.x_tangent, in.y_tangent, /*checkpoint=*/false);
-  auto [values, unused] = finish_forward(kFusedOp, f.values.out, x.scalar_type(), kInvalidSequenceMessage);
-  return {values, f.tangents.to(x.scalar_type())};
-}
-
 // The reverse recursion with the tangent over a checkpointed tangent forward, with `epilogue`.
 template <typename T, typename Costs, typename Tangents, typename Epilogue, typename Launch>
 void run_second_order_backward(const Launch& launch, const ForwardInputs& in, const TiledTangentForward& f,
@@ -407,66 +283,129 @@ void run_second_order_backward(const Launch& launch, const ForwardInputs& in, co
                   epilogue);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The tile kernels' engine of the SoftDTW ops' bodies (../bodies.h, which lists what each method
+// does), launching with `launch`: CUDA's (kernel.cu) or the emulator's (the emulation tests).
 template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp_op(const Launch& launch, const at::Tensor& grad,
-                                                                const std::optional<at::Tensor>& grad_tangent,
-                                                                const at::Tensor& D,
-                                                                const std::optional<at::Tensor>& D_tangent,
-                                                                const ProblemArgs& args, bool with_grad) {
-  const TangentInputs in = prepare_from_cost_hvp(grad, grad_tangent, D, D_tangent, args);
-  const SoftDTWProblem& p = in.problem;
-  const at::Tensor &t = in.D_tangent, &g = in.grad, &gt = in.grad_tangent;
-  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/true);
-  finish_forward(kFromCostOp, f.values.out, D.scalar_type(), kInvalidCostMessage);
-  auto new_like_D = [&] { return p.ragged() ? at::zeros_like(in.D) : at::empty_like(in.D); };
-  at::Tensor grad_D = with_grad ? new_like_D() : at::empty({0}, in.D.options());
-  at::Tensor grad_D_tangent = new_like_D();
-  if (p.batch > 0) {
-    AT_DISPATCH_FLOATING_TYPES(in.D.scalar_type(), "soft_dtw_from_cost_tiled_hvp", [&] {
-      using T = scalar_t;
-      run_second_order_backward<T>(launch, in, f, g, gt, CostsFromTensor<T>{in.D.data_ptr<T>()},
-                                   TangentsFromTensor<T>{t.defined() ? t.data_ptr<T>() : nullptr},
-                                   WriteCostGradientTangent<T>{grad_D_tangent.data_ptr<T>(),
-                                                               with_grad ? grad_D.data_ptr<T>() : nullptr});
-    });
-  }
-  return {f.tangents, grad_D, grad_D_tangent};
-}
+struct TileEngine {
+  // The tile borders of R are checkpoints; each pair's unit gradients are the CPU's cache (its
+  // forward of short pairs in packs).
+  static constexpr bool kKeepsUnitGradients = false;
+  static constexpr bool kKeepsBorders = true;
 
-template <typename Launch>
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp_op(
-    const Launch& launch, const at::Tensor& grad, const std::optional<at::Tensor>& grad_tangent, const at::Tensor& x,
-    const at::Tensor& y, const std::optional<at::Tensor>& x_tangent, const std::optional<at::Tensor>& y_tangent,
-    const ProblemArgs& args, bool with_grad) {
-  const TangentInputs in = prepare_fused_hvp(grad, grad_tangent, x, y, x_tangent, y_tangent, args);
-  const SoftDTWProblem& p = in.problem;
-  const at::Tensor &u = in.x_tangent, &v = in.y_tangent, &g = in.grad, &gt = in.grad_tangent;
-  const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/true);
-  finish_forward(kFusedOp, f.values.out, x.scalar_type(), kInvalidSequenceMessage);
-  const at::TensorOptions sums = in.x.options().dtype(at::kDouble);
-  const at::Tensor acc_x = at::zeros(in.x.sizes(), sums), acc_y = at::zeros(in.y.sizes(), sums);
-  const at::Tensor hess_x = at::zeros(in.x.sizes(), sums), hess_y = at::zeros(in.y.sizes(), sums);
-  if (p.batch > 0) {
-    AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_tiled_hvp", [&] {
-      using T = scalar_t;
-      auto ptr = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
-      const int64_t d = in.x.size(2);
-      const SquaredEuclideanCosts<T> costs{in.x.data_ptr<T>(), in.y.data_ptr<T>(), d};
-      const SquaredEuclideanTangents<T> tangents{costs.x, costs.y, ptr(u), ptr(v), d};
-      run_second_order_backward<T>(launch, in, f, g, gt, costs, tangents,
-                                   AccumulateSequenceGradientTangents<T>{
-                                       costs.x, costs.y, ptr(u), ptr(v), d, acc_x.data_ptr<double>(),
-                                       acc_y.data_ptr<double>(), hess_x.data_ptr<double>(), hess_y.data_ptr<double>()});
-    });
+  Launch launch;
+
+  ForwardOutputs forward(const ForwardInputs& in, bool fused, bool keep_table) const {
+    return run_forward(launch, in, fused, keep_table).out;
   }
-  // grad = 2·g·Σ, its tangent 2·(ġ·Σ + g·Σ_hess), per pair.
-  const at::Tensor g2 = (2.0 * g.to(at::kDouble)).view({p.batch, 1, 1});
-  const at::Tensor gt2 = gt.defined() ? (2.0 * gt.to(at::kDouble)).view({p.batch, 1, 1}) : at::zeros_like(g2);
-  const auto dtype = in.x.scalar_type();
-  at::Tensor grad_x = with_grad ? (acc_x * g2).to(dtype) : at::empty({0}, in.x.options());
-  at::Tensor grad_y = with_grad ? (acc_y * g2).to(dtype) : at::empty({0}, in.y.options());
-  return {f.tangents, grad_x, grad_y, (acc_x * gt2 + hess_x * g2).to(dtype), (acc_y * gt2 + hess_y * g2).to(dtype)};
-}
+
+  at::Tensor from_cost_backward(const BackwardInputs& in) const { return run_from_cost_backward(launch, in); }
+
+  std::tuple<at::Tensor, at::Tensor> fused_backward(const BackwardInputs& in) const {
+    return run_fused_backward(launch, in);
+  }
+
+  CachedForward checkpointed_forward(const ForwardInputs& in) const {
+    const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/false, /*checkpoint=*/true);
+    return {f.out, f.top_rows, f.left_cols};
+  }
+
+  std::tuple<at::Tensor, at::Tensor> backward_from_checkpoints(const BackwardInputs& in, const at::Tensor& rows,
+                                                               const at::Tensor& columns) const {
+    const TiledForward checkpoints = checkpoints_of(in, rows, columns);
+    return run_fused_backward(launch, in, &checkpoints);
+  }
+
+  // Hard DTW's values and paths: the fused forward at γ = 0 keeping its table, then one launch of
+  // hard_path_kernel (a thread per pair).
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> dtw_path(const ForwardInputs& in, const Finish& finish) const {
+    const TiledForward f = run_forward(launch, in, /*fused=*/true, /*keep_table=*/true);
+    auto [values, R] = finish(f.out);
+    const PathOutputs paths = new_path_outputs(in.problem, in.x.device());
+    if (in.problem.batch == 0) return {values, paths.paths, paths.lengths};
+    AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "dtw_path_cuda", [&] {
+      const int64_t blocks = (in.problem.batch + kThreads - 1) / kThreads;
+      launch(hard_path_kernel<scalar_t>, blocks, kThreads, 0, geometry_of(in.problem, at::Tensor()),  // reads no window
+             static_cast<const RValue<scalar_t>*>(r_data<scalar_t>(R)), paths.paths.data_ptr<int64_t>(),
+             paths.lengths.data_ptr<int64_t>());
+    });
+    return {values, paths.paths, paths.lengths};
+  }
+
+  TangentForward tangent_forward(const TangentInputs& in, bool fused) const {
+    const TiledTangentForward f =
+        fused ? run_tangent_forward(launch, in, /*fused=*/true, {}, in.x_tangent, in.y_tangent, /*checkpoint=*/false)
+              : run_tangent_forward(launch, in, /*fused=*/false, in.D_tangent, {}, {}, /*checkpoint=*/false);
+    return {f.values.out, f.tangents};
+  }
+
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> from_cost_hvp(const TangentInputs& in, bool with_grad,
+                                                               const Finish& finish) const {
+    const SoftDTWProblem& p = in.problem;
+    const at::Tensor &t = in.D_tangent, &g = in.grad, &gt = in.grad_tangent;
+    const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/false, t, {}, {}, /*checkpoint=*/true);
+    finish(f.values.out);
+    auto new_like_D = [&] { return p.ragged() ? at::zeros_like(in.D) : at::empty_like(in.D); };
+    at::Tensor grad_D = with_grad ? new_like_D() : at::empty({0}, in.D.options());
+    at::Tensor grad_D_tangent = new_like_D();
+    if (p.batch > 0) {
+      AT_DISPATCH_FLOATING_TYPES(in.D.scalar_type(), "soft_dtw_from_cost_tiled_hvp", [&] {
+        using T = scalar_t;
+        run_second_order_backward<T>(
+            launch, in, f, g, gt, CostsFromTensor<T>{in.D.data_ptr<T>()},
+            TangentsFromTensor<T>{t.defined() ? t.data_ptr<T>() : nullptr},
+            WriteCostGradientTangent<T>{grad_D_tangent.data_ptr<T>(), with_grad ? grad_D.data_ptr<T>() : nullptr});
+      });
+    }
+    return {f.tangents, grad_D, grad_D_tangent};
+  }
+
+  std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_hvp(const TangentInputs& in,
+                                                                                   bool with_grad,
+                                                                                   const Finish& finish) const {
+    const SoftDTWProblem& p = in.problem;
+    const at::Tensor &u = in.x_tangent, &v = in.y_tangent, &g = in.grad, &gt = in.grad_tangent;
+    const TiledTangentForward f = run_tangent_forward(launch, in, /*fused=*/true, {}, u, v, /*checkpoint=*/true);
+    finish(f.values.out);
+    const at::TensorOptions sums = in.x.options().dtype(at::kDouble);
+    const at::Tensor acc_x = at::zeros(in.x.sizes(), sums), acc_y = at::zeros(in.y.sizes(), sums);
+    const at::Tensor hess_x = at::zeros(in.x.sizes(), sums), hess_y = at::zeros(in.y.sizes(), sums);
+    if (p.batch > 0) {
+      AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_tiled_hvp", [&] {
+        using T = scalar_t;
+        auto ptr = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
+        const int64_t d = in.x.size(2);
+        const SquaredEuclideanCosts<T> costs{in.x.data_ptr<T>(), in.y.data_ptr<T>(), d};
+        const SquaredEuclideanTangents<T> tangents{costs.x, costs.y, ptr(u), ptr(v), d};
+        run_second_order_backward<T>(
+            launch, in, f, g, gt, costs, tangents,
+            AccumulateSequenceGradientTangents<T>{costs.x, costs.y, ptr(u), ptr(v), d, acc_x.data_ptr<double>(),
+                                                  acc_y.data_ptr<double>(), hess_x.data_ptr<double>(),
+                                                  hess_y.data_ptr<double>()});
+      });
+    }
+    // grad = 2·g·Σ, its tangent 2·(ġ·Σ + g·Σ_hess), per pair.
+    const at::Tensor g2 = (2.0 * g.to(at::kDouble)).view({p.batch, 1, 1});
+    const at::Tensor gt2 = gt.defined() ? (2.0 * gt.to(at::kDouble)).view({p.batch, 1, 1}) : at::zeros_like(g2);
+    const auto dtype = in.x.scalar_type();
+    at::Tensor grad_x = with_grad ? (acc_x * g2).to(dtype) : at::empty({0}, in.x.options());
+    at::Tensor grad_y = with_grad ? (acc_y * g2).to(dtype) : at::empty({0}, in.y.options());
+    return {f.tangents, grad_x, grad_y, (acc_x * gt2 + hess_x * g2).to(dtype), (acc_y * gt2 + hess_y * g2).to(dtype)};
+  }
+
+  // _itakura_rows: the table of pairs of lengths (n[b], m[b]) itself, validated by the body.
+  at::Tensor itakura_rows(const at::Tensor& n, const at::Tensor& m, int64_t columns, double max_slope) const {
+    SoftDTWProblem p;
+    p.batch = n.size(0);
+    p.n = std::numeric_limits<int64_t>::max();  // lengths as given (pair_length clamps to the padded sizes)
+    p.m = columns;
+    p.window.itakura_slope = max_slope;
+    p.x_lengths = n;
+    p.y_lengths = m;
+    const at::Tensor rows = itakura_rows_for(launch, p, n.device());
+    return rows.defined() ? rows : at::empty({p.batch, columns, 2}, n.options());
+  }
+};
 
 }  // namespace tiles
 }  // namespace softdtw_torch

@@ -280,12 +280,13 @@ def build_architectures():
 
 
 def test_harness_builds_with_nvcc(tmp_path):
-    # The same source, compiled by nvcc for the architectures the library is built for, makes the
-    # program a GPU (or a GPU simulator) runs: what the CPU builds above run, launch for launch.
+    # The same source, compiled by nvcc, makes the program a GPU (or a GPU simulator) runs: what the
+    # CPU builds above run, launch for launch. For the newest architecture the library is built for
+    # (the library's build has compiled the same device code for each of them).
     if harness_cases.nvcc() is None:
         pytest.skip("nvcc not found (CI compiles the CUDA kernels and has it)")
     exe = tmp_path / "harness-nvcc"
-    harness_cases.build_with_nvcc(exe, build_architectures())
+    harness_cases.build_with_nvcc(exe, build_architectures()[-1:])
     assert exe.stat().st_size > 0
 
 

@@ -7,7 +7,9 @@ Also: which CUDA libraries a CPU program loads (docs/user_guide/cpp.md, docs/use
 
 The build folder is kept between runs (SOFTDTW_TORCH_CMAKE_BUILD, default build/cmake-tests) so a
 rerun only recompiles what changed. The CMake build is CPU-only by default;
-SOFTDTW_TORCH_CMAKE_CUDA=1 adds the CUDA kernels (TORCH_CUDA_ARCH_LIST picks the architectures).
+SOFTDTW_TORCH_CMAKE_CUDA=1 adds the CUDA kernels, for the architectures of
+SOFTDTW_TORCH_CMAKE_CUDA_ARCH_LIST, else of TORCH_CUDA_ARCH_LIST (.ci/run asks for one: the extension
+build has compiled the device code for every architecture already; this build checks CMake's CUDA path).
 """
 import os
 import re
@@ -74,7 +76,9 @@ def cmake_build_dir() -> Path:
     cuda = ["-DSOFTDTW_TORCH_WITH_CUDA=OFF"]
     if os.environ.get("SOFTDTW_TORCH_CMAKE_CUDA") == "1":
         # Passed explicitly: the build folder's cache would otherwise keep an earlier list.
-        cuda = ["-DSOFTDTW_TORCH_WITH_CUDA=ON", "-DTORCH_CUDA_ARCH_LIST=" + os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0+PTX")]
+        arch_list = (os.environ.get("SOFTDTW_TORCH_CMAKE_CUDA_ARCH_LIST")
+                     or os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0+PTX"))
+        cuda = ["-DSOFTDTW_TORCH_WITH_CUDA=ON", "-DTORCH_CUDA_ARCH_LIST=" + arch_list]
     cmake_configure(
         ROOT, build,
         f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",

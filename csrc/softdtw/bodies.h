@@ -34,13 +34,11 @@
 #include <optional>
 #include <tuple>
 
+#include "ops.h"  // Pair, Triple
 #include "plan.h"
 #include "problem.h"
 
 namespace softdtw_torch::softdtw {
-
-using Pair = std::tuple<at::Tensor, at::Tensor>;
-using Triple = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
 // The end of an op's forward: raises when a pair was flagged (naming the public op and what was
 // wrong), else (values in the input dtype, R).

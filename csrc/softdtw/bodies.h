@@ -197,8 +197,9 @@ at::Tensor itakura_rows(const Engine& engine, const at::Tensor& n, const at::Ten
   return engine.itakura_rows(n_checked, m_checked, columns, max_slope);
 }
 
-// The kernel the dispatcher calls for `body` on an engine made by Engine{} (the CPU) or by a
-// wrapper with what its device needs (CUDA: the device guard and the stream).
+// The kernel the dispatcher calls for `body` on a default-made Engine: the CPU's, and the
+// emulator's tile engine. CUDA wraps the body itself (OnCurrentStream in cuda/kernel.cu: the
+// device guard and the stream).
 template <typename Engine, auto body>
 struct On {
   template <typename... Args>

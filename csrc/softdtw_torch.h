@@ -36,6 +36,8 @@ namespace softdtw_torch {
 using OptionalTensor = std::optional<at::Tensor>;
 
 // ---- SoftDTW -------------------------------------------------------------------------------
+// (These declarations are written from the ops' schemas by scripts/generate_cpp_api.py; the
+// comments by hand.)
 // Shapes: x (B, N, d), y (B, M, d), D (B, N, M); values (B,). bandwidth: Sakoe-Chiba radius
 // (nullopt: no band); itakura_max_slope: the Itakura parallelogram's slope, >= 1, tslearn's
 // (nullopt: none; both given: their intersection; a pair with no admissible path gets +inf). x_lengths / y_lengths:

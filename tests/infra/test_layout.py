@@ -204,9 +204,10 @@ def test_private_softdtw_schemas_take_the_bundle_in_one_place():
 
 def test_the_softdtw_options_travel_as_one_bundle():
     # Private ops, their bodies and autograd take ProblemArgs; the flat list is spelled out only
-    # for the public ops (one signature each in ops.h, one body each in composite.cpp, one
-    # declaration and one definition in the C++ API), in args.h (the flat forms) and in the
-    # window's own check.
+    # for the public ops (by hand: one kernel each in composite.cpp; written from the schemas by
+    # scripts/generate_cpp_api.py: their handles in ops.h, their declarations and definitions in
+    # the C++ API), by the C++ loss modules' options, in args.h (the flat forms) and in the window's
+    # own check.
     public = len(_public_softdtw_ops())
     allowed = {"softdtw/ops.h": public, "softdtw/composite.cpp": public, "softdtw_torch.h": public, "api.cpp": public,
                "softdtw_torch_nn.h": 3, "softdtw/args.h": 3, "softdtw/problem.h": 1, "softdtw/problem.cpp": 1}
@@ -218,6 +219,57 @@ def test_the_softdtw_options_travel_as_one_bundle():
         assert found <= allowed.get(name, 0), (
             f"{name} spells out the SoftDTW options {found} times (at most {allowed.get(name, 0)}): take "
             "`const ProblemArgs& args` (csrc/softdtw/args.h) and register with Bundled::kernel")
+
+
+def _generator():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate_cpp_api", REPO / "scripts" / "generate_cpp_api.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_public_softdtw_signatures_are_written_from_their_schemas():
+    # ops.h's handles, softdtw_torch.h's declarations and api.cpp's definitions of the public
+    # SoftDTW ops are what scripts/generate_cpp_api.py writes from library.cpp's schemas.
+    generator = _generator()
+    assert set(generator.OPS) == set(_public_softdtw_ops()) | {"pairwise_cost"}
+    stale = [path.relative_to(REPO).as_posix() for path, _ in generator.stale(REPO)]
+    assert not stale, f"{stale} differ from the schemas: run python scripts/generate_cpp_api.py"
+
+
+def test_the_generator_follows_a_changed_schema(tmp_path):
+    # A new default and a new option in one schema reach the header, the definitions and the handle.
+    generator = _generator()
+    for name in ("library.cpp", "softdtw_torch.h", "api.cpp", "softdtw/ops.h"):
+        (tmp_path / "csrc" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(CSRC / name, tmp_path / "csrc" / name)
+    library = tmp_path / "csrc" / "library.cpp"
+    old = "soft_dtw_fused(Tensor x, Tensor y, float gamma=1.0, int? bandwidth=None, "
+    assert old in library.read_text()
+    library.write_text(library.read_text().replace(
+        old, "soft_dtw_fused(Tensor x, Tensor y, float gamma=2.5, int? bandwidth=None, bool? planted=None, "))
+    outdated = dict(generator.stale(tmp_path))
+    assert sorted(p.name for p in outdated) == ["api.cpp", "ops.h", "softdtw_torch.h"]
+
+    def words(path: Path, start: str, end: str) -> str:  # the text from start to end, spaces collapsed
+        return " ".join(outdated[tmp_path / "csrc" / path].split(start)[1].split(end)[0].split())
+
+    assert words("softdtw_torch.h", "soft_dtw_fused(", ";") == (
+        "const at::Tensor& x, const at::Tensor& y, double gamma = 2.5, std::optional<int64_t> bandwidth = "
+        "std::nullopt, std::optional<bool> planted = std::nullopt, const OptionalTensor& x_lengths = std::nullopt, "
+        "const OptionalTensor& y_lengths = std::nullopt, bool checkpoint = false, std::optional<double> "
+        "itakura_max_slope = std::nullopt)")
+    assert words("api.cpp", "sdtw_ops::soft_dtw_fused(", ";") == (
+        "x, y, gamma, bandwidth, planted, x_lengths, y_lengths, checkpoint, itakura_max_slope)")
+    assert words("softdtw/ops.h", 'soft_dtw{"softdtw_torch::soft_dtw"};', "soft_dtw_fused{").endswith(
+        "double gamma, OptInt bandwidth, std::optional<bool> planted, const OptTensor& x_lengths, "
+        "const OptTensor& y_lengths, bool checkpoint, OptDouble itakura_max_slope)>")
+    # A type the mapping does not know is refused, naming the op and the argument.
+    library.write_text(library.read_text().replace("bool? planted=None", "Scalar planted"))
+    with pytest.raises(ValueError, match="soft_dtw_fused: unexpected argument 'Scalar planted'"):
+        generator.stale(tmp_path)
 
 
 # --- C++: SoftDTW's op bodies are written once, over a device engine ---

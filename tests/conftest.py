@@ -27,12 +27,31 @@ def pytest_unconfigure(config):
 pytest_plugins = ["budget"]
 
 
+# The C++ (CMake) build's test module, when its tests were selected (see below).
+_cmake_tests = None
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected
 def pytest_collection_modifyitems(config, items):
+    global _cmake_tests
     # GPU tests are visibly skipped, never silently dropped, on machines without CUDA.
     skip_cuda = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
         if "needs_cuda" in item.keywords and not HAS_CUDA:
             item.add_marker(skip_cuda)
+    # The CMake build of tests/infra/test_cpp.py compiles for minutes from a cold cache: it starts
+    # now, in the background at the lowest CPU priority, and its tests run last, so that it
+    # compiles on the cores the other tests leave idle.
+    cmake = [item for item in items if item.path.name == "test_cpp.py" and item.path.parent.name == "infra"]
+    if cmake and not config.option.collectonly:
+        items[:] = [item for item in items if item not in cmake] + cmake
+        _cmake_tests = cmake[0].module
+        _cmake_tests.start_background_build()
+
+
+def pytest_sessionfinish(session):
+    if _cmake_tests is not None:
+        _cmake_tests.stop_background_build()
 
 
 # Parametrise a test over devices: the CUDA case is marked needs_cuda and reported as skipped without a GPU.

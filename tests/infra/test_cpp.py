@@ -13,7 +13,9 @@ build has compiled the device code for every architecture already; this build ch
 """
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -57,38 +59,85 @@ def run(cmd, **kwargs):
     return result.stdout
 
 
-def cmake_configure(source: Path, build: Path, *options: str) -> None:
+def cmake_configure_command(source: Path, build: Path, *options: str) -> list:
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    run(["cmake", "-S", source, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release", *options])
+    return ["cmake", "-S", source, "-B", build, *generator, "-DCMAKE_BUILD_TYPE=Release", *options]
 
 
-def cmake_build(build: Path, *extra: str) -> None:
-    run(["cmake", "--build", build, "--parallel", os.environ.get("MAX_JOBS", "2"), *extra])
+def cmake_build_command(build: Path) -> list:
+    return ["cmake", "--build", build, "--parallel", os.environ.get("MAX_JOBS", "2")]
 
 
-@pytest.fixture(scope="module")
-def cmake_build_dir() -> Path:
-    if shutil.which("cmake") is None:
-        pytest.fail("cmake is not installed (requirements-dev.txt installs it)")
-    build = Path(os.environ.get("SOFTDTW_TORCH_CMAKE_BUILD", ROOT / "build" / "cmake-tests"))
-    references = build / "cpp-references"
-    run([sys.executable, ROOT / "tests" / "cpp" / "write_references.py", references])
+def library_build_folder() -> Path:
+    return Path(os.environ.get("SOFTDTW_TORCH_CMAKE_BUILD", ROOT / "build" / "cmake-tests"))
+
+
+def library_configure_command(build: Path) -> list:
+    """The library's configuration: its tests and examples, the CUDA kernels as asked."""
     cuda = ["-DSOFTDTW_TORCH_WITH_CUDA=OFF"]
     if os.environ.get("SOFTDTW_TORCH_CMAKE_CUDA") == "1":
         # Passed explicitly: the build folder's cache would otherwise keep an earlier list.
         arch_list = (os.environ.get("SOFTDTW_TORCH_CMAKE_CUDA_ARCH_LIST")
                      or os.environ.get("TORCH_CUDA_ARCH_LIST", "9.0+PTX"))
         cuda = ["-DSOFTDTW_TORCH_WITH_CUDA=ON", "-DTORCH_CUDA_ARCH_LIST=" + arch_list]
-    cmake_configure(
+    return cmake_configure_command(
         ROOT, build,
         f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
         *cuda,
         "-DSOFTDTW_TORCH_BUILD_TESTS=ON",
         "-DSOFTDTW_TORCH_BUILD_EXAMPLES=ON",
-        f"-DSOFTDTW_TORCH_TEST_DATA={references}",
+        f"-DSOFTDTW_TORCH_TEST_DATA={build / 'cpp-references'}",
         f"-DCMAKE_INSTALL_PREFIX={build / 'install'}",
     )
-    cmake_build(build)
+
+
+def library_build_steps(build: Path) -> list:
+    """The commands that write the C++ tests' references, build the library, its C++ tests and
+    examples, install the package, and build examples/cpp as its own project that finds the
+    installed package (into build/installed-example)."""
+    example = build / "installed-example"
+    return [[sys.executable, ROOT / "tests" / "cpp" / "write_references.py", build / "cpp-references"],
+            library_configure_command(build), cmake_build_command(build),
+            ["cmake", "--install", build],
+            cmake_configure_command(ROOT / "examples" / "cpp", example,
+                                    f"-DCMAKE_PREFIX_PATH={build / 'install'};{torch.utils.cmake_prefix_path}"),
+            cmake_build_command(example)]
+
+
+# The steps above, started in the background when this module's tests are collected
+# (tests/conftest.py): a cold build compiles for minutes, so it runs at the lowest CPU priority on
+# the cores the other tests leave idle, and these tests run last. The fixture waits for it, and
+# runs the steps itself when it failed (the error shown) or was not started.
+_background_build = None
+
+
+def start_background_build() -> None:
+    global _background_build
+    if _background_build is not None or shutil.which("cmake") is None:
+        return
+    build = library_build_folder()
+    build.mkdir(parents=True, exist_ok=True)
+    script = " && ".join(shlex.join(str(part) for part in step) for step in library_build_steps(build))
+    with open(build / "background-build.log", "w") as log:
+        _background_build = subprocess.Popen(["sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
+                                             preexec_fn=lambda: os.nice(19), start_new_session=True)
+
+
+def stop_background_build() -> None:
+    """Ends a background build the session no longer waits for (its tests deselected or stopped)."""
+    if _background_build is not None and _background_build.poll() is None:
+        os.killpg(_background_build.pid, signal.SIGTERM)
+        _background_build.wait()
+
+
+@pytest.fixture(scope="module")
+def cmake_build_dir() -> Path:
+    if shutil.which("cmake") is None:
+        pytest.fail("cmake is not installed (requirements-dev.txt installs it)")
+    build = library_build_folder()
+    if _background_build is None or _background_build.wait() != 0:
+        for step in library_build_steps(build):
+            run(step)
     return build
 
 
@@ -114,16 +163,10 @@ def test_ctest_runs_every_cpp_test(cmake_build_dir):
 
 
 @pytest.fixture(scope="module")
-def installed_example(cmake_build_dir, tmp_path_factory) -> Path:
-    """cmake --install, then examples/cpp as its own project that finds the installed package."""
-    install = cmake_build_dir / "install"
-    run(["cmake", "--install", cmake_build_dir])
-    assert (install / "include" / "softdtw_torch.h").is_file()
-    example_build = tmp_path_factory.mktemp("example")
-    cmake_configure(ROOT / "examples" / "cpp", example_build,
-                    f"-DCMAKE_PREFIX_PATH={install};{torch.utils.cmake_prefix_path}")
-    cmake_build(example_build)
-    return example_build
+def installed_example(cmake_build_dir) -> Path:
+    """examples/cpp built as its own project against the installed package (library_build_steps)."""
+    assert (cmake_build_dir / "install" / "include" / "softdtw_torch.h").is_file()
+    return cmake_build_dir / "installed-example"
 
 
 def test_installed_package_builds_the_example(installed_example, cmake_build_dir):

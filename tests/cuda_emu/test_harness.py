@@ -59,10 +59,11 @@ def harness(tmp_path_factory):
     most of the time), and a case is run once per module: the FMA-contraction tests compare with
     the results of cases the kernel tests ran."""
     build = tmp_path_factory.mktemp("harness")
-    executables = {}
-    for flavour in CHECKING_FLAVOURS:
-        executables[flavour] = build / f"harness-{flavour}"
-        harness_cases.build(flavour, executables[flavour])
+    executables = {flavour: build / f"harness-{flavour}" for flavour in CHECKING_FLAVOURS}
+    # Each build is one compiler process: as many at once as there are cores.
+    with ThreadPoolExecutor(min(len(executables), os.cpu_count() or 1)) as pool:
+        for built in [pool.submit(harness_cases.build, flavour, exe) for flavour, exe in executables.items()]:
+            built.result()
     counter = iter(range(10**6))
     done = {}
 

@@ -74,7 +74,9 @@ def extension():
         check_arch_list()
         sources += sorted(glob.glob(os.path.join("csrc", "**", "*.cu"), recursive=True))
         define_macros.append(CUDA_MACRO)
-        extra_compile_args["nvcc"] = ["-O3", "-lineinfo"]
+        # --threads 0: nvcc compiles the architectures of TORCH_CUDA_ARCH_LIST at once, one thread
+        # each up to the cores, so the longest kernel file does not hold the build's end alone.
+        extra_compile_args["nvcc"] = ["-O3", "-lineinfo", "--threads", "0"]
         ext_class = cpp_extension.CUDAExtension
     else:
         ext_class = cpp_extension.CppExtension

@@ -31,6 +31,8 @@
 // A new family is a copy of an existing folder. CONTRIBUTING.md says the same at more length.
 #include <torch/library.h>
 
+#include "softdtw/args.h"  // the SoftDTW bundle's schema text
+
 TORCH_LIBRARY(softdtw_torch, m) {
   // Public, differentiable ops.
   // SoftDTW on a precomputed cost tensor D (B, N, M) -> (B,), differentiable w.r.t. D.
@@ -78,21 +80,18 @@ TORCH_LIBRARY(softdtw_torch, m) {
       "Tensor? penalty=None, Tensor? prediction_lengths=None, Tensor? target_lengths=None, "
       "float? itakura_max_slope=None) -> (Tensor, Tensor, Tensor)");
 
-  // The private SoftDTW ops below take their tensors, then the argument bundle "float gamma, int?
-  // bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths" together (_dtw_path:
-  // without gamma), then their own options: softdtw/args.h derives their C++ signatures from that.
+  // The private SoftDTW ops below take their tensors, then the argument bundle ("float gamma, int?
+  // bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths": its text and the
+  // C++ signatures derived from it are softdtw/args.h's; _dtw_path's is without gamma), then their
+  // own options.
   // Forward / backward pairs, each differentiable (their autograd kernels, docs/design/softdtw.md
   // §3). A backward returns grad·E of D (the values' gradient weighted by grad (B,)): its inputs
   // are the tensors it depends on, so it can itself be differentiated, and what its forward kept
   // of those inputs (the DP table R, ...) is a cache it reads, not differentiated. The from-cost
   // forward returns the values and, when keep_table, R (B, N, M) (else an empty tensor; an empty
   // R is recomputed by the backward).
-  m.def(
-      "_soft_dtw_from_cost_forward(Tensor D, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
-      "Tensor? y_lengths, bool keep_table) -> (Tensor, Tensor)");
-  m.def(
-      "_soft_dtw_from_cost_backward(Tensor grad, Tensor D, Tensor R, float gamma, int? bandwidth, "
-      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> Tensor");
+  m.def("_soft_dtw_from_cost_forward(Tensor D, " SOFTDTW_TORCH_BUNDLE_SCHEMA ", bool keep_table) -> (Tensor, Tensor)");
+  m.def("_soft_dtw_from_cost_backward(Tensor grad, Tensor D, Tensor R, " SOFTDTW_TORCH_BUNDLE_SCHEMA ") -> Tensor");
   // The fused pair (squared Euclidean costs computed in the kernels) keeps for its backward what
   // `keep` names, chosen by the memory planner (softdtw/plan.h): the forward returns the values and
   // two cache tensors (first, second), which the backward reads as `kept` says:
@@ -105,46 +104,36 @@ TORCH_LIBRARY(softdtw_torch, m) {
   //                float64, which the backward scales by grad (the CPU's choice for short pairs in
   //                packs, docs/design/softdtw.md §3; CPU only).
   // The backward's result does not depend on the strategy: the same function, the same bits.
-  m.def(
-      "_soft_dtw_fused_forward(Tensor x, Tensor y, float gamma, int? bandwidth, float? itakura_max_slope, "
-      "Tensor? x_lengths, Tensor? y_lengths, str keep) -> (Tensor, Tensor, Tensor)");
-  m.def(
-      "_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor first, Tensor second, float gamma, "
-      "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths, str kept) -> (Tensor, Tensor)");
+  m.def("_soft_dtw_fused_forward(Tensor x, Tensor y, " SOFTDTW_TORCH_BUNDLE_SCHEMA
+        ", str keep) -> (Tensor, Tensor, Tensor)");
+  m.def("_soft_dtw_fused_backward(Tensor grad, Tensor x, Tensor y, Tensor first, Tensor second, "
+        SOFTDTW_TORCH_BUNDLE_SCHEMA ", str kept) -> (Tensor, Tensor)");
   // Forward mode and second order (docs/design/softdtw.md §3). A tangent (Ḋ of D; ẋ, ẏ of x, y; ġ of
   // an upstream gradient) is optional: None stands for a zero tangent.
   // Values (B,) and their directional derivatives ⟨E, D_tangent⟩ (B,): one forward recursion
   // carrying Ṙ beside R, no table, no backward pass.
-  m.def(
-      "_soft_dtw_from_cost_jvp(Tensor D, Tensor D_tangent, float gamma, int? bandwidth, float? itakura_max_slope, "
-      "Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  m.def("_soft_dtw_from_cost_jvp(Tensor D, Tensor D_tangent, " SOFTDTW_TORCH_BUNDLE_SCHEMA ") -> (Tensor, Tensor)");
   // The same for the fused squared Euclidean cost: Ḋ_ij = 2 (x_i − y_j)·(ẋ_i − ẏ_j), in the kernel.
-  m.def(
-      "_soft_dtw_fused_jvp(Tensor x, Tensor y, Tensor? x_tangent, Tensor? y_tangent, float gamma, int? bandwidth, "
-      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  m.def("_soft_dtw_fused_jvp(Tensor x, Tensor y, Tensor? x_tangent, Tensor? y_tangent, " SOFTDTW_TORCH_BUNDLE_SCHEMA
+        ") -> (Tensor, Tensor)");
   // The gradient grad·E (B, N, M) of grad-weighted values, differentiated in the direction
   // (grad_tangent, D_tangent): returns ⟨E, D_tangent⟩ (B,), grad·E (when with_grad, else empty)
   // and grad_tangent·E + grad·H·D_tangent (B, N, M), H the Hessian of a value w.r.t. its D. One
   // forward recursion with the tangent, then one reverse recursion with it (Ė beside E); the
   // double backward, the forward mode of the gradient and the reverse mode of the JVP all use it.
-  m.def(
-      "_soft_dtw_from_cost_hvp(Tensor grad, Tensor? grad_tangent, Tensor D, Tensor? D_tangent, float gamma, "
-      "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths, bool with_grad) "
-      "-> (Tensor, Tensor, Tensor)");
+  m.def("_soft_dtw_from_cost_hvp(Tensor grad, Tensor? grad_tangent, Tensor D, Tensor? D_tangent, "
+        SOFTDTW_TORCH_BUNDLE_SCHEMA ", bool with_grad) -> (Tensor, Tensor, Tensor)");
   // The same for the fused squared Euclidean cost, with no (B, N, M) tensor: returns the directional
   // derivative (B,), the gradient grad·∇v (x then y; empty unless with_grad) and its tangent
   // grad_tangent·∇v + grad·∇²v·(x_tangent, y_tangent) (x then y).
-  m.def(
-      "_soft_dtw_fused_hvp(Tensor grad, Tensor? grad_tangent, Tensor x, Tensor y, Tensor? x_tangent, "
-      "Tensor? y_tangent, float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, "
-      "Tensor? y_lengths, bool with_grad) -> (Tensor, Tensor, Tensor, Tensor, Tensor)");
+  m.def("_soft_dtw_fused_hvp(Tensor grad, Tensor? grad_tangent, Tensor x, Tensor y, Tensor? x_tangent, "
+        "Tensor? y_tangent, " SOFTDTW_TORCH_BUNDLE_SCHEMA
+        ", bool with_grad) -> (Tensor, Tensor, Tensor, Tensor, Tensor)");
   // Hard DTW (gamma = 0) of x (B, N, d) and y (B, M, d) with its optimal paths, not differentiable
   // (soft_dtw with gamma=0 is): the squared values (B,), the paths' cells (B, N + M − 1, 2) int64 in
   // order from (0, 0), −1 past each path's end, and the paths' lengths (B,). The fused forward keeps
   // its table, then one walk back per pair, O(N + M) (docs/design/softdtw.md §10).
-  m.def(
-      "_dtw_path(Tensor x, Tensor y, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) "
-      "-> (Tensor, Tensor, Tensor)");
+  m.def("_dtw_path(Tensor x, Tensor y, " SOFTDTW_TORCH_WINDOW_SCHEMA ") -> (Tensor, Tensor, Tensor)");
   // The Itakura parallelogram of pairs of lengths (n[b], m[b]) with slope max_slope, tslearn's
   // (docs/design/softdtw.md §11): column j of pair b admits the rows [out[b, j, 0], out[b, j, 1]),
   // (B, columns, 2) int64, m[b] <= columns; the columns past m[b] admit none (n[b], n[b]). The
@@ -152,9 +141,8 @@ TORCH_LIBRARY(softdtw_torch, m) {
   m.def("_itakura_rows(Tensor n, Tensor m, int columns, float max_slope) -> Tensor");
   // Values (B,) and weights[b]·∂value_b/∂x_b (B, N, d) of the fused op in one call, not differentiable:
   // the objective and gradient of barycenters and k-means (which need no ∂/∂y and no table).
-  m.def(
-      "_soft_dtw_fused_value_and_grad(Tensor x, Tensor y, Tensor weights, float gamma, int? bandwidth, "
-      "float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths) -> (Tensor, Tensor)");
+  m.def("_soft_dtw_fused_value_and_grad(Tensor x, Tensor y, Tensor weights, " SOFTDTW_TORCH_BUNDLE_SCHEMA
+        ") -> (Tensor, Tensor)");
 
   // ROCKET. A kernels tuple is aeon's 7 arrays (weights float32 [sum_i m_i*L_i], lengths int32 [K],
   // biases float32 [K], dilations int32 [K], paddings int32 [K], num_channel_indices int32 [K],

@@ -4,13 +4,14 @@
 // Every private SoftDTW op's schema (library.cpp) is
 //   (tensors..., float gamma, int? bandwidth, float? itakura_max_slope, Tensor? x_lengths,
 //    Tensor? y_lengths, options...)
-// (_dtw_path: the same without gamma, which is 0 there). Its C++ signature is declared in ops.h as
+// with the bundle's text from SOFTDTW_TORCH_BUNDLE_SCHEMA below (_dtw_path: the same without gamma,
+// which is 0 there: SOFTDTW_TORCH_WINDOW_SCHEMA). Its C++ signature is declared in ops.h as
 // Bundled<Ret, List<tensors...>, List<options...>>, from which the flat signature the dispatcher
 // checks is derived. The kernels, autograd and the validation (problem.h) take the bundle as one
 // ProblemArgs; Bundled::kernel turns a body over the bundle into the flat kernel the dispatcher
 // calls, and Bundled::Handle calls an op through the dispatcher with a bundle. Adding an option to
-// every SoftDTW op is then: a member of ProblemArgs and of the flat forms here, its text in the
-// schemas (library.cpp) and in the fakes' _ProblemArgs, its check in problem.cpp (make_problem),
+// every SoftDTW op is then: a member of ProblemArgs, of the flat forms and of the schema text here,
+// its field in the fakes' _ProblemArgs, its check in problem.cpp (make_problem),
 // its field in SoftDTWProblem and the math that reads it; a public op takes it as a parameter of
 // its own (CONTRIBUTING.md, "What a change touches").
 #pragma once
@@ -23,6 +24,11 @@
 #include <utility>
 
 #include "../common/op.h"
+
+// The bundle as the private ops' schemas spell it (library.cpp), in the order of the flat forms
+// below: with gamma, and without (_dtw_path).
+#define SOFTDTW_TORCH_WINDOW_SCHEMA "int? bandwidth, float? itakura_max_slope, Tensor? x_lengths, Tensor? y_lengths"
+#define SOFTDTW_TORCH_BUNDLE_SCHEMA "float gamma, " SOFTDTW_TORCH_WINDOW_SCHEMA
 
 namespace softdtw_torch::softdtw {
 

@@ -166,10 +166,21 @@ def _flat_bundles(text: str) -> int:
     return len(_FLAT_BANDWIDTH.findall(text))
 
 
+def _library_text() -> str:
+    """library.cpp with the SoftDTW bundle's schema text (the SOFTDTW_TORCH_*_SCHEMA macros of
+    softdtw/args.h, string literals) written out where the private schemas name it."""
+    text = (CSRC / "library.cpp").read_text()
+    macros = dict(re.findall(r"#define (SOFTDTW_TORCH_\w+_SCHEMA) (.+)", (CSRC / "softdtw" / "args.h").read_text()))
+    for _ in macros:  # a macro's text may name another
+        for name, value in macros.items():
+            text = re.sub(rf"\b{name}\b", lambda _: value, text)
+    return text
+
+
 def _softdtw_ops(public: bool) -> List[str]:
     """The public (no leading underscore) or private ops whose schema takes a bandwidth."""
     literal = r'"(?:[^"\\]|\\.)*"'  # a C++ string literal, escaped quotes included
-    schemas = re.findall(rf"m\.def\(\s*((?:{literal}\s*)+)\)", (CSRC / "library.cpp").read_text())
+    schemas = re.findall(rf"m\.def\(\s*((?:{literal}\s*)+)\)", _library_text())
     texts = ["".join(piece[1:-1] for piece in re.findall(literal, schema)) for schema in schemas]
     return [t.split("(")[0] for t in texts if t.startswith("_") != public and "int? bandwidth" in t]
 
@@ -187,7 +198,8 @@ def test_the_bundle_reader_sees_flat_lists():
 def test_private_softdtw_schemas_take_the_bundle_in_one_place():
     # args.h derives each private op's flat signature from (tensors, bundle, options) and the fakes
     # find the bundle by these names, so every private SoftDTW schema must list it contiguously,
-    # in this order (_dtw_path without gamma). The dispatcher checks the types at load; this, the names.
+    # in this order (_dtw_path without gamma), from args.h's schema text. The dispatcher checks the
+    # types at load; this, the names.
     import torch
 
     import softdtw_torch  # noqa: F401  (registers the ops)
@@ -195,6 +207,8 @@ def test_private_softdtw_schemas_take_the_bundle_in_one_place():
     bundle = ["gamma", "bandwidth", "itakura_max_slope", "x_lengths", "y_lengths"]
     private = _softdtw_ops(public=False)
     assert "_soft_dtw_fused_backward" in private and "_dtw_path" in private
+    # Their text is args.h's (SOFTDTW_TORCH_BUNDLE_SCHEMA): only the public schemas spell it out.
+    assert (CSRC / "library.cpp").read_text().count("int? bandwidth") == len(_public_softdtw_ops())
     for name in private:
         names = [a.name for a in getattr(torch.ops.softdtw_torch, name).default._schema.arguments]
         want = bundle if "gamma" in names else bundle[1:]

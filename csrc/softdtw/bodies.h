@@ -31,7 +31,6 @@
 
 #include <ATen/ATen.h>
 
-#include <optional>
 #include <tuple>
 
 #include "ops.h"  // Pair, Triple
@@ -104,16 +103,14 @@ Triple fused_forward(const Engine& engine, const at::Tensor& x, const at::Tensor
                      c10::string_view keep) {
   const FusedCache cache = engine_cache<Engine>("keep", keep, x.device());
   const ForwardInputs in = prepare_fused(x, y, args);
-  if (cache == FusedCache::kGradients || cache == FusedCache::kBorders) {
-    CachedForward f;
-    if constexpr (Engine::kKeepsUnitGradients) {
-      if (cache == FusedCache::kGradients) f = engine.forward_with_unit_gradients(in);
-    }
-    if constexpr (Engine::kKeepsBorders) {
-      if (cache == FusedCache::kBorders) f = engine.checkpointed_forward(in);
-    }
-    auto [values, unused] = fused_finish(x)(f.out);
-    return {values, f.first, f.second};
+  auto with_cache = [&](const CachedForward& f) -> Triple {
+    return {std::get<0>(fused_finish(x)(f.out)), f.first, f.second};
+  };
+  if constexpr (Engine::kKeepsUnitGradients) {
+    if (cache == FusedCache::kGradients) return with_cache(engine.forward_with_unit_gradients(in));
+  }
+  if constexpr (Engine::kKeepsBorders) {
+    if (cache == FusedCache::kBorders) return with_cache(engine.checkpointed_forward(in));
   }
   auto [values, R] = fused_finish(x)(engine.forward(in, /*fused=*/true, /*keep_table=*/cache == FusedCache::kTable));
   return {values, R, at::empty({0}, R.options())};

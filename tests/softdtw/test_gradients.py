@@ -1,6 +1,5 @@
 """Gradients: gradcheck in float64, the expected alignment against brute force and an independent
 autograd reference, float32 accuracy for small gamma, finiteness over gamma in [1e-4, 1e4]."""
-import math
 
 import pytest
 import torch

@@ -4,9 +4,11 @@ static count, no GPU needed (docs/design/cuda_kernels.md, "Cell math", quotes it
 Compiles csrc/softdtw/cuda/kernel.cu for one architecture with nvcc, disassembles it with
 cuobjdump (from the CUDA toolkit, or `pip install nvidia-cuda-cuobjdump`), and prints, for every
 kernel, the instruction count of its sweep loops: the smallest loop with a SHFL.UP (forward
-sweep) and with a SHFL.DOWN (backward sweep). An iteration is one lane step (2 cells), or two
-when the compiler unrolled it, which the MUFU count shows (float32: 3 per forward cell, 2 per
-backward cell plus the division's reciprocal).
+sweep) and with a SHFL.DOWN (backward sweep). An iteration of a tile sweep is one lane step (2
+cells), or two when the compiler unrolled it; of pair_forward_kernel, one anti-diagonal step of
+its 2 or 4 columns a lane (the template's third argument); the MUFU count shows which (float32:
+3 per forward cell, 2 per backward cell plus the division's reciprocal). The fused pair kernels'
+count holds one trip of their loop over the d features of each cell.
 
     python benchmarks/sass_loop_counts.py [--arch sm_90] [--cuobjdump PATH]
 """
@@ -27,6 +29,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def find_cuobjdump(explicit):
     candidates = [explicit, shutil.which("cuobjdump"), os.path.join(cpp_extension.CUDA_HOME or "", "bin", "cuobjdump")]
     candidates += glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "nvidia", "cu*", "bin", "cuobjdump"))
+    # the copy PyPI's triton (a torch dependency) ships
+    candidates += glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "triton", "backends", "nvidia",
+                                         "bin", "cuobjdump"))
     for path in candidates:
         if path and os.path.isfile(path):
             return path
@@ -35,7 +40,9 @@ def find_cuobjdump(explicit):
 
 def sweep_loops(sass):
     """Per kernel: (name, {"UP": (instructions, MUFU), "DOWN": ...}) of the smallest backward-branching
-    loop with a SHFL.UP (a forward sweep) and with a SHFL.DOWN (a backward sweep)."""
+    loop with a SHFL.UP (a forward sweep) and with a SHFL.DOWN (a backward sweep). A jump back from
+    the code the compiler adds for a shuffle reached by diverged lanes (WARPSYNC.COLLECTIVE ...
+    ENDCOLLECTIVE, placed after the kernel's exit) is not a loop."""
     for function in re.split(r"\n\s*Function : ", sass)[1:]:
         name = function.split("\n", 1)[0].strip()
         code = [(int(a, 16), text.strip()) for a, text in re.findall(r"/\*([0-9a-f]{4,})\*/\s+([^;]*);", function)]
@@ -44,6 +51,8 @@ def sweep_loops(sass):
             branch = re.search(r"BRA (?:\w+, )?0x([0-9a-f]+)", text)
             if branch and int(branch.group(1), 16) < address:
                 body = [t for a, t in code if int(branch.group(1), 16) <= a <= address]
+                if any("ENDCOLLECTIVE" in t for t in body):
+                    continue
                 for kind in ("UP", "DOWN"):
                     if any(f"SHFL.{kind}" in t for t in body):
                         count = (len(body), sum("MUFU" in t for t in body))

@@ -9,6 +9,8 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <cstddef>
+#include <cstdlib>
+#include <string_view>
 #include <tuple>
 
 #include "device.cuh"
@@ -51,6 +53,15 @@ struct CudaLaunch {
   // The blocks a grid-stride kernel launches along an axis whose hardware limit is `limit`: all of
   // them (the emulation tests lower this to reach the grid-stride loops with small inputs).
   int64_t grid_cap(int64_t limit) const { return limit; }
+
+  // The largest problem a kernel specialised for small problems takes, whose own regime ends at
+  // `limit` (SoftDTW's one warp per pair): all of them, or none with the environment variable
+  // SOFTDTW_TORCH_CUDA_SMALL_KERNELS=0, read at each call, so that a benchmark times the general
+  // kernels on the same inputs in the same process (the emulation tests lower it their own way).
+  int64_t small_kernel_cap(int64_t limit) const {
+    const char* setting = std::getenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS");
+    return setting != nullptr && std::string_view(setting) == "0" ? 0 : limit;
+  }
 
   // Streaming multiprocessors of the current device: grid-stride kernels size their grid by it.
   int64_t multiprocessors() const { return at::cuda::getCurrentDeviceProperties()->multiProcessorCount; }

@@ -48,4 +48,15 @@ extern __shared__ __align__(16) unsigned char softdtw_torch_dynamic_smem[];
 __device__ __forceinline__ unsigned char* dynamic_shared_memory() { return softdtw_torch_dynamic_smem; }
 #endif
 
+// A hint to bring the L1 line holding `address` in ahead of its load (PTX prefetch.global.L1), for
+// kernels whose loads would otherwise stall a dependent chain; nothing under the emulator, which
+// has no caches.
+#if defined(SDTW_CUDA_EMULATION)
+inline void prefetch_l1(const void*) {}
+#else
+__device__ __forceinline__ void prefetch_l1(const void* address) {
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
+}
+#endif
+
 }  // namespace softdtw_torch

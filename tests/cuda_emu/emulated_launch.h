@@ -30,5 +30,11 @@ struct EmulatedLaunch {
                 static_cast<size_t>(smem_bytes), kernel, args...);
   }
   int64_t grid_cap(int64_t limit) const { return std::min(limit, grid_limit); }
+  // CudaLaunch::small_kernel_cap: lowered by the tests (set_small_kernel_limit in emulated_ops.cpp)
+  // to run the general kernels on inputs the small-problem kernels would take; negative: no cap.
+  static inline int64_t small_kernel_limit = -1;
+  int64_t small_kernel_cap(int64_t limit) const {
+    return small_kernel_limit < 0 ? limit : std::min(limit, small_kernel_limit);
+  }
   int64_t multiprocessors() const { return multiprocessor_count; }
 };

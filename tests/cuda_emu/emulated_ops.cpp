@@ -158,6 +158,15 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
               at::tensor(at::ArrayRef<int32_t>(layout.channel_indices), at::kInt),
               at::tensor(at::ArrayRef<float>(layout.biases), at::kFloat));
         });
+  // The largest problem the small-problem kernels take (EmulatedLaunch::small_kernel_cap); -1: their
+  // own limits. Returns the previous setting.
+  m.def("set_small_kernel_limit", [](int64_t limit) {
+    const int64_t previous = EmulatedLaunch::small_kernel_limit;
+    EmulatedLaunch::small_kernel_limit = limit;
+    return previous;
+  });
+  m.attr("PAIR_MAX_COLUMNS") = tiles::kPairMaxColumns;  // the one-warp-per-pair forward's regime
+  m.attr("PAIR_MAX_FUSED_DIMS") = tiles::kPairMaxFusedDims;
   m.def("launches", [] { return static_cast<int64_t>(emu::launches()); });
   m.def("reset_launch_count", [] { emu::reset_launch_count(); });
 }

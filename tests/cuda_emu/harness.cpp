@@ -170,12 +170,14 @@ class Files {
   std::map<std::string, std::string> meta_;
 };
 
-// SoftDTW, every tile kernel the ops launch, in float32 or float64.
+// SoftDTW, every kernel the ops launch (the tiles, and one warp per pair), in float32 or float64.
 // meta: B N M d gamma radius (-1: no band) itakura_slope (0: none) ragged (0/1); arrays (T: float or double):
 //   x (B,N,d), y (B,M,d), u (B,N,d), v (B,M,d) tangents, D (B,N,M), D_tangent (B,N,M), grad (B,),
 //   grad_tangent (B,) as T; x_lengths, y_lengths (B,) int64 when ragged.
 // Results: from_cost_values (B,), from_cost_R (table: B,N,M of RValue<T>), from_cost_invalid (B,
-// bytes), grad_D (B,N,M); fused_values, fused_acc_x, fused_acc_y (float64 sums Σ E (x − y));
+// bytes), grad_D (B,N,M); for M <= kPairMaxColumns, the same forward one warp per pair, from a
+// cost and fused: pair_from_cost_values, _R, _invalid, pair_fused_values, _R, _invalid;
+// fused_values, fused_acc_x, fused_acc_y (float64 sums Σ E (x − y));
 // checkpointed_values, checkpointed_acc_x, checkpointed_acc_y; jvp_values, jvp_tangents (B,);
 // hvp_from_cost_grad_D, hvp_from_cost_grad_D_tangent (B,N,M); hvp_fused_acc_x, hvp_fused_acc_y,
 // hvp_fused_hess_x, hvp_fused_hess_y (float64).
@@ -249,6 +251,20 @@ void run_softdtw(const Files& io, const HarnessLaunch& launch) {
     io.write("from_cost_R", f->table);
     io.write("from_cost_invalid", f->invalid);
     io.write("grad_D", grad_D);
+  }
+  if (M <= kPairMaxColumns) {  // the forward of short pairs, one warp per pair, from a cost and fused
+    for (const bool fused : {false, true}) {
+      const auto f = forward_state(/*table=*/true, /*checkpoint=*/false);
+      if (fused) {
+        launch_pair_forward(launch, f->args, costs);
+      } else {
+        launch_pair_forward(launch, f->args, cost_table);
+      }
+      const std::string name = fused ? "pair_fused" : "pair_from_cost";
+      io.write(name + "_values", f->values);
+      io.write(name + "_R", f->table);
+      io.write(name + "_invalid", f->invalid);
+    }
   }
   for (const bool checkpoint : {false, true}) {  // fused: squared Euclidean costs of x and y
     const auto f = forward_state(/*table=*/!checkpoint, checkpoint);

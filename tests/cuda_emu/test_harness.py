@@ -156,6 +156,12 @@ def test_softdtw_kernels(harness, emu, case, dtype):
     check("from_cost_values", values)
     check("from_cost_R", R)
     check("grad_D", emu.from_cost_backward(grad, D, R, gamma, *L))
+    if M <= emu.PAIR_MAX_COLUMNS:  # the harness runs one warp per pair beside the tiles: the same R
+        check("pair_from_cost_values", values)
+        check("pair_from_cost_R", R)
+        fused_values, fused_R, _ = emu.fused_forward(x, y, gamma, *L, "table")
+        check("pair_fused_values", fused_values)
+        check("pair_fused_R", fused_R)
 
     scale = (2.0 * grad.double()).view(B, 1, 1)
     values, R, _ = emu.fused_forward(x, y, gamma, *L, "table")

@@ -147,6 +147,32 @@ def test_bitwise_deterministic():
         assert all(torch.equal(a, b) for a, b in zip(first, again))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+def test_pair_forward_gives_the_tiles_bits(monkeypatch, dtype):
+    # One warp per pair (M <= 128) against the tiles on the same GPU, which
+    # SOFTDTW_TORCH_CUDA_SMALL_KERNELS=0 selects: the same values and tables bit for bit, from a cost
+    # and fused, with a band, ragged lengths and hard DTW (tests/softdtw/test_cuda_emulation.py
+    # checks the same on the CPU).
+    x, y = pair_batch(37, 150, 100, 3, dtype, seed=4)
+    xl = torch.randint(1, 151, (37,), generator=torch.Generator().manual_seed(1))
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+
+    def forwards():
+        out = []
+        for gamma, bandwidth in ((0.5, None), (0.0, None), (1.0, 12)):
+            L = (bandwidth, None, xl.cuda(), None)
+            out += [*OPS._soft_dtw_fused_forward(x, y, gamma, *L, "table")[:2],
+                    *OPS._soft_dtw_from_cost_forward(D, gamma, *L, True)]
+        return out
+
+    monkeypatch.setenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS", "1")
+    pairs = forwards()
+    monkeypatch.setenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS", "0")
+    tiles = forwards()
+    for got, want in zip(pairs, tiles):
+        assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))
+
+
 def test_side_stream_and_cuda_graph_capture():
     x, y = pair_batch(4, 150, 120, 8, torch.float32, seed=8)
     want = value_and_grads(x, y, gamma=0.5)

@@ -11,6 +11,7 @@ errors), which the needs_cuda tests do.
 
 The emulated extension is compiled once per checkout into build/cuda-emu (about a minute).
 """
+import contextlib
 import functools
 import os
 import sys
@@ -190,16 +191,84 @@ def test_the_unit_gradients_cache_is_refused(emu):
         emu.fused_backward(torch.ones(2, dtype=torch.float64), x, y, x, y, 1.0, None, None, None, None, "gradients")
 
 
-@pytest.mark.parametrize("n, m", [(1, 1), (64, 64), (65, 64), (130, 70), (300, 20)])
+@contextlib.contextmanager
+def tiles_only(emu):
+    """The forward on the tiles whatever the shape: the emulated launcher's cap on the small-problem
+    kernels (one warp per pair) at 0."""
+    previous = emu.set_small_kernel_limit(0)
+    try:
+        yield
+    finally:
+        emu.set_small_kernel_limit(previous)
+
+
+@pytest.mark.parametrize("n, m", [(1, 1), (64, 64), (65, 64), (130, 70), (300, 20), (70, 130)])
 def test_one_launch_per_tile_anti_diagonal(emu, n, m):
     x, y, _, _ = make_pair_batch(2, n, m, 1, torch.float32, ragged=False, seed=1)
-    emu.reset_launch_count()
-    emu.fused_forward(x, y, 1.0, None, None, None, None, "table")
     diagonals = -(-n // TILE) + -(-m // TILE) - 1
-    assert emu.launches() == diagonals
+    with tiles_only(emu):
+        for keep in ("table", "nothing"):  # no extra launch without a table
+            emu.reset_launch_count()
+            emu.fused_forward(x, y, 1.0, None, None, None, None, keep)
+            assert emu.launches() == diagonals, keep
+
+
+# The forward's regimes by shape: one launch of the pair kernel for M up to 128 columns (and, fused,
+# up to 16 features), else one per tile anti-diagonal; a checkpointed forward always on the tiles.
+@pytest.mark.parametrize("n, m, d, keep, pairs", [
+    (1, 1, 1, "table", True), (300, 20, 3, "nothing", True), (70, 128, 16, "table", True),
+    (70, 129, 1, "table", False), (70, 128, 17, "table", False), (70, 100, 2, "borders", False)])
+def test_short_pairs_run_one_launch(emu, n, m, d, keep, pairs):
+    assert (emu.PAIR_MAX_COLUMNS, emu.PAIR_MAX_FUSED_DIMS) == (128, 16)  # the regime these cases straddle
+    x, y, _, _ = make_pair_batch(9, n, m, d, torch.float32, ragged=False, seed=2)
+    tiles = -(-n // TILE) + -(-m // TILE) - 1
     emu.reset_launch_count()
-    emu.fused_forward(x, y, 1.0, None, None, None, None, "nothing")
-    assert emu.launches() == diagonals  # no extra launch without a table
+    emu.fused_forward(x, y, 1.0, None, None, None, None, keep)
+    assert emu.launches() == (1 if pairs else tiles)
+    emu.reset_launch_count()
+    emu.from_cost_forward(OPS.pairwise_cost(x, y, "sqeuclidean"), 1.0, None, None, None, None, keep == "table")
+    assert emu.launches() == (1 if m <= emu.PAIR_MAX_COLUMNS else tiles)
+
+
+def same_bits(got, want):
+    return got.shape == want.shape and got.dtype == want.dtype and torch.equal(
+        got.view(torch.uint8) if got.is_floating_point() else got,
+        want.view(torch.uint8) if want.is_floating_point() else want)
+
+
+# (B, N, M, d), bandwidth, Itakura slope, ragged: two columns a lane (M ≤ 64) and four (M ≤ 128, its
+# last at 128), M = 1 and N = 1, bands (0: the diagonal only), a parallelogram, ragged pairs, and
+# more pairs than one block's 4 warps.
+PAIR_CASES = [((3, 1, 1, 2), None, None, False), ((5, 40, 1, 3), None, None, True), ((2, 1, 70, 3), None, None, False),
+              ((6, 130, 64, 3), None, None, True), ((3, 70, 65, 2), 3, None, True), ((2, 200, 128, 1), 40, None, False),
+              ((5, 90, 100, 16), None, 1.5, True), ((4, 33, 31, 2), 0, None, True)]
+
+
+@pytest.mark.parametrize("gamma", [0.5, 0.0], ids=["soft", "hard"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", PAIR_CASES, ids=lambda c: "x".join(map(str, c[0])) + f"-r{c[1]}-s{c[2]}-{c[3]}")
+def test_pair_forward_gives_the_tiles_bits(emu, case, dtype, gamma):
+    # One warp per pair computes each cell with the tiles' cell math from the same predecessors, costs
+    # summed in the same order and the same window: the same values and tables, bit for bit
+    # (the tiles are compared with the CPU kernels by the tests above; so is this kernel, which they
+    # now run for M up to 128).
+    shape, bandwidth, slope, ragged = case
+    batch, n, m, d = shape
+    x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n * 7 + m)
+    D = OPS.pairwise_cost(x, y, "sqeuclidean")
+    L = (bandwidth, slope, xl, yl)
+
+    def forwards():
+        return [*emu.fused_forward(x, y, gamma, *L, "table")[:2], *emu.from_cost_forward(D, gamma, *L, True),
+                emu.fused_forward(x, y, gamma, *L, "nothing")[0], emu.from_cost_forward(D, gamma, *L, False)[0]]
+
+    emu.reset_launch_count()
+    pairs = forwards()
+    assert emu.launches() == 4 * (2 if slope else 1)  # with the parallelogram's rows kernel
+    with tiles_only(emu):
+        tiles = forwards()
+    for got, want in zip(pairs, tiles):
+        assert same_bits(got, want)
 
 
 def test_results_are_bitwise_reproducible(emu):
@@ -220,16 +289,20 @@ def test_invalid_values_inside_pairs_raise_and_padding_is_ignored(emu):
     padded = D.clone()
     padded[1, 50:, :] = float("nan")  # past pair 1's lengths: never read
     want, _ = OPS._soft_dtw_from_cost_forward(D, 1.0, None, None, xl, yl, False)
-    got, _ = emu.from_cost_forward(padded, 1.0, None, None, xl, yl, False)
-    torch.testing.assert_close(got, want)
     bad = D.clone()
     bad[0, 70, 65] = float("nan")  # inside pair 0, in its second row and column block
-    with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
-        emu.from_cost_forward(bad, 1.0, None, None, None, None, False)
-    bad_x = x.clone()
+    bad_x, bad_y = x.clone(), y.clone()
     bad_x[0, 75, 1] = float("inf")
-    with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
-        emu.fused_forward(bad_x, y, 1.0, None, None, None, None, "nothing")
+    bad_y[1, 69, 0] = float("-inf")  # pair 1's last row of y, read by the last lane of its warp
+    for kernels in (contextlib.nullcontext, functools.partial(tiles_only, emu)):  # one warp per pair, the tiles
+        with kernels():
+            got, _ = emu.from_cost_forward(padded, 1.0, None, None, xl, yl, False)
+            torch.testing.assert_close(got, want)
+            with pytest.raises(ValueError, match="soft_dtw_from_cost: D contains NaN or -inf"):
+                emu.from_cost_forward(bad, 1.0, None, None, None, None, False)
+            for bx, by in ((bad_x, y), (x, bad_y)):
+                with pytest.raises(ValueError, match="soft_dtw: x and y must contain only finite values"):
+                    emu.fused_forward(bx, by, 1.0, None, None, None, None, "nothing")
 
 
 @pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])

@@ -196,22 +196,30 @@ SOFTDTW_TORCH_HOST_DEVICE int sweep_steps(const Tile& t) { return t.rows + (t.co
 // a thread reads its column's rows once per tile and tests each cell with two comparisons.
 static_assert(kThreads % kTileCols == 0, "a staging thread keeps one column of the tile");
 
-// The rows of column t.c0 + j inside the window, in tile coordinates [first, last] (empty: first >
-// last): the band's rows of the column (band_columns with rows and columns swapped: the band's
-// rule is symmetric in them) and the parallelogram's, from the table itakura_rows_kernel wrote.
+// The rows of column j (< m) of pair b (lengths n, m) inside the window, [*lo, *hi] (empty: lo >
+// hi): the band's rows of the column (band_columns with rows and columns swapped: the band's rule
+// is symmetric in them) and the parallelogram's, from the table itakura_rows_kernel wrote.
+SOFTDTW_TORCH_HOST_DEVICE void window_rows(const Geometry& g, int64_t b, int64_t n, int64_t m, int64_t j, int64_t* lo,
+                                           int64_t* hi) {
+  band_columns(j, m, n, g.radius, lo, hi);
+  if (g.itakura_rows != nullptr) {
+    const int64_t* rows = g.itakura_rows + 2 * (b * g.m + j);
+    *lo = rows[0] > *lo ? rows[0] : *lo;
+    *hi = rows[1] - 1 < *hi ? rows[1] - 1 : *hi;
+  }
+}
+
+// The rows of a column inside the window, [first, last] (empty: first > last).
 struct ColumnWindow {
   int first, last;
   SOFTDTW_TORCH_HOST_DEVICE bool contains(int i) const { return first <= i && i <= last; }
 };
+
+// Column t.c0 + j's window rows in tile coordinates.
 SOFTDTW_TORCH_HOST_DEVICE ColumnWindow column_window(const Geometry& g, const Tile& t, int j) {
   if (j >= t.cols) return {0, -1};
   int64_t lo, hi;
-  band_columns(t.c0 + j, t.m, t.n, g.radius, &lo, &hi);
-  if (g.itakura_rows != nullptr) {
-    const int64_t* rows = g.itakura_rows + 2 * (t.b * g.m + t.c0 + j);
-    lo = rows[0] > lo ? rows[0] : lo;
-    hi = rows[1] - 1 < hi ? rows[1] - 1 : hi;
-  }
+  window_rows(g, t.b, t.n, t.m, t.c0 + j, &lo, &hi);
   lo = lo - t.r0 > 0 ? lo - t.r0 : 0;
   hi = hi - t.r0 < t.rows - 1 ? hi - t.r0 : t.rows - 1;
   return lo <= hi ? ColumnWindow{static_cast<int>(lo), static_cast<int>(hi)} : ColumnWindow{0, -1};
@@ -265,6 +273,27 @@ struct CostsFromTensor {
     }
     return bad;
   }
+  // One pair's costs as pair_forward_kernel reads them: those of a step's cells (i0 − c, j0 + c)
+  // that are `inside` the pair and the window (offsets inside a pair are 32-bit:
+  // pair_forward_applies), an L1 prefetch of the cells (i, j0 … j1), and the inputs it checks
+  // besides the costs it reads (which the kernel checks): none.
+  struct Pair {
+    const T* D;  // the pair's (n_padded, m_padded)
+    int m;       // padded row length
+    template <int kCols>
+    __device__ void step_costs(int i0, int j0, const bool (&inside)[kCols], T (&cost)[kCols]) const {
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        if (inside[c]) cost[c] = D[(i0 - c) * m + j0 + c];
+      }
+    }
+    __device__ void prefetch(int i, int j0, int j1) const {
+      prefetch_l1(D + (i * m + j0));
+      prefetch_l1(D + (i * m + j1));
+    }
+    __device__ bool inputs_invalid(int /*n*/, int /*m*/, int /*lane*/) const { return false; }
+  };
+  __device__ Pair pair(const Geometry& g, int64_t b) const { return {D + b * g.n * g.m, static_cast<int>(g.m)}; }
 };
 
 // Loads chunk [k0, k0 + kChunk) of rows [first, first + count) of a (B, L, d) sequence into
@@ -329,6 +358,55 @@ struct SquaredEuclideanCosts {
       cost[i * kTileStride + j] = window.contains(i) ? acc[q] : positive_infinity<T>();
     }
     return bad;
+  }
+
+  // One pair's costs as pair_forward_kernel reads them: those of a step's cells (i0 − c, j0 + c)
+  // that are `inside` the pair and the window, each cell's features summed in the order stage()
+  // sums them (the same bits), the step's cells side by side (the others read row and column 0,
+  // in bounds, and are dropped); an L1 prefetch of row i of x, which the cells (i, j0 … j1) read
+  // (a lane reads the same rows of y every step: they stay in L1); whether any of the pair's rows
+  // of x (n) and y (m) holds a non-finite value, the rows stage() checks, read by the warp's lanes
+  // in turn (finite x and y make no NaN or −inf cost, so the kernel's check of the costs never
+  // fires besides).
+  struct Pair {
+    const T* x;  // the pair's (n_padded, d)
+    const T* y;  // (m_padded, d)
+    int d;       // at most kPairMaxFusedDims
+    template <int kCols>
+    __device__ void step_costs(int i0, int j0, const bool (&inside)[kCols], T (&cost)[kCols]) const {
+      int x_row[kCols], y_row[kCols];
+      T acc[kCols];
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        x_row[c] = inside[c] ? (i0 - c) * d : 0;
+        y_row[c] = inside[c] ? (j0 + c) * d : 0;
+        acc[c] = T(0);
+      }
+      for (int k = 0; k < d; ++k) {
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          const T diff = x[x_row[c] + k] - y[y_row[c] + k];
+          acc[c] += diff * diff;
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        if (inside[c]) cost[c] = acc[c];
+      }
+    }
+    __device__ void prefetch(int i, int /*j0*/, int /*j1*/) const {
+      prefetch_l1(x + i * d);
+      prefetch_l1(x + (i * d + d - 1));
+    }
+    __device__ bool inputs_invalid(int n, int m, int lane) const {
+      bool bad = false;
+      for (int idx = lane; idx < n * d; idx += kWarpSize) bad |= !isfinite(x[idx]);
+      for (int idx = lane; idx < m * d; idx += kWarpSize) bad |= !isfinite(y[idx]);
+      return bad;
+    }
+  };
+  __device__ Pair pair(const Geometry& g, int64_t b) const {
+    return {x + b * g.n * d, y + b * g.m * d, static_cast<int>(d)};
   }
 };
 
@@ -719,6 +797,106 @@ __global__ void __launch_bounds__(kThreads, 1)
     tangent_forward_tile_kernel(ForwardArgs<T> a, TangentForwardArgs<T> ta, int64_t diagonal, Costs costs,
                                 Tangents tangents) {
   forward_tile<T, kHard>(a, ta, diagonal, costs, tangents);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward, one warp per pair (docs/design/cuda_kernels.md, "One warp per pair"): the forward of
+// pairs with at most kPairMaxColumns columns, without the tangent channel or checkpoints.
+//
+// Lane l owns the columns [l·kCols, (l + 1)·kCols) of its pair, and step a computes the cells
+// (a − j, j) of anti-diagonal a in all of them. A lane's kCols cells of one step are independent
+// (each reads anti-diagonals a − 1 and a − 2 only), so the chain is one cell per step with kCols
+// cells in flight, where the tile sweep chains a lane's cells along a row, and with no launch
+// between tiles. R lives in registers, two anti-diagonals per column; the left neighbour's last
+// column arrives by one shuffle per step, and the value it sent one step earlier is the diagonal.
+// No shared memory, no barrier, one launch for the batch (a grid of ⌈B/kPairWarps⌉ blocks). The
+// cell math, the costs' summation order and the window are the tile kernels', so R is the same
+// bits (the emulation tests compare the two kernels' tables).
+//
+// A lane's costs are read where its cells are, a row further each step: the row its first column
+// reaches kPairPrefetchSteps steps later is prefetched into L1 (its other columns reach that row
+// on the steps after, and lane l + 1 kCols steps after), so that no step waits on L2 or DRAM.
+constexpr int kPairWarps = 4;  // pairs per block
+constexpr int kPairThreads = kPairWarps * kWarpSize;
+constexpr int kPairMaxColsPerLane = 4;
+constexpr int64_t kPairMaxColumns = int64_t(kWarpSize) * kPairMaxColsPerLane;
+// The fused costs are summed from global memory (L1) cell by cell: d loads of x and of y a cell,
+// cheap for the short feature vectors this bounds, where the tiles stage feature chunks.
+constexpr int64_t kPairMaxFusedDims = 16;
+constexpr int kPairPrefetchSteps = 2;
+
+template <typename T, bool kHard, int kCols, typename Costs>
+__global__ void __launch_bounds__(kPairThreads) pair_forward_kernel(ForwardArgs<T> a, Costs costs) {
+  const Geometry& g = a.g;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t b = blockIdx.x * int64_t(kPairWarps) + threadIdx.x / kWarpSize;
+  if (b >= g.batch) return;  // the whole warp
+  // Positions inside a pair fit 32 bits (pair_forward_applies); j0: the lane's first column.
+  const int n = static_cast<int>(pair_length(g.x_lengths, b, g.n));
+  const int m = static_cast<int>(pair_length(g.y_lengths, b, g.m));
+  const int j0 = lane * kCols;
+  const typename Costs::Pair pair = costs.pair(g, b);
+  RValue<T>* const table = a.table != nullptr ? a.table + b * g.n * g.m : nullptr;
+  const bool keep_table = table != nullptr;
+  const int row_length = static_cast<int>(g.m);
+  ColumnWindow window[kCols];  // each column's window rows (within [0, n)); none for columns past the pair
+#pragma unroll
+  for (int c = 0; c < kCols; ++c) {
+    int64_t lo = 0, hi = -1;
+    if (j0 + c < m) window_rows(g, b, n, m, j0 + c, &lo, &hi);
+    window[c] = lo <= hi ? ColumnWindow{static_cast<int>(lo), static_cast<int>(hi)} : ColumnWindow{0, -1};
+  }
+  bool bad = pair.inputs_invalid(n, m, lane);
+  with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
+    const RValue<T> inf = r_border<T>();
+    RValue<T> up[kCols], diag[kCols];  // R of each column on anti-diagonals a − 1 and a − 2
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) up[c] = diag[c] = inf;
+    RValue<T> from_left = inf, from_left_diag = inf;  // the same of lane − 1's last column
+    const int last_col = (j0 + kCols - 1 < m ? j0 + kCols : m) - 1;
+    for (int step = 0; step < n + m - 1; ++step) {
+      if (lane == 0) {  // column −1: R(i, −1) = +inf, R(−1, −1) = 0
+        from_left = inf;
+        from_left_diag = step == 0 ? r_origin<T>() : inf;
+      }
+      const int ahead = step + kPairPrefetchSteps - j0;  // the first column's row then
+      if (ahead >= 0 && ahead < n && j0 < m) pair.prefetch(ahead, j0, last_col);
+      // The step's costs first, so that their loads are in flight together (+inf outside the
+      // window); cell c is (step − j0 − c, j0 + c).
+      T cost[kCols];
+      bool inside[kCols];
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        inside[c] = window[c].contains(step - j0 - c);
+        cost[c] = positive_infinity<T>();
+      }
+      pair.step_costs(step - j0, j0, inside, cost);
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        bad |= inside[c] && !is_valid_cost(cost[c]);
+      }
+      // Right to left: a column's cell reads its left neighbour's R before that one moves on.
+#pragma unroll
+      for (int c = kCols - 1; c >= 0; --c) {
+        const int i = step - j0 - c;
+        const RValue<T> left = c > 0 ? up[c - 1] : from_left;
+        const RValue<T> corner = c > 0 ? diag[c - 1] : from_left_diag;
+        diag[c] = up[c];
+        if (i >= 0 && i < n && j0 + c < m) {
+          up[c] = cell_value(cost[c], corner, up[c], left, cell);
+          if (keep_table) table[i * row_length + j0 + c] = up[c];
+        }
+      }
+      from_left_diag = from_left;
+      from_left = shuffle_up(up[kCols - 1]);
+    }
+    // The last step left R(n − 1, m − 1) with the lane holding column m − 1.
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+      if (j0 + c == m - 1) a.values[b] = rounded(up[c]);
+    }
+  });
+  if (__any_sync(kFullMask, bad) && lane == 0) a.invalid[b] = true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1280,6 +1458,28 @@ void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const Tangent
     const int64_t blocks = a.g.tiles_on_diagonal(k) * a.g.batch;
     launch(tile_kernel, blocks, kThreads, smem, a, ta, k, costs, tangents);
   }
+}
+
+// Whether a forward (no tangent, no checkpoints) runs pair_forward_kernel: n rows and m columns
+// (padded) and, fused, d features within its regime. `small_kernel_cap` lets the emulation tests run the
+// tiles on the same inputs (CUDA's launcher allows every size).
+template <typename Launch>
+bool pair_forward_applies(const Launch& launch, int64_t n, int64_t m, int64_t fused_dims) {
+  // Its steps, positions and offsets inside a pair (of D or the table, n·m; of x, n·d) are 32-bit.
+  const int64_t offsets = n * (m > fused_dims ? m : fused_dims) + kWarpSize;
+  return m <= launch.small_kernel_cap(kPairMaxColumns) && fused_dims <= kPairMaxFusedDims &&
+         offsets < (int64_t(1) << 31);
+}
+
+template <typename T, typename Costs, typename Launch>
+void launch_pair_forward(const Launch& launch, const ForwardArgs<T>& a, const Costs& costs) {
+  auto kernel = [&](auto hard) {
+    constexpr bool kHard = decltype(hard)::value;
+    static_assert(kPairMaxColsPerLane == 4, "the columns per lane below are 2 or 4");
+    return a.g.m <= 2 * kWarpSize ? pair_forward_kernel<T, kHard, 2, Costs> : pair_forward_kernel<T, kHard, 4, Costs>;
+  };
+  const auto pair_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
+  launch(pair_kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, costs);
 }
 
 template <typename T, typename RSource, typename Epilogue, typename Launch>

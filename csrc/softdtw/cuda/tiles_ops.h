@@ -80,18 +80,20 @@ inline at::Tensor new_column_borders(const SoftDTWProblem& p, int64_t slots, con
 
 // soft_dtw_from_cost's forward (fused = false, costs from in.D) or soft_dtw's (fused = true,
 // squared Euclidean costs of in.x, in.y). checkpoint: keep every tile border instead of the table.
+// Short pairs run one warp per pair (pair_forward_kernel, no border buffers), the others the tiles.
 template <typename Launch>
 TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fused, bool keep_table,
                          bool checkpoint = false) {
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& like = fused ? in.x : in.D;
   const bool table = keep_table && !checkpoint;  // a checkpointed forward keeps borders instead
+  const bool pairs = !checkpoint && pair_forward_applies(launch, p.n, p.m, fused ? in.x.size(2) : 0);
   TiledForward f;
   f.out = new_forward_outputs(p, like.options(), table);
   const at::Tensor itakura_rows = itakura_rows_for(launch, p, like.device());
   const Geometry g = geometry_of(p, itakura_rows);
-  const int64_t top_slots = checkpoint ? g.row_blocks() : kForwardSlots;
-  const int64_t left_slots = checkpoint ? g.col_blocks() : kColumnSlots;
+  const int64_t top_slots = pairs ? 0 : checkpoint ? g.row_blocks() : kForwardSlots;
+  const int64_t left_slots = pairs ? 0 : checkpoint ? g.col_blocks() : kColumnSlots;
   f.top_rows = new_row_borders(p, top_slots, like.options(), /*of_r=*/true);
   f.left_cols = new_column_borders(p, left_slots, like.options(), /*of_r=*/true);
   if (p.batch == 0) return f;
@@ -107,12 +109,17 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
                                   f.out.invalid.data_ptr<bool>(),
                                   /*hard_min=*/p.gamma == 0};
     const TangentForwardArgs<scalar_t> none{};
+    auto run = [&](const auto& costs) {
+      if (pairs) {
+        launch_pair_forward(launch, a, costs);
+      } else {
+        launch_forward(launch, a, none, costs, NoTangents{});
+      }
+    };
     if (fused) {
-      launch_forward(launch, a, none,
-                     SquaredEuclideanCosts<scalar_t>{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)},
-                     NoTangents{});
+      run(SquaredEuclideanCosts<scalar_t>{in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(), in.x.size(2)});
     } else {
-      launch_forward(launch, a, none, CostsFromTensor<scalar_t>{in.D.data_ptr<scalar_t>()}, NoTangents{});
+      run(CostsFromTensor<scalar_t>{in.D.data_ptr<scalar_t>()});
     }
   });
   return f;

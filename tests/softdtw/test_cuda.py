@@ -149,20 +149,21 @@ def test_bitwise_deterministic():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 def test_pair_forward_gives_the_tiles_bits(monkeypatch, dtype):
-    # One warp per pair (M <= 128) against the tiles on the same GPU, which
+    # One warp per pair (M <= 256) against the tiles on the same GPU, which
     # SOFTDTW_TORCH_CUDA_SMALL_KERNELS=0 selects: the same values and tables bit for bit, from a cost
     # and fused, with a band, ragged lengths and hard DTW (tests/softdtw/test_cuda_emulation.py
     # checks the same on the CPU).
-    x, y = pair_batch(37, 150, 100, 3, dtype, seed=4)
     xl = torch.randint(1, 151, (37,), generator=torch.Generator().manual_seed(1))
-    D = OPS.pairwise_cost(x, y, "sqeuclidean")
 
     def forwards():
         out = []
-        for gamma, bandwidth in ((0.5, None), (0.0, None), (1.0, 12)):
-            L = (bandwidth, None, xl.cuda(), None)
-            out += [*OPS._soft_dtw_fused_forward(x, y, gamma, *L, "table")[:2],
-                    *OPS._soft_dtw_from_cost_forward(D, gamma, *L, True)]
+        for m in (100, 200):  # 4 and 8 columns a lane
+            x, y = pair_batch(37, 150, m, 3, dtype, seed=4)
+            D = OPS.pairwise_cost(x, y, "sqeuclidean")
+            for gamma, bandwidth in ((0.5, None), (0.0, None), (1.0, 12)):
+                L = (bandwidth, None, xl.cuda(), None)
+                out += [*OPS._soft_dtw_fused_forward(x, y, gamma, *L, "table")[:2],
+                        *OPS._soft_dtw_from_cost_forward(D, gamma, *L, True)]
         return out
 
     monkeypatch.setenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS", "1")

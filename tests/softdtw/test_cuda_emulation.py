@@ -213,13 +213,13 @@ def test_one_launch_per_tile_anti_diagonal(emu, n, m):
             assert emu.launches() == diagonals, keep
 
 
-# The forward's regimes by shape: one launch of the pair kernel for M up to 128 columns (and, fused,
+# The forward's regimes by shape: one launch of the pair kernel for M up to 256 columns (and, fused,
 # up to 16 features), else one per tile anti-diagonal; a checkpointed forward always on the tiles.
 @pytest.mark.parametrize("n, m, d, keep, pairs", [
-    (1, 1, 1, "table", True), (300, 20, 3, "nothing", True), (70, 128, 16, "table", True),
-    (70, 129, 1, "table", False), (70, 128, 17, "table", False), (70, 100, 2, "borders", False)])
+    (1, 1, 1, "table", True), (300, 20, 3, "nothing", True), (70, 256, 16, "table", True),
+    (70, 257, 1, "table", False), (70, 128, 17, "table", False), (70, 100, 2, "borders", False)])
 def test_short_pairs_run_one_launch(emu, n, m, d, keep, pairs):
-    assert (emu.PAIR_MAX_COLUMNS, emu.PAIR_MAX_FUSED_DIMS) == (128, 16)  # the regime these cases straddle
+    assert (emu.PAIR_MAX_COLUMNS, emu.PAIR_MAX_FUSED_DIMS) == (256, 16)  # the regime these cases straddle
     x, y, _, _ = make_pair_batch(9, n, m, d, torch.float32, ragged=False, seed=2)
     tiles = -(-n // TILE) + -(-m // TILE) - 1
     emu.reset_launch_count()
@@ -236,12 +236,13 @@ def same_bits(got, want):
         want.view(torch.uint8) if want.is_floating_point() else want)
 
 
-# (B, N, M, d), bandwidth, Itakura slope, ragged: two columns a lane (M ≤ 64) and four (M ≤ 128, its
-# last at 128), M = 1 and N = 1, bands (0: the diagonal only), a parallelogram, ragged pairs, and
-# more pairs than one block's 4 warps.
+# (B, N, M, d), bandwidth, Itakura slope, ragged: two columns a lane (M ≤ 64), four (M ≤ 128) and
+# eight (M ≤ 256, its last at 256), each at the first M it takes, M = 1 and N = 1, bands (0: the
+# diagonal only), parallelograms, ragged pairs, and more pairs than one block's 4 warps.
 PAIR_CASES = [((3, 1, 1, 2), None, None, False), ((5, 40, 1, 3), None, None, True), ((2, 1, 70, 3), None, None, False),
               ((6, 130, 64, 3), None, None, True), ((3, 70, 65, 2), 3, None, True), ((2, 200, 128, 1), 40, None, False),
-              ((5, 90, 100, 16), None, 1.5, True), ((4, 33, 31, 2), 0, None, True)]
+              ((5, 90, 100, 16), None, 1.5, True), ((4, 33, 31, 2), 0, None, True), ((5, 60, 129, 2), 20, None, True),
+              ((2, 140, 256, 1), None, 2.0, False)]
 
 
 @pytest.mark.parametrize("gamma", [0.5, 0.0], ids=["soft", "hard"])

@@ -818,7 +818,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // on the steps after, and lane l + 1 kCols steps after), so that no step waits on L2 or DRAM.
 constexpr int kPairWarps = 4;  // pairs per block
 constexpr int kPairThreads = kPairWarps * kWarpSize;
-constexpr int kPairMaxColsPerLane = 4;
+constexpr int kPairMaxColsPerLane = 8;
 constexpr int64_t kPairMaxColumns = int64_t(kWarpSize) * kPairMaxColsPerLane;
 // The fused costs are summed from global memory (L1) cell by cell: d loads of x and of y a cell,
 // cheap for the short feature vectors this bounds, where the tiles stage feature chunks.
@@ -1475,8 +1475,9 @@ template <typename T, typename Costs, typename Launch>
 void launch_pair_forward(const Launch& launch, const ForwardArgs<T>& a, const Costs& costs) {
   auto kernel = [&](auto hard) {
     constexpr bool kHard = decltype(hard)::value;
-    static_assert(kPairMaxColsPerLane == 4, "the columns per lane below are 2 or 4");
-    return a.g.m <= 2 * kWarpSize ? pair_forward_kernel<T, kHard, 2, Costs> : pair_forward_kernel<T, kHard, 4, Costs>;
+    static_assert(kPairMaxColsPerLane == 8, "the columns per lane below are 2, 4 or 8");
+    if (a.g.m <= 2 * kWarpSize) return pair_forward_kernel<T, kHard, 2, Costs>;
+    return a.g.m <= 4 * kWarpSize ? pair_forward_kernel<T, kHard, 4, Costs> : pair_forward_kernel<T, kHard, 8, Costs>;
   };
   const auto pair_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
   launch(pair_kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, costs);

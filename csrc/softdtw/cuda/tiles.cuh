@@ -15,6 +15,9 @@
 // anti-diagonal: ceil(N/64) + ceil(M/64) − 1 launches, one launch for N, M ≤ 64, with no
 // length cap. Launch count and grid depend on shapes only (no host sync, CUDA-graph capturable).
 //
+// The forward of short pairs (M <= kPairMaxColumns) runs one warp per pair instead, in one launch
+// (pair_forward_kernel, below the tile forward).
+//
 // Tile borders travel between launches through small rolling buffers in global memory:
 //   forward:  the bottom row of row block rb in top_rows[rb % 3] (3 slots: a tile also reads the
 //             corner R(R0−1, C0−1), written two anti-diagonals earlier), the right column of
@@ -820,8 +823,8 @@ constexpr int kPairWarps = 4;  // pairs per block
 constexpr int kPairThreads = kPairWarps * kWarpSize;
 constexpr int kPairMaxColsPerLane = 8;
 constexpr int64_t kPairMaxColumns = int64_t(kWarpSize) * kPairMaxColsPerLane;
-// The fused costs are summed from global memory (L1) cell by cell: d loads of x and of y a cell,
-// cheap for the short feature vectors this bounds, where the tiles stage feature chunks.
+// The fused costs are summed from global memory (L1): d loads of x and of y a cell, cheap for the
+// short feature vectors this bounds, where the tiles stage feature chunks in shared memory.
 constexpr int64_t kPairMaxFusedDims = 16;
 constexpr int kPairPrefetchSteps = 2;
 

@@ -58,9 +58,15 @@ struct CudaLaunch {
   // `limit` (SoftDTW's one warp per pair): all of them, or none with the environment variable
   // SOFTDTW_TORCH_CUDA_SMALL_KERNELS=0, read at each call, so that a benchmark times the general
   // kernels on the same inputs in the same process (the emulation tests lower it their own way).
-  int64_t small_kernel_cap(int64_t limit) const {
+  // Any other value than 0 or 1 (or empty) is refused, naming the public op `op`.
+  int64_t small_kernel_cap(const char* op, int64_t limit) const {
     const char* setting = std::getenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS");
-    return setting != nullptr && std::string_view(setting) == "0" ? 0 : limit;
+    if (setting == nullptr || *setting == '\0') return limit;
+    const std::string_view value(setting);
+    TORCH_CHECK_VALUE(value == "0" || value == "1", op,
+                      ": expected the environment variable SOFTDTW_TORCH_CUDA_SMALL_KERNELS to be 0 or 1, got '",
+                      setting, "'");
+    return value == "0" ? 0 : limit;
   }
 
   // Streaming multiprocessors of the current device: grid-stride kernels size their grid by it.

@@ -33,7 +33,7 @@ struct EmulatedLaunch {
   // CudaLaunch::small_kernel_cap: lowered by the tests (set_small_kernel_limit in emulated_ops.cpp)
   // to run the general kernels on inputs the small-problem kernels would take; negative: no cap.
   static inline int64_t small_kernel_limit = -1;
-  int64_t small_kernel_cap(int64_t limit) const {
+  int64_t small_kernel_cap(const char* /*op*/, int64_t limit) const {
     return small_kernel_limit < 0 ? limit : std::min(limit, small_kernel_limit);
   }
   int64_t multiprocessors() const { return multiprocessor_count; }

@@ -172,6 +172,11 @@ def test_pair_forward_gives_the_tiles_bits(monkeypatch, dtype):
     tiles = forwards()
     for got, want in zip(pairs, tiles):
         assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))
+    monkeypatch.setenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS", "off")  # neither 0 nor 1: refused by name
+    x, y = pair_batch(2, 10, 9, 2, dtype, seed=5)
+    with pytest.raises(ValueError, match="soft_dtw: expected the environment variable "
+                                         "SOFTDTW_TORCH_CUDA_SMALL_KERNELS to be 0 or 1, got 'off'"):
+        st.soft_dtw(x, y)
 
 
 def test_side_stream_and_cuda_graph_capture():

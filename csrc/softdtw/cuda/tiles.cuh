@@ -1463,14 +1463,15 @@ void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const Tangent
   }
 }
 
-// Whether a forward (no tangent, no checkpoints) runs pair_forward_kernel: n rows and m columns
-// (padded) and, fused, d features within its regime. `small_kernel_cap` lets the emulation tests run the
-// tiles on the same inputs (CUDA's launcher allows every size).
+// Whether a forward (no tangent, no checkpoints) of the public op `op` runs pair_forward_kernel: n
+// rows and m columns (padded) and, fused, d features within its regime. The launcher's
+// `small_kernel_cap` can turn it off (the emulation tests and CUDA's benchmark switch), to run the
+// tiles on the same inputs.
 template <typename Launch>
-bool pair_forward_applies(const Launch& launch, int64_t n, int64_t m, int64_t fused_dims) {
+bool pair_forward_applies(const Launch& launch, const char* op, int64_t n, int64_t m, int64_t fused_dims) {
   // Its steps, positions and offsets inside a pair (of D or the table, n·m; of x, n·d) are 32-bit.
   const int64_t offsets = n * (m > fused_dims ? m : fused_dims) + kWarpSize;
-  return m <= launch.small_kernel_cap(kPairMaxColumns) && fused_dims <= kPairMaxFusedDims &&
+  return m <= launch.small_kernel_cap(op, kPairMaxColumns) && fused_dims <= kPairMaxFusedDims &&
          offsets < (int64_t(1) << 31);
 }
 

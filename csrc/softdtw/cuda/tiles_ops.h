@@ -87,7 +87,7 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& like = fused ? in.x : in.D;
   const bool table = keep_table && !checkpoint;  // a checkpointed forward keeps borders instead
-  const bool pairs = !checkpoint && pair_forward_applies(launch, p.n, p.m, fused ? in.x.size(2) : 0);
+  const bool pairs = !checkpoint && pair_forward_applies(launch, p.op, p.n, p.m, fused ? in.x.size(2) : 0);
   TiledForward f;
   f.out = new_forward_outputs(p, like.options(), table);
   const at::Tensor itakura_rows = itakura_rows_for(launch, p, like.device());

@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import cuda_timed_calls  # noqa: E402
 
 SOFTDTW_MAX_FUSED_FEATURES = _C.SOFTDTW_MAX_FUSED_FEATURES  # the fused=None rule (csrc/softdtw/constants.h)
+# The regime of the forward one warp per pair (csrc/softdtw/constants.h).
+PAIR_MAX_COLUMNS, PAIR_MAX_FUSED_FEATURES = _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS, _C.SOFTDTW_CUDA_PAIR_MAX_FUSED_FEATURES
 
 WORKLOADS = {  # name: (B, N, M, d)
     "W1": (32, 512, 512, 64),
@@ -147,8 +149,8 @@ def main():
              "| peak MB fwd+bwd beyond inputs | rel. err value | rel. err grad |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     modes = {"fused": dict(fused=True), "fused, checkpoint": dict(checkpoint=True), "unfused": dict(fused=False)}
-    # The forward of short pairs runs one warp per pair (M <= 256 columns, fused up to 16 features;
-    # docs/design/cuda_kernels.md, "One warp per pair"): the same workload on the tiles beside it.
+    # The forward of short pairs runs one warp per pair (docs/design/cuda_kernels.md, "One warp per
+    # pair"): the same workload on the tiles beside it.
     tiles_forward = "fused, tiles forward"
     modes[tiles_forward] = dict(fused=True)
     for name, (B, N, M, d) in WORKLOADS.items():
@@ -156,7 +158,7 @@ def main():
         x = torch.randn(B, N, d, device="cuda", generator=g)
         y = torch.randn(B, M, d, device="cuda", generator=g)
         for mode, options in modes.items():
-            if mode == tiles_forward and (M > 256 or d > 16):
+            if mode == tiles_forward and (M > PAIR_MAX_COLUMNS or d > PAIR_MAX_FUSED_FEATURES):
                 continue  # the tiles run this workload's forward anyway
             os.environ["SOFTDTW_TORCH_CUDA_SMALL_KERNELS"] = "0" if mode == tiles_forward else "1"
 

@@ -322,6 +322,8 @@ extern "C" PyObject* PyInit__C(void) {
   if (PyModule_AddIntConstant(module, "SOFTDTW_MAX_FUSED_FEATURES", sdtw::kMaxFusedFeatures) < 0 ||
       PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_ROWS", sdtw::kCudaTileRows) < 0 ||
       PyModule_AddIntConstant(module, "SOFTDTW_CUDA_TILE_COLS", sdtw::kCudaTileCols) < 0 ||
+      PyModule_AddIntConstant(module, "SOFTDTW_CUDA_PAIR_MAX_COLUMNS", sdtw::kCudaPairMaxColumns) < 0 ||
+      PyModule_AddIntConstant(module, "SOFTDTW_CUDA_PAIR_MAX_FUSED_FEATURES", sdtw::kCudaPairMaxFusedFeatures) < 0 ||
       PyModule_AddIntConstant(module, "MINIROCKET_KERNELS", minirocket::kKernels) < 0 ||
       PyModule_AddIntConstant(module, "MINIROCKET_MIN_LENGTH", minirocket::kMinLength) < 0 ||
       PyModule_AddIntConstant(module, "MULTIROCKET_MIN_LENGTH", softdtw_torch::multirocket::kMinLength) < 0 ||

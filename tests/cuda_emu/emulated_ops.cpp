@@ -165,8 +165,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     EmulatedLaunch::small_kernel_limit = limit;
     return previous;
   });
-  m.attr("PAIR_MAX_COLUMNS") = tiles::kPairMaxColumns;  // the one-warp-per-pair forward's regime
-  m.attr("PAIR_MAX_FUSED_DIMS") = tiles::kPairMaxFusedDims;
   m.def("launches", [] { return static_cast<int64_t>(emu::launches()); });
   m.def("reset_launch_count", [] { emu::reset_launch_count(); });
 }

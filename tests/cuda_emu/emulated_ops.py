@@ -49,6 +49,15 @@ def load():
     )
 
 
+def same_bits(a, b):
+    """Equal as bit patterns (so -0.0 != 0.0 and NaN == NaN), shapes and dtypes first: what the CUDA
+    kernels promise where they promise bits (the CPU's, the harness's, one kernel's against another's)."""
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
+    if a.is_floating_point():
+        a, b = a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8)
+    return torch.equal(a, b)
+
+
 def table_values(R):
     """R's cells in float64: a float32 table holds each R as a pair (hi, lo) in its last dimension."""
     return R[..., 0].double() + R[..., 1].double() if R.dtype == torch.float32 else R

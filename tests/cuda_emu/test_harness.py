@@ -27,9 +27,11 @@ import pytest
 import torch
 
 import softdtw_torch
+from softdtw_torch._ops import _C
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_ops  # noqa: E402
+from emulated_ops import same_bits  # noqa: E402
 import harness_cases  # noqa: E402
 from harness_cases import (CHECKING_FLAVOURS, hydra_case, minirocket_case, multirocket_case, rocket_case,  # noqa: E402
                            softdtw_case)
@@ -104,13 +106,6 @@ def as_tensor(raw, dtype, shape):
     return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
 
 
-def same_bits(got, want):
-    want = want.contiguous()
-    return got.shape == want.shape and got.dtype == want.dtype and torch.equal(
-        got.view(torch.uint8) if got.is_floating_point() else got,
-        want.view(torch.uint8) if want.is_floating_point() else want)
-
-
 # (B, N, M, d, radius, itakura_slope, ragged, gamma): several tiles per pair with ragged lengths and
 # a band that leaves whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused
 # within a launch (from the fourth row block on); one tile; the first again at gamma = 0 (hard DTW's
@@ -156,7 +151,7 @@ def test_softdtw_kernels(harness, emu, case, dtype):
     check("from_cost_values", values)
     check("from_cost_R", R)
     check("grad_D", emu.from_cost_backward(grad, D, R, gamma, *L))
-    if M <= emu.PAIR_MAX_COLUMNS:  # the harness runs one warp per pair beside the tiles: the same R
+    if M <= _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS:  # the harness runs one warp per pair beside the tiles: the same R
         check("pair_from_cost_values", values)
         check("pair_from_cost_R", R)
         fused_values, fused_R, _ = emu.fused_forward(x, y, gamma, *L, "table")

@@ -25,6 +25,7 @@ from aeon.transformations.collection.convolution_based import _rocket as aeon_ro
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cuda_emu"))
 import emulated_ops  # noqa: E402
+from emulated_ops import same_bits  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
 MODES = ["float64", "float32_fma", "float32"]
@@ -33,14 +34,6 @@ MODES = ["float64", "float32_fma", "float32"]
 @pytest.fixture(scope="module")
 def emu():
     return emulated_ops.load()
-
-
-def same_bits(a, b):
-    """Equal as bit patterns (so -0.0 != 0.0 and NaN == NaN): the CUDA kernels promise the CPU's bits."""
-    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
-    if a.is_floating_point():
-        a, b = a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8)
-    return torch.equal(a, b)
 
 
 def aeon_kernels(C, T, K, seed):

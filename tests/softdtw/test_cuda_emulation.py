@@ -21,14 +21,17 @@ import pytest
 import torch
 from conftest import AEON_DATASETS, needs_aeon_data
 
+from softdtw_torch._ops import _C
 from softdtw_torch.datasets import load_ts
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cuda_emu"))
 import emulated_ops  # noqa: E402
+from emulated_ops import same_bits  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
 NO_CACHE = torch.empty(0)  # the second cache tensor of a fused forward that keeps the table (unread)
 TILE = 64  # kTileRows = kTileCols in csrc/softdtw/cuda/tiles.cuh
+PAIR_MAX_COLUMNS = _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS  # one warp per pair up to this many columns
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +222,7 @@ def test_one_launch_per_tile_anti_diagonal(emu, n, m):
     (1, 1, 1, "table", True), (300, 20, 3, "nothing", True), (70, 256, 16, "table", True),
     (70, 257, 1, "table", False), (70, 128, 17, "table", False), (70, 100, 2, "borders", False)])
 def test_short_pairs_run_one_launch(emu, n, m, d, keep, pairs):
-    assert (emu.PAIR_MAX_COLUMNS, emu.PAIR_MAX_FUSED_DIMS) == (256, 16)  # the regime these cases straddle
+    assert (PAIR_MAX_COLUMNS, _C.SOFTDTW_CUDA_PAIR_MAX_FUSED_FEATURES) == (256, 16)  # the regime these cases straddle
     x, y, _, _ = make_pair_batch(9, n, m, d, torch.float32, ragged=False, seed=2)
     tiles = -(-n // TILE) + -(-m // TILE) - 1
     emu.reset_launch_count()
@@ -227,13 +230,7 @@ def test_short_pairs_run_one_launch(emu, n, m, d, keep, pairs):
     assert emu.launches() == (1 if pairs else tiles)
     emu.reset_launch_count()
     emu.from_cost_forward(OPS.pairwise_cost(x, y, "sqeuclidean"), 1.0, None, None, None, None, keep == "table")
-    assert emu.launches() == (1 if m <= emu.PAIR_MAX_COLUMNS else tiles)
-
-
-def same_bits(got, want):
-    return got.shape == want.shape and got.dtype == want.dtype and torch.equal(
-        got.view(torch.uint8) if got.is_floating_point() else got,
-        want.view(torch.uint8) if want.is_floating_point() else want)
+    assert emu.launches() == (1 if m <= PAIR_MAX_COLUMNS else tiles)
 
 
 # (B, N, M, d), bandwidth, Itakura slope, ragged: two columns a lane (M ≤ 64), four (M ≤ 128) and

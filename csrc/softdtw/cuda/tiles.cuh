@@ -216,6 +216,10 @@ SOFTDTW_TORCH_HOST_DEVICE void window_rows(const Geometry& g, int64_t b, int64_t
 struct ColumnWindow {
   int first, last;
   SOFTDTW_TORCH_HOST_DEVICE bool contains(int i) const { return first <= i && i <= last; }
+  // Rows [lo, hi], or the empty window {0, −1} when lo > hi.
+  static SOFTDTW_TORCH_HOST_DEVICE ColumnWindow of_rows(int64_t lo, int64_t hi) {
+    return lo <= hi ? ColumnWindow{static_cast<int>(lo), static_cast<int>(hi)} : ColumnWindow{0, -1};
+  }
 };
 
 // Column t.c0 + j's window rows in tile coordinates.
@@ -225,7 +229,7 @@ SOFTDTW_TORCH_HOST_DEVICE ColumnWindow column_window(const Geometry& g, const Ti
   window_rows(g, t.b, t.n, t.m, t.c0 + j, &lo, &hi);
   lo = lo - t.r0 > 0 ? lo - t.r0 : 0;
   hi = hi - t.r0 < t.rows - 1 ? hi - t.r0 : t.rows - 1;
-  return lo <= hi ? ColumnWindow{static_cast<int>(lo), static_cast<int>(hi)} : ColumnWindow{0, -1};
+  return ColumnWindow::of_rows(lo, hi);
 }
 
 // Whether any cell of the tile (inside the pair) lies in the window. A tile wholly outside it has
@@ -821,11 +825,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 // on the steps after, and lane l + 1 kCols steps after), so that no step waits on L2 or DRAM.
 constexpr int kPairWarps = 4;  // pairs per block
 constexpr int kPairThreads = kPairWarps * kWarpSize;
-constexpr int kPairMaxColsPerLane = 8;
-constexpr int64_t kPairMaxColumns = int64_t(kWarpSize) * kPairMaxColsPerLane;
+constexpr int64_t kPairMaxColumns = softdtw::kCudaPairMaxColumns;
+constexpr int kPairMaxColsPerLane = static_cast<int>(kPairMaxColumns / kWarpSize);
+static_assert(kPairMaxColumns % kWarpSize == 0, "a lane owns whole columns");
 // The fused costs are summed from global memory (L1): d loads of x and of y a cell, cheap for the
 // short feature vectors this bounds, where the tiles stage feature chunks in shared memory.
-constexpr int64_t kPairMaxFusedDims = 16;
+constexpr int64_t kPairMaxFusedDims = softdtw::kCudaPairMaxFusedFeatures;
 constexpr int kPairPrefetchSteps = 2;
 
 template <typename T, bool kHard, int kCols, typename Costs>
@@ -847,7 +852,7 @@ __global__ void __launch_bounds__(kPairThreads) pair_forward_kernel(ForwardArgs<
   for (int c = 0; c < kCols; ++c) {
     int64_t lo = 0, hi = -1;
     if (j0 + c < m) window_rows(g, b, n, m, j0 + c, &lo, &hi);
-    window[c] = lo <= hi ? ColumnWindow{static_cast<int>(lo), static_cast<int>(hi)} : ColumnWindow{0, -1};
+    window[c] = ColumnWindow::of_rows(lo, hi);
   }
   bool bad = pair.inputs_invalid(n, m, lane);
   with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import cuda_timed_calls  # noqa: E402
 
 SOFTDTW_MAX_FUSED_FEATURES = _C.SOFTDTW_MAX_FUSED_FEATURES  # the fused=None rule (csrc/softdtw/constants.h)
-# The regime of the forward one warp per pair (csrc/softdtw/constants.h).
+# The regime of the forward and backward one warp per pair (csrc/softdtw/constants.h).
 PAIR_MAX_COLUMNS, PAIR_MAX_FUSED_FEATURES = _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS, _C.SOFTDTW_CUDA_PAIR_MAX_FUSED_FEATURES
 
 WORKLOADS = {  # name: (B, N, M, d)
@@ -149,18 +149,18 @@ def main():
              "| peak MB fwd+bwd beyond inputs | rel. err value | rel. err grad |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     modes = {"fused": dict(fused=True), "fused, checkpoint": dict(checkpoint=True), "unfused": dict(fused=False)}
-    # The forward of short pairs runs one warp per pair (docs/design/cuda_kernels.md, "One warp per
-    # pair"): the same workload on the tiles beside it.
-    tiles_forward = "fused, tiles forward"
-    modes[tiles_forward] = dict(fused=True)
+    # Short pairs run one warp per pair, forward and backward (docs/design/cuda_kernels.md, "One warp
+    # per pair"): the same workload on the tiles beside it.
+    tiles_only = "fused, tiles"
+    modes[tiles_only] = dict(fused=True)
     for name, (B, N, M, d) in WORKLOADS.items():
         g = torch.Generator(device="cuda").manual_seed(0)
         x = torch.randn(B, N, d, device="cuda", generator=g)
         y = torch.randn(B, M, d, device="cuda", generator=g)
         for mode, options in modes.items():
-            if mode == tiles_forward and (M > PAIR_MAX_COLUMNS or d > PAIR_MAX_FUSED_FEATURES):
-                continue  # the tiles run this workload's forward anyway
-            os.environ["SOFTDTW_TORCH_CUDA_SMALL_KERNELS"] = "0" if mode == tiles_forward else "1"
+            if mode == tiles_only and (M > PAIR_MAX_COLUMNS or d > PAIR_MAX_FUSED_FEATURES):
+                continue  # the tiles run this workload anyway
+            os.environ["SOFTDTW_TORCH_CUDA_SMALL_KERNELS"] = "0" if mode == tiles_only else "1"
 
             def fwd_bwd():
                 a, b = x.clone().requires_grad_(True), y.clone().requires_grad_(True)

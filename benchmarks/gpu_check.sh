@@ -196,18 +196,18 @@ torch.cuda.synchronize()" > "$log" 2>&1
       grep -E "Duration|Compute \(SM\) Throughput|Achieved Occupancy|Waves Per SM|Grid Size" "$log" | head -16
     done
   done
-  # The forward of W3 (B = 1024, N = M = 128, d = 3) one warp per pair, its single launch: the
-  # model of docs/design/cuda_kernels.md ("One warp per pair") predicts it issue-bound at 2 warps
-  # per scheduler, about 148 us.
-  log="$out/ncu_pair_forward_kernel_W3.log"
-  timeout 150 ncu --kernel-name "regex:^pair_forward_kernel" --launch-count 1 \
+  # W3 (B = 1024, N = M = 128, d = 3) one warp per pair: the forward's and the backward's single
+  # launches. The model of docs/design/cuda_kernels.md ("One warp per pair") predicts both
+  # issue-bound at 2 warps per scheduler, about 148 us and 147 us.
+  log="$out/ncu_pair_kernels_W3.log"
+  timeout 150 ncu --kernel-name "regex:^pair_(forward|backward)_kernel" --launch-count 2 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats python3 -c "
 import torch, softdtw_torch as st
 x = torch.randn(1024, 128, 3, device='cuda', requires_grad=True); y = torch.randn(1024, 128, 3, device='cuda', requires_grad=True)
 st.soft_dtw(x, y, fused=True).sum().backward()
 torch.cuda.synchronize()" > "$log" 2>&1
-  echo "ncu pair_forward_kernel W3 exit code $?"
-  grep -E "Duration|Compute \(SM\) Throughput|Achieved Occupancy|Issued Warp|Waves Per SM|Grid Size" "$log" | head -16
+  echo "ncu pair_forward_kernel, pair_backward_kernel W3 exit code $?"
+  grep -E "Duration|Compute \(SM\) Throughput|Achieved Occupancy|Issued Warp|Waves Per SM|Grid Size" "$log" | head -32
 fi
 
 if want peers; then

@@ -10,6 +10,7 @@
 #include <string>
 
 #define SDTW_CUDA_EMULATION
+#include "common/memory.h"
 #include "cuda_emu.h"
 #include "emulated_launch.h"
 #include "hydra/cuda/transform_ops.h"
@@ -165,6 +166,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     EmulatedLaunch::small_kernel_limit = limit;
     return previous;
   });
+  // This module's own copy of the memory preflight's CPU limit (common/memory.cpp is compiled into
+  // it): the limit the emulated ops' preflight compares with; None restores the default.
+  m.def("set_memory_limit", [](std::optional<int64_t> bytes) { softdtw_torch::memory::set_cpu_limit(bytes); });
+  m.def("memory_limit", [] { return softdtw_torch::memory::cpu_limit(); });
   m.def("launches", [] { return static_cast<int64_t>(emu::launches()); });
   m.def("reset_launch_count", [] { emu::reset_launch_count(); });
 }

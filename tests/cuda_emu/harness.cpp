@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -176,7 +177,8 @@ class Files {
 //   grad_tangent (B,) as T; x_lengths, y_lengths (B,) int64 when ragged.
 // Results: from_cost_values (B,), from_cost_R (table: B,N,M of RValue<T>), from_cost_invalid (B,
 // bytes), grad_D (B,N,M); for M <= kPairMaxColumns, the same forward one warp per pair, from a
-// cost and fused: pair_from_cost_values, _R, _invalid, pair_fused_values, _R, _invalid;
+// cost and fused, and its backward: pair_from_cost_values, _R, _invalid, pair_grad_D, pair_fused_values,
+// _R, _invalid, pair_fused_acc_x, pair_fused_acc_y;
 // fused_values, fused_acc_x, fused_acc_y (float64 sums Σ E (x − y));
 // checkpointed_values, checkpointed_acc_x, checkpointed_acc_y; jvp_values, jvp_tangents (B,);
 // hvp_from_cost_grad_D, hvp_from_cost_grad_D_tangent (B,N,M); hvp_fused_acc_x, hvp_fused_acc_y,
@@ -264,6 +266,19 @@ void run_softdtw(const Files& io, const HarnessLaunch& launch) {
       io.write(name + "_values", f->values);
       io.write(name + "_R", f->table);
       io.write(name + "_invalid", f->invalid);
+      // The backward from that table, one warp per pair: ∂D, or E (NaN where unwritten) and its sums.
+      const BackwardArgs<T> pair_args{g, cell, grad.get(), nullptr, nullptr, /*hard_min=*/gamma == 0};
+      DeviceArray<T> cells(B * N * M, fused ? std::numeric_limits<T>::quiet_NaN() : T(0));
+      if (fused) {
+        DeviceArray<double> acc_x(B * N * d, 0.0), acc_y(B * M * d, 0.0);
+        launch_pair_backward(launch, pair_args, f->table.get(), static_cast<const T*>(nullptr), cells.get());
+        launch_pair_sequence_sums(launch, g, cells.get(), x.get(), y.get(), d, acc_x.get(), acc_y.get());
+        io.write("pair_fused_acc_x", acc_x);
+        io.write("pair_fused_acc_y", acc_y);
+      } else {
+        launch_pair_backward(launch, pair_args, f->table.get(), grad.get(), cells.get());
+        io.write("pair_grad_D", cells);
+      }
     }
   }
   for (const bool checkpoint : {false, true}) {  // fused: squared Euclidean costs of x and y

@@ -79,6 +79,22 @@ MUTANTS = [
            "      from_left = shuffle_up(up[kCols - 1]);\n      from_left_diag = from_left;"),
     Mutant("softdtw", "the pair kernel one step short", "softdtw/cuda/tiles.cuh",
            "    for (int step = 0; step < n + m - 1; ++step) {", "    for (int step = 0; step < n + m - 2; ++step) {"),
+    Mutant("softdtw", "the pair backward's columns right to left (a cell reads column c + 1's new messages)",
+           "softdtw/cuda/tiles.cuh", "      for (int c = 0; c < kCols; ++c) {\n        const int j = j0 + c, i = level - j;",
+           "      for (int c = kCols - 1; c >= 0; --c) {\n        const int j = j0 + c, i = level - j;"),
+    Mutant("softdtw", "the pair backward's diagonal message from lane + 1 one step early", "softdtw/cuda/tiles.cuh",
+           "          const T from_diag = c + 1 < kCols ? diag_prev[c + 1] : right_diag_prev;",
+           "          const T from_diag = c + 1 < kCols ? diag_prev[c + 1] : right_diag;"),
+    Mutant("softdtw", "the pair backward's last lane keeps the messages its shuffle returns", "softdtw/cuda/tiles.cuh",
+           "      if (lane == kWarpSize - 1) right_left = right_diag = T(0);\n", ""),
+    Mutant("softdtw", "the pair backward's R of the next anti-diagonal loaded one too early", "softdtw/cuda/tiles.cuh",
+           "      for (int k = 0; k <= kCols; ++k) r3[k] = r_column(level - 3, k);",
+           "      for (int k = 0; k <= kCols; ++k) r3[k] = r_column(level - 4, k);"),
+    Mutant("softdtw", "the pair backward one step short", "softdtw/cuda/tiles.cuh",
+           "    for (int level = first; level >= 0; --level) {", "    for (int level = first; level > 0; --level) {"),
+    Mutant("softdtw", "the pair backward's sums over blocks first to last", "softdtw/cuda/tiles.cuh",
+           "  for (int64_t q0 = (others - 1) / kBlock * kBlock; q0 >= 0; q0 -= kBlock) {",
+           "  for (int64_t q0 = 0; q0 < others; q0 += kBlock) {"),
     Mutant("rocket", "__syncwarp deleted in the weight gradient (MAX then soft PPV)", "rocket/cuda/convolve.cuh",
            "      __syncwarp();\n    }\n    const double g_ppv", "    }\n    const double g_ppv"),
     Mutant("rocket", "missing barrier before restaging the next case's series", "rocket/cuda/convolve.cuh",
@@ -123,6 +139,8 @@ def cases(emu):
         "softdtw": [harness_cases.softdtw_case(3, 130, 70, 3, 40, True, dtype)[1]
                     for dtype in (torch.float32, torch.float64)]
         + [harness_cases.softdtw_case(1, 260, 130, 2, -1, False, torch.float32)[1]]
+        # One warp per pair with every lane's columns in the pair (4 columns a lane).
+        + [harness_cases.softdtw_case(2, 90, 128, 2, -1, False, torch.float32)[1]]
         # An Itakura parallelogram whose corners leave whole tiles outside it.
         + [harness_cases.softdtw_case(2, 200, 140, 2, -1, True, torch.float32, itakura_slope=1.5)[1]],
         "rocket": [harness_cases.rocket_case(5, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)],

@@ -110,10 +110,11 @@ def as_tensor(raw, dtype, shape):
 # a band that leaves whole tiles outside it; 5 × 3 tiles, where the rolling border slots are reused
 # within a launch (from the fourth row block on); one tile; the first again at gamma = 0 (hard DTW's
 # kernels); an Itakura parallelogram that leaves whole tiles outside it (its corners), alone and
-# with a band, soft and hard.
+# with a band, soft and hard; a pair whose columns fill every lane of one warp per pair (4 a lane).
 SOFTDTW_CASES = [(3, 130, 70, 3, 40, 0.0, True, 0.5), (1, 260, 130, 2, -1, 0.0, False, 0.5),
                  (2, 20, 33, 2, -1, 0.0, False, 0.5), (3, 130, 70, 3, 40, 0.0, True, 0.0),
-                 (2, 200, 140, 2, -1, 1.5, True, 0.5), (2, 200, 140, 2, 60, 2.0, False, 0.0)]
+                 (2, 200, 140, 2, -1, 1.5, True, 0.5), (2, 200, 140, 2, 60, 2.0, False, 0.0),
+                 (2, 90, 128, 2, -1, 0.0, False, 0.5)]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
@@ -151,12 +152,13 @@ def test_softdtw_kernels(harness, emu, case, dtype):
     check("from_cost_values", values)
     check("from_cost_R", R)
     check("grad_D", emu.from_cost_backward(grad, D, R, gamma, *L))
-    if M <= _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS:  # the harness runs one warp per pair beside the tiles: the same R
+    if M <= _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS:  # the harness runs one warp per pair beside the tiles: the same bits
         check("pair_from_cost_values", values)
         check("pair_from_cost_R", R)
         fused_values, fused_R, _ = emu.fused_forward(x, y, gamma, *L, "table")
         check("pair_fused_values", fused_values)
         check("pair_fused_R", fused_R)
+        check("pair_grad_D", emu.from_cost_backward(grad, D, R, gamma, *L))
 
     scale = (2.0 * grad.double()).view(B, 1, 1)
     values, R, _ = emu.fused_forward(x, y, gamma, *L, "table")
@@ -164,6 +166,9 @@ def test_softdtw_kernels(harness, emu, case, dtype):
     check("fused_values", values)
     check("fused_acc_x", gx, (B, N, d), scale)
     check("fused_acc_y", gy, (B, M, d), scale)
+    if M <= _C.SOFTDTW_CUDA_PAIR_MAX_COLUMNS:
+        check("pair_fused_acc_x", gx, (B, N, d), scale)
+        check("pair_fused_acc_y", gy, (B, M, d), scale)
     values, rows, cols = emu.fused_forward(x, y, gamma, *L, "borders")
     gx, gy = emu.fused_backward(grad, x, y, rows, cols, gamma, *L, "borders")
     check("checkpointed_values", values)

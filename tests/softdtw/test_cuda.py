@@ -148,12 +148,13 @@ def test_bitwise_deterministic():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
-def test_pair_forward_gives_the_tiles_bits(monkeypatch, dtype):
+def test_pair_kernels_give_the_tiles_bits(monkeypatch, dtype):
     # One warp per pair (M <= 256) against the tiles on the same GPU, which
-    # SOFTDTW_TORCH_CUDA_SMALL_KERNELS=0 selects: the same values and tables bit for bit, from a cost
-    # and fused, with a band, ragged lengths and hard DTW (tests/softdtw/test_cuda_emulation.py
-    # checks the same on the CPU).
+    # SOFTDTW_TORCH_CUDA_SMALL_KERNELS=0 selects: the same values, tables and gradients bit for bit,
+    # from a cost and fused, with a band, ragged lengths and hard DTW
+    # (tests/softdtw/test_cuda_emulation.py checks the same on the CPU).
     xl = torch.randint(1, 151, (37,), generator=torch.Generator().manual_seed(1))
+    grad = torch.linspace(-1.0, 2.0, 37, dtype=dtype, device="cuda")
 
     def forwards():
         out = []
@@ -162,8 +163,12 @@ def test_pair_forward_gives_the_tiles_bits(monkeypatch, dtype):
             D = OPS.pairwise_cost(x, y, "sqeuclidean")
             for gamma, bandwidth in ((0.5, None), (0.0, None), (1.0, 12)):
                 L = (bandwidth, None, xl.cuda(), None)
-                out += [*OPS._soft_dtw_fused_forward(x, y, gamma, *L, "table")[:2],
-                        *OPS._soft_dtw_from_cost_forward(D, gamma, *L, True)]
+                values, R, _ = OPS._soft_dtw_fused_forward(x, y, gamma, *L, "table")
+                D_values, D_R = OPS._soft_dtw_from_cost_forward(D, gamma, *L, True)
+                out += [values, R, D_values, D_R,
+                        *OPS._soft_dtw_fused_backward(grad, x, y, R, torch.empty(0, device="cuda"), gamma, *L,
+                                                      "table"),
+                        OPS._soft_dtw_from_cost_backward(grad, D, D_R, gamma, *L)]
         return out
 
     monkeypatch.setenv("SOFTDTW_TORCH_CUDA_SMALL_KERNELS", "1")

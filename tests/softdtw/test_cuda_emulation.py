@@ -245,28 +245,60 @@ PAIR_CASES = [((3, 1, 1, 2), None, None, False), ((5, 40, 1, 3), None, None, Tru
 @pytest.mark.parametrize("gamma", [0.5, 0.0], ids=["soft", "hard"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("case", PAIR_CASES, ids=lambda c: "x".join(map(str, c[0])) + f"-r{c[1]}-s{c[2]}-{c[3]}")
-def test_pair_forward_gives_the_tiles_bits(emu, case, dtype, gamma):
+def test_pair_kernels_give_the_tiles_bits(emu, case, dtype, gamma):
     # One warp per pair computes each cell with the tiles' cell math from the same predecessors, costs
-    # summed in the same order and the same window: the same values and tables, bit for bit
-    # (the tiles are compared with the CPU kernels by the tests above; so is this kernel, which they
-    # now run for M up to 128).
+    # summed in the same order and the same window, and in reverse each cell's E from the same
+    # messages added in the same order, the fused sums by the tiles' blocks: the same values, tables
+    # and gradients, bit for bit (the tiles are compared with the CPU kernels by the tests above; so
+    # are these kernels, which they now run for M up to 256).
     shape, bandwidth, slope, ragged = case
     batch, n, m, d = shape
     x, y, xl, yl = make_pair_batch(batch, n, m, d, dtype, ragged, seed=n * 7 + m)
     D = OPS.pairwise_cost(x, y, "sqeuclidean")
     L = (bandwidth, slope, xl, yl)
+    grad = torch.linspace(-1.5, 2.0, batch, dtype=dtype)
 
     def forwards():
         return [*emu.fused_forward(x, y, gamma, *L, "table")[:2], *emu.from_cost_forward(D, gamma, *L, True),
                 emu.fused_forward(x, y, gamma, *L, "nothing")[0], emu.from_cost_forward(D, gamma, *L, False)[0]]
 
+    def backwards(fused_R, R):
+        return [*emu.fused_backward(grad, x, y, fused_R, NO_CACHE, gamma, *L, "table"),
+                emu.from_cost_backward(grad, D, R, gamma, *L)]
+
     emu.reset_launch_count()
     pairs = forwards()
     assert emu.launches() == 4 * (2 if slope else 1)  # with the parallelogram's rows kernel
+    emu.reset_launch_count()
+    pairs += backwards(pairs[1], pairs[3])
+    assert emu.launches() == 3 + 1  # fused: E, then the sums over rows and over columns; from cost: grad·E
     with tiles_only(emu):
         tiles = forwards()
+        tiles += backwards(tiles[1], tiles[3])
+    assert len(pairs) == len(tiles) == 9
     for got, want in zip(pairs, tiles):
         assert same_bits(got, want)
+
+
+def test_the_pair_backwards_e_buffer_is_preflighted(emu):
+    # The fused backward of short pairs writes E (B, N, M) before summing it, the one tensor of that
+    # size the tiles do without: beyond the limit it is refused before anything is computed, with
+    # checkpoint=True (the tiles, no E) among the remedies. E here: 4 x 200 x 200 float64, 1.2 MiB.
+    x, y, _, _ = make_pair_batch(4, 200, 200, 2, torch.float64, ragged=False, seed=6)
+    grad = torch.ones(4, dtype=torch.float64)
+    _, R, _ = emu.fused_forward(x, y, 1.0, None, None, None, None, "table")
+    before = emu.memory_limit()  # the emulated module's own preflight limit
+    emu.set_memory_limit(1 << 20)
+    try:
+        with pytest.raises(torch.OutOfMemoryError, match=r"^soft_dtw: needs [0-9.]+ MiB for the reverse recursion's E "
+                           r"of 4 pairs of 200 x 200 cells.*pass checkpoint=True"):
+            emu.fused_backward(grad, x, y, R, NO_CACHE, 1.0, None, None, None, None, "table")
+        with tiles_only(emu):  # the tiles' fused backward allocates no (B, N, M) tensor
+            got = emu.fused_backward(grad, x, y, R, NO_CACHE, 1.0, None, None, None, None, "table")
+    finally:
+        emu.set_memory_limit(before)
+    assert all(same_bits(a, b) for a, b in zip(got, emu.fused_backward(grad, x, y, R, NO_CACHE, 1.0, None, None,
+                                                                       None, None, "table")))
 
 
 def test_results_are_bitwise_reproducible(emu):

@@ -16,7 +16,8 @@
 // length cap. Launch count and grid depend on shapes only (no host sync, CUDA-graph capturable).
 //
 // The forward of short pairs (M <= kPairMaxColumns) runs one warp per pair instead, in one launch
-// (pair_forward_kernel, below the tile forward).
+// (pair_forward_kernel, below the tile forward), and so does the backward from its table
+// (pair_backward_kernel, below the tile backward).
 //
 // Tile borders travel between launches through small rolling buffers in global memory:
 //   forward:  the bottom row of row block rb in top_rows[rb % 3] (3 slots: a tile also reads the
@@ -282,7 +283,7 @@ struct CostsFromTensor {
   }
   // One pair's costs as pair_forward_kernel reads them: those of a step's cells (i0 − c, j0 + c)
   // that are `inside` the pair and the window (offsets inside a pair are 32-bit:
-  // pair_forward_applies), an L1 prefetch of the cells (i, j0 … j1), and the inputs it checks
+  // pair_kernels_apply), an L1 prefetch of the cells (i, j0 … j1), and the inputs it checks
   // besides the costs it reads (which the kernel checks): none.
   struct Pair {
     const T* D;  // the pair's (n_padded, m_padded)
@@ -839,7 +840,7 @@ __global__ void __launch_bounds__(kPairThreads) pair_forward_kernel(ForwardArgs<
   const int lane = threadIdx.x % kWarpSize;
   const int64_t b = blockIdx.x * int64_t(kPairWarps) + threadIdx.x / kWarpSize;
   if (b >= g.batch) return;  // the whole warp
-  // Positions inside a pair fit 32 bits (pair_forward_applies); j0: the lane's first column.
+  // Positions inside a pair fit 32 bits (pair_kernels_apply); j0: the lane's first column.
   const int n = static_cast<int>(pair_length(g.x_lengths, b, g.n));
   const int m = static_cast<int>(pair_length(g.y_lengths, b, g.m));
   const int j0 = lane * kCols;
@@ -1416,6 +1417,138 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Backward, one warp per pair (docs/design/cuda_kernels.md, "One warp per pair"): the reverse
+// recursion of the pairs whose forward pair_forward_kernel runs (pair_kernels_apply), from the
+// table the forward kept.
+//
+// Lane l owns the columns [l·kCols, (l + 1)·kCols) of its pair, and step s computes the cells
+// (a − j, j) of anti-diagonal a = n + m − 2 − s in all of them. A cell's E sums the messages of its
+// successors, (i + 1, j) and (i, j + 1) sent one step earlier and (i + 1, j + 1) two steps
+// earlier, in the order backward_sweep adds them; the chain is those two additions and one
+// multiplication a step. The cell's weights over its predecessors lie off the chain: they need R
+// of anti-diagonals a − 1 and a − 2 only, which the lane keeps in registers for its columns and
+// the column left of them (R of column j0 − 1 read again from the table, where a shuffle would
+// put two more exchanges on every step), loading the next anti-diagonal at the top of a step for
+// the step after and prefetching the rows further ahead into L1. Messages into the lane's last
+// column from lane + 1's first arrive by two shuffles a step. Each cell writes scale·E where the
+// tiles' epilogue writes it: grad·E into ∂/∂D (soft_dtw_from_cost), or E (scale 1, exact) for the
+// fused backward's sums (pair_sequence_sums_kernel). The arithmetic of every cell, its messages
+// and their sums is backward_sweep's, so the outputs are the tiles' bits (the emulation tests
+// compare the two).
+template <typename T, bool kHard, int kCols>
+__global__ void __launch_bounds__(kPairThreads)
+    pair_backward_kernel(BackwardArgs<T> a, const RValue<T>* table, const T* scale, T* out) {
+  const Geometry& g = a.g;
+  const int lane = threadIdx.x % kWarpSize;
+  const int64_t b = blockIdx.x * int64_t(kPairWarps) + threadIdx.x / kWarpSize;
+  if (b >= g.batch) return;  // the whole warp
+  const int n = static_cast<int>(pair_length(g.x_lengths, b, g.n));
+  const int m = static_cast<int>(pair_length(g.y_lengths, b, g.m));
+  const int j0 = lane * kCols, row_length = static_cast<int>(g.m);
+  const int last_col = (j0 + kCols - 1 < m ? j0 + kCols : m) - 1;
+  const RValue<T>* const R = table + b * g.n * g.m;
+  T* const cells = out + b * g.n * g.m;
+  const T pair_scale = scale != nullptr ? scale[b] : T(1);
+  const RValue<T> inf = r_border<T>();
+  // R(a' − j, j) of the lane's columns and the one left of them, j = j0 − 1 + k: the DP's virtual
+  // border outside the pair (0 at (−1, −1)).
+  auto r_column = [&](int level, int k) {
+    const int j = j0 - 1 + k, i = level - j;
+    if (i == -1 && j == -1) return r_origin<T>();
+    return (i >= 0 && i < n && j >= 0 && j < m) ? R[i * row_length + j] : inf;
+  };
+  with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
+    // R of the columns j0 − 1 + k on anti-diagonals a, a − 1 and a − 2.
+    RValue<T> r0[kCols + 1], r1[kCols + 1], r2[kCols + 1];
+    const int first = n + m - 2;
+#pragma unroll
+    for (int k = 0; k <= kCols; ++k) {
+      r0[k] = r_column(first, k);
+      r1[k] = r_column(first - 1, k);
+      r2[k] = r_column(first - 2, k);
+    }
+    // The messages each column's cell sent: up and left one step earlier, diagonal one and two
+    // steps earlier; the same of lane + 1's first column (none past the last lane).
+    T up[kCols], left[kCols], diag[kCols], diag_prev[kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) up[c] = left[c] = diag[c] = diag_prev[c] = T(0);
+    T right_left = T(0), right_diag = T(0), right_diag_prev = T(0);
+    for (int level = first; level >= 0; --level) {
+      RValue<T> r3[kCols + 1];  // anti-diagonal a − 3, in flight during the step
+#pragma unroll
+      for (int k = 0; k <= kCols; ++k) r3[k] = r_column(level - 3, k);
+      const int ahead = level - 3 - kPairPrefetchSteps - last_col;  // the row the last column then reaches
+      if (ahead >= 0 && ahead < n && j0 < m) {
+        prefetch_l1(R + (ahead * row_length + (j0 > 0 ? j0 - 1 : 0)));
+        prefetch_l1(R + (ahead * row_length + last_col));
+      }
+      // Left to right: a column's cell reads the messages column c + 1 sent before it sends its own.
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) {
+        const int j = j0 + c, i = level - j;
+        T new_up = T(0), new_diag = T(0), new_left = T(0);
+        if (i >= 0 && i < n && j < m) {
+          const T from_right = c + 1 < kCols ? left[c + 1] : right_left;
+          const T from_diag = c + 1 < kCols ? diag_prev[c + 1] : right_diag_prev;
+          T E = up[c] + from_right + from_diag;
+          if (i == n - 1 && j == m - 1) E = T(1);
+          if (!is_reachable(r0[c + 1])) E = T(0);
+          const PredecessorWeights<T> w = predecessor_weights(r2[c], r1[c + 1], r1[c], cell);
+          cells[i * row_length + j] = pair_scale * E;
+          new_up = w.up * E;
+          new_diag = w.diag * E;
+          new_left = w.left * E;
+        }
+        up[c] = new_up;
+        left[c] = new_left;
+        diag_prev[c] = diag[c];
+        diag[c] = new_diag;
+      }
+      right_diag_prev = right_diag;
+      right_left = __shfl_down_sync(kFullMask, left[0], 1);
+      right_diag = __shfl_down_sync(kFullMask, diag[0], 1);
+      if (lane == kWarpSize - 1) right_left = right_diag = T(0);
+#pragma unroll
+      for (int k = 0; k <= kCols; ++k) {
+        r0[k] = r1[k];
+        r1[k] = r2[k];
+        r2[k] = r3[k];
+      }
+    }
+  });
+}
+
+// The fused backward's sums over the E that pair_backward_kernel wrote, in the order the tiles'
+// AccumulateSequenceGradients adds them (the same bits): acc_x[b, i, k] = Σ over the pair's column
+// blocks of kTileCols, last to first (the backward's tile order), of the block's Σ_j E_ij (x_ik −
+// y_jk) in T, j ascending, each rounded into the float64 sum; acc_y (kRows false) the same over
+// row blocks. One thread per (b, i, k), or (b, j, k); rows past a pair's length keep their 0. A
+// block wholly outside the window adds +0 (its E is 0), as the tiles skipping it add nothing.
+template <typename T, bool kRows>
+__global__ void __launch_bounds__(kThreads)
+    pair_sequence_sums_kernel(Geometry g, const T* E, const T* x, const T* y, int64_t d, double* acc) {
+  const int64_t padded = kRows ? g.n : g.m, other_padded = kRows ? g.m : g.n;
+  const int64_t idx = blockIdx.x * int64_t(kThreads) + threadIdx.x;
+  if (idx >= g.batch * padded * d) return;
+  const int64_t k = idx % d, p = idx / d % padded, b = idx / d / padded;
+  const int64_t n = pair_length(g.x_lengths, b, g.n), m = pair_length(g.y_lengths, b, g.m);
+  if (p >= (kRows ? n : m)) return;
+  const int64_t others = kRows ? m : n;
+  constexpr int64_t kBlock = kRows ? kTileCols : kTileRows;
+  const T* const E_pair = E + b * g.n * g.m;
+  const T* const other = (kRows ? y : x) + b * other_padded * d + k;
+  const T v = (kRows ? x : y)[(b * padded + p) * d + k];
+  double sum = 0;
+  for (int64_t q0 = (others - 1) / kBlock * kBlock; q0 >= 0; q0 -= kBlock) {
+    const int64_t q1 = q0 + kBlock < others ? q0 + kBlock : others;
+    T part = T(0);
+    for (int64_t q = q0; q < q1; ++q) part += E_pair[kRows ? p * g.m + q : q * g.m + p] * (v - other[q * d]);
+    sum += static_cast<double>(part);
+  }
+  acc[idx] = sum;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Hard DTW's paths (γ = 0, design doc §10) from the forward's table (row by row): one thread per
 // pair walks back from its end (math.h, hard_path), O(N + M) steps; paths (B, N + M − 1, 2).
 
@@ -1468,13 +1601,14 @@ void launch_forward(const Launch& launch, const ForwardArgs<T>& a, const Tangent
   }
 }
 
-// Whether a forward (no tangent, no checkpoints) of the public op `op` runs pair_forward_kernel: n
-// rows and m columns (padded) and, fused, d features within its regime. The launcher's
-// `small_kernel_cap` can turn it off (the emulation tests and CUDA's benchmark switch), to run the
-// tiles on the same inputs.
+// Whether the public op `op` runs its forward (no tangent, no checkpoints) and its backward from
+// the kept table one warp per pair (pair_forward_kernel, pair_backward_kernel): n rows and m
+// columns (padded) and, fused, d features within their regime. The launcher's `small_kernel_cap`
+// can turn them off (the emulation tests and CUDA's benchmark switch), to run the tiles on the same
+// inputs.
 template <typename Launch>
-bool pair_forward_applies(const Launch& launch, const char* op, int64_t n, int64_t m, int64_t fused_dims) {
-  // Its steps, positions and offsets inside a pair (of D or the table, n·m; of x, n·d) are 32-bit.
+bool pair_kernels_apply(const Launch& launch, const char* op, int64_t n, int64_t m, int64_t fused_dims) {
+  // Their steps, positions and offsets inside a pair (of D, the table or E, n·m; of x, n·d) are 32-bit.
   const int64_t offsets = n * (m > fused_dims ? m : fused_dims) + kWarpSize;
   return m <= launch.small_kernel_cap(op, kPairMaxColumns) && fused_dims <= kPairMaxFusedDims &&
          offsets < (int64_t(1) << 31);
@@ -1490,6 +1624,31 @@ void launch_pair_forward(const Launch& launch, const ForwardArgs<T>& a, const Co
   };
   const auto pair_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
   launch(pair_kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, costs);
+}
+
+// pair_backward_kernel over the batch: scale·E of every cell of each pair into out (B, N, M), from
+// the forward's table; scale: each pair's grad, or null for E itself.
+template <typename T, typename Launch>
+void launch_pair_backward(const Launch& launch, const BackwardArgs<T>& a, const RValue<T>* table, const T* scale,
+                          T* out) {
+  auto kernel = [&](auto hard) {
+    constexpr bool kHard = decltype(hard)::value;
+    if (a.g.m <= 2 * kWarpSize) return pair_backward_kernel<T, kHard, 2>;
+    return a.g.m <= 4 * kWarpSize ? pair_backward_kernel<T, kHard, 4> : pair_backward_kernel<T, kHard, 8>;
+  };
+  const auto pair_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
+  launch(pair_kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, table, scale, out);
+}
+
+// The fused backward's float64 sums acc_x (B, N, d) and acc_y (B, M, d) from the E of
+// launch_pair_backward: one launch for each.
+template <typename T, typename Launch>
+void launch_pair_sequence_sums(const Launch& launch, const Geometry& g, const T* E, const T* x, const T* y, int64_t d,
+                               double* acc_x, double* acc_y) {
+  launch(pair_sequence_sums_kernel<T, true>, (g.batch * g.n * d + kThreads - 1) / kThreads, kThreads, 0, g, E, x, y, d,
+         acc_x);
+  launch(pair_sequence_sums_kernel<T, false>, (g.batch * g.m * d + kThreads - 1) / kThreads, kThreads, 0, g, E, x, y, d,
+         acc_y);
 }
 
 template <typename T, typename RSource, typename Epilogue, typename Launch>

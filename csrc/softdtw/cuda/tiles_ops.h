@@ -4,8 +4,9 @@
 // ops (kernel.cu) and the CPU emulation tests (tests/cuda_emu/emulated_ops.cpp) run the same code.
 //
 // Memory beyond the outputs: the rolling border buffers, O(B·(N+M)); the fused backward adds its
-// float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D; a
-// checkpointed forward keeps B·N·M/32 border values of R instead of the table. In float32 each R
+// float64 running sums, B·(N+M)·d. No (B, N, M) tensor besides D, the kept table R and ∂/∂D, but
+// for the fused backward of short pairs from the table, which writes E (B, N, M) before summing it;
+// a checkpointed forward keeps B·N·M/32 border values of R instead of the table. In float32 each R
 // is a pair (hi, lo): the table and the borders of R hold two floats per cell.
 #pragma once
 
@@ -14,6 +15,7 @@
 
 #include <limits>
 
+#include "../../common/memory.h"
 #include "../bodies.h"
 #include "../problem.h"
 #include "tiles.cuh"
@@ -87,7 +89,7 @@ TiledForward run_forward(const Launch& launch, const ForwardInputs& in, bool fus
   const SoftDTWProblem& p = in.problem;
   const at::Tensor& like = fused ? in.x : in.D;
   const bool table = keep_table && !checkpoint;  // a checkpointed forward keeps borders instead
-  const bool pairs = !checkpoint && pair_forward_applies(launch, p.op, p.n, p.m, fused ? in.x.size(2) : 0);
+  const bool pairs = !checkpoint && pair_kernels_apply(launch, p.op, p.n, p.m, fused ? in.x.size(2) : 0);
   TiledForward f;
   f.out = new_forward_outputs(p, like.options(), table);
   const at::Tensor itakura_rows = itakura_rows_for(launch, p, like.device());
@@ -145,14 +147,16 @@ inline TiledForward checkpoints_of(const BackwardInputs& in, const at::Tensor& r
   return f;
 }
 
+// Undefined message buffers: none (the pair kernels send messages by shuffles).
 template <typename T>
-BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& itakura_rows, const at::Tensor& row_msgs,
-                              const at::Tensor& col_msgs) {
+BackwardArgs<T> backward_args(const BackwardInputs& in, const at::Tensor& itakura_rows,
+                              const at::Tensor& row_msgs = at::Tensor(), const at::Tensor& col_msgs = at::Tensor()) {
+  auto ptr = [](const at::Tensor& t) { return t.defined() ? t.data_ptr<T>() : nullptr; };
   return {geometry_of(in.problem, itakura_rows),
           CellFunctions<T>::for_gamma(in.problem.gamma),
           in.grad.data_ptr<T>(),
-          row_msgs.data_ptr<T>(),
-          col_msgs.data_ptr<T>(),
+          ptr(row_msgs),
+          ptr(col_msgs),
           /*hard_min=*/in.problem.gamma == 0};
 }
 
@@ -161,13 +165,22 @@ inline std::pair<at::Tensor, at::Tensor> new_message_buffers(const SoftDTWProble
   return {at::empty({p.batch, kBackwardSlots, 2, p.m}, options), at::empty({p.batch, kColumnSlots, 2, p.n}, options)};
 }
 
-// ∂/∂D of soft_dtw_from_cost: grad · E, (B, N, M), zero outside each pair.
+// ∂/∂D of soft_dtw_from_cost: grad · E, (B, N, M), zero outside each pair. Short pairs run one warp
+// per pair (pair_backward_kernel, which needs neither the window nor message buffers), the others
+// the tiles.
 template <typename Launch>
 at::Tensor run_from_cost_backward(const Launch& launch, const BackwardInputs& in) {
   const SoftDTWProblem& p = in.problem;
   const std::vector<int64_t> shape{p.batch, p.n, p.m};
   at::Tensor grad_D = p.ragged() ? at::zeros(shape, in.R.options()) : at::empty(shape, in.R.options());
   if (p.batch == 0) return grad_D;
+  if (pair_kernels_apply(launch, p.op, p.n, p.m, 0)) {
+    AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_from_cost_pair_backward", [&] {
+      launch_pair_backward(launch, backward_args<scalar_t>(in, at::Tensor()), r_data<scalar_t>(in.R),  // no window
+                           in.grad.data_ptr<scalar_t>(), grad_D.data_ptr<scalar_t>());
+    });
+    return grad_D;
+  }
   const auto [row_msgs, col_msgs] = new_message_buffers(p, in.R.options());
   const at::Tensor itakura_rows = itakura_rows_for(launch, p, in.R.device());
   AT_DISPATCH_FLOATING_TYPES(in.R.scalar_type(), "soft_dtw_from_cost_tiled_backward", [&] {
@@ -176,6 +189,28 @@ at::Tensor run_from_cost_backward(const Launch& launch, const BackwardInputs& in
                     WriteCostGradient<scalar_t>{grad_D.data_ptr<scalar_t>()});
   });
   return grad_D;
+}
+
+// The fused backward of short pairs from the kept table: E of every cell by pair_backward_kernel
+// into a (B, N, M) buffer (preflighted: it is the one tensor of this size the tiles do without),
+// then its sums into acc_x and acc_y.
+template <typename Launch>
+void run_pair_fused_backward(const Launch& launch, const BackwardInputs& in, const at::Tensor& acc_x,
+                             const at::Tensor& acc_y) {
+  const SoftDTWProblem& p = in.problem;
+  const std::vector<int64_t> shape{p.batch, p.n, p.m};
+  memory::check(p.op, c10::str("the reverse recursion's E of ", p.batch, " pairs of ", p.n, " x ", p.m, " cells"),
+                memory::bytes_of(shape, in.x.scalar_type()), in.x.device(),
+                "pass checkpoint=True (the backward then recomputes R tile by tile and keeps no E), or split the "
+                "batch into smaller calls");
+  const at::Tensor E = at::empty(shape, in.x.options());
+  AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_pair_backward", [&] {
+    const BackwardArgs<scalar_t> a = backward_args<scalar_t>(in, at::Tensor());  // the pair kernels read no window
+    launch_pair_backward(launch, a, r_data<scalar_t>(in.R), static_cast<const scalar_t*>(nullptr),
+                         E.data_ptr<scalar_t>());
+    launch_pair_sequence_sums(launch, a.g, E.data_ptr<scalar_t>(), in.x.data_ptr<scalar_t>(), in.y.data_ptr<scalar_t>(),
+                              in.x.size(2), acc_x.data_ptr<double>(), acc_y.data_ptr<double>());
+  });
 }
 
 // ∂/∂x, ∂/∂y of soft_dtw (squared Euclidean): 2·grad·Σ_j E_ij (x_i − y_j) and its mirror, with
@@ -188,7 +223,9 @@ std::tuple<at::Tensor, at::Tensor> run_fused_backward(const Launch& launch, cons
   const at::TensorOptions sums = in.x.options().dtype(at::kDouble);
   const at::Tensor acc_x = at::zeros(in.x.sizes(), sums);
   const at::Tensor acc_y = at::zeros(in.y.sizes(), sums);
-  if (p.batch > 0) {
+  if (p.batch > 0 && checkpoints == nullptr && pair_kernels_apply(launch, p.op, p.n, p.m, in.x.size(2))) {
+    run_pair_fused_backward(launch, in, acc_x, acc_y);
+  } else if (p.batch > 0) {
     const auto [row_msgs, col_msgs] = new_message_buffers(p, in.x.options());
     const at::Tensor itakura_rows = itakura_rows_for(launch, p, in.x.device());
     AT_DISPATCH_FLOATING_TYPES(in.x.scalar_type(), "soft_dtw_fused_tiled_backward", [&] {

@@ -6,9 +6,10 @@ cuobjdump (from the CUDA toolkit, or `pip install nvidia-cuda-cuobjdump`), and p
 kernel, the instruction count of its sweep loops: the smallest loop with a SHFL.UP (forward
 sweep) and with a SHFL.DOWN (backward sweep). An iteration of a tile sweep is one lane step (2
 cells), or two when the compiler unrolled it; of pair_forward_kernel, one anti-diagonal step of
-its 2 or 4 columns a lane (the template's third argument); the MUFU count shows which (float32:
-3 per forward cell, 2 per backward cell plus the division's reciprocal). The fused pair kernels'
-count holds one trip of their loop over the d features of each cell.
+its 2, 4 or 8 columns a lane (the template's third argument); of pair_backward_kernel, four such
+steps (its ring of anti-diagonals turns once a trip); the MUFU count shows which (float32: 3 per
+forward cell, 2 per backward cell plus the division's reciprocal). The fused pair kernels' count
+holds one trip of their loop over the d features of each cell.
 
     python benchmarks/sass_loop_counts.py [--arch sm_90] [--cuobjdump PATH]
 """

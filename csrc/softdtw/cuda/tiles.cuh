@@ -1435,6 +1435,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 // fused backward's sums (pair_sequence_sums_kernel). The arithmetic of every cell, its messages
 // and their sums is backward_sweep's, so the outputs are the tiles' bits (the emulation tests
 // compare the two).
+// R of a table in global memory: a float32 double-float in one 8-byte load (the tables are 8-byte
+// aligned; WideR<float> alone promises 4, and would take two loads).
+template <typename V>  // RValue<T>
+__device__ V load_table_r(const V* at) {
+#if !defined(SDTW_CUDA_EMULATION)
+  if constexpr (std::is_same_v<V, WideR<float>>) {
+    const float2 both = *reinterpret_cast<const float2*>(at);
+    return {both.x, both.y};
+  }
+#endif
+  return *at;
+}
+
 template <typename T, bool kHard, int kCols>
 __global__ void __launch_bounds__(kPairThreads)
     pair_backward_kernel(BackwardArgs<T> a, const RValue<T>* table, const T* scale, T* out) {
@@ -1450,33 +1463,29 @@ __global__ void __launch_bounds__(kPairThreads)
   T* const cells = out + b * g.n * g.m;
   const T pair_scale = scale != nullptr ? scale[b] : T(1);
   const RValue<T> inf = r_border<T>();
-  // R(a' − j, j) of the lane's columns and the one left of them, j = j0 − 1 + k: the DP's virtual
-  // border outside the pair (0 at (−1, −1)).
+  // R(level − j, j) of the lane's columns and the one left of them, j = j0 − 1 + k: the DP's
+  // virtual border outside the pair (0 at (−1, −1)).
   auto r_column = [&](int level, int k) {
     const int j = j0 - 1 + k, i = level - j;
     if (i == -1 && j == -1) return r_origin<T>();
-    return (i >= 0 && i < n && j >= 0 && j < m) ? R[i * row_length + j] : inf;
+    return (i >= 0 && i < n && j >= 0 && j < m) ? load_table_r(R + (i * row_length + j)) : inf;
   };
   with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
-    // R of the columns j0 − 1 + k on anti-diagonals a, a − 1 and a − 2.
-    RValue<T> r0[kCols + 1], r1[kCols + 1], r2[kCols + 1];
-    const int first = n + m - 2;
+    using Column = RValue<T>[kCols + 1];
+    using Messages = T[kCols];
+    // The messages each column's cell sent one step earlier (up, left), and the diagonal ones of the
+    // last two steps in turn: step s reads diag[s % 2], sent at s − 2, and overwrites it with its
+    // own. The same of lane + 1's first column (none past the last lane).
+    T up[kCols], left[kCols], diag[2][kCols];
 #pragma unroll
-    for (int k = 0; k <= kCols; ++k) {
-      r0[k] = r_column(first, k);
-      r1[k] = r_column(first - 1, k);
-      r2[k] = r_column(first - 2, k);
-    }
-    // The messages each column's cell sent: up and left one step earlier, diagonal one and two
-    // steps earlier; the same of lane + 1's first column (none past the last lane).
-    T up[kCols], left[kCols], diag[kCols], diag_prev[kCols];
-#pragma unroll
-    for (int c = 0; c < kCols; ++c) up[c] = left[c] = diag[c] = diag_prev[c] = T(0);
+    for (int c = 0; c < kCols; ++c) up[c] = left[c] = diag[0][c] = diag[1][c] = T(0);
     T right_left = T(0), right_diag = T(0), right_diag_prev = T(0);
-    for (int level = first; level >= 0; --level) {
-      RValue<T> r3[kCols + 1];  // anti-diagonal a − 3, in flight during the step
+    // Step `level`: its cells' R (here), R of anti-diagonals level − 1 and level − 2 (before, before2),
+    // and R of level − 3 loaded into `next` for the step after (in flight during this one).
+    auto step = [&](int level, const Column& here, const Column& before, const Column& before2, Column& next,
+                    Messages& diag_sent) {
 #pragma unroll
-      for (int k = 0; k <= kCols; ++k) r3[k] = r_column(level - 3, k);
+      for (int k = 0; k <= kCols; ++k) next[k] = r_column(level - 3, k);
       const int ahead = level - 3 - kPairPrefetchSteps - last_col;  // the row the last column then reaches
       if (ahead >= 0 && ahead < n && j0 < m) {
         prefetch_l1(R + (ahead * row_length + (j0 > 0 ? j0 - 1 : 0)));
@@ -1489,11 +1498,11 @@ __global__ void __launch_bounds__(kPairThreads)
         T new_up = T(0), new_diag = T(0), new_left = T(0);
         if (i >= 0 && i < n && j < m) {
           const T from_right = c + 1 < kCols ? left[c + 1] : right_left;
-          const T from_diag = c + 1 < kCols ? diag_prev[c + 1] : right_diag_prev;
+          const T from_diag = c + 1 < kCols ? diag_sent[c + 1] : right_diag_prev;
           T E = up[c] + from_right + from_diag;
           if (i == n - 1 && j == m - 1) E = T(1);
-          if (!is_reachable(r0[c + 1])) E = T(0);
-          const PredecessorWeights<T> w = predecessor_weights(r2[c], r1[c + 1], r1[c], cell);
+          if (!is_reachable(here[c + 1])) E = T(0);
+          const PredecessorWeights<T> w = predecessor_weights(before2[c], before[c + 1], before[c], cell);
           cells[i * row_length + j] = pair_scale * E;
           new_up = w.up * E;
           new_diag = w.diag * E;
@@ -1501,19 +1510,30 @@ __global__ void __launch_bounds__(kPairThreads)
         }
         up[c] = new_up;
         left[c] = new_left;
-        diag_prev[c] = diag[c];
-        diag[c] = new_diag;
+        diag_sent[c] = new_diag;
       }
       right_diag_prev = right_diag;
       right_left = __shfl_down_sync(kFullMask, left[0], 1);
-      right_diag = __shfl_down_sync(kFullMask, diag[0], 1);
+      right_diag = __shfl_down_sync(kFullMask, diag_sent[0], 1);
       if (lane == kWarpSize - 1) right_left = right_diag = T(0);
+    };
+    // R of four consecutive anti-diagonals, a ring that turns by renaming: four steps a trip.
+    RValue<T> r[4][kCols + 1];
+    const int first = n + m - 2;
 #pragma unroll
-      for (int k = 0; k <= kCols; ++k) {
-        r0[k] = r1[k];
-        r1[k] = r2[k];
-        r2[k] = r3[k];
-      }
+    for (int k = 0; k <= kCols; ++k) {
+      r[0][k] = r_column(first, k);
+      r[1][k] = r_column(first - 1, k);
+      r[2][k] = r_column(first - 2, k);
+    }
+    for (int level = first; level >= 0; level -= 4) {  // the bounds below are the same for the whole warp
+      step(level, r[0], r[1], r[2], r[3], diag[0]);
+      if (level < 1) break;
+      step(level - 1, r[1], r[2], r[3], r[0], diag[1]);
+      if (level < 2) break;
+      step(level - 2, r[2], r[3], r[0], r[1], diag[0]);
+      if (level < 3) break;
+      step(level - 3, r[3], r[0], r[1], r[2], diag[1]);
     }
   });
 }

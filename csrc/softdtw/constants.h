@@ -21,8 +21,9 @@ constexpr int64_t kMaxPackedLength = 512;
 constexpr int kCudaTileRows = 64;
 constexpr int kCudaTileCols = 64;
 
-// The CUDA forward of short pairs, one warp per pair (cuda/tiles.cuh, pair_forward_kernel): pairs
-// of up to this many columns (32 lanes of at most 8 columns each) and, fused, this many features.
+// The CUDA forward and backward of short pairs, one warp per pair (cuda/tiles.cuh,
+// pair_forward_kernel, pair_backward_kernel): pairs of up to this many columns (32 lanes of at
+// most 8 columns each) and, fused, this many features.
 constexpr int64_t kCudaPairMaxColumns = 256;
 constexpr int64_t kCudaPairMaxFusedFeatures = 16;
 

@@ -1417,24 +1417,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---------------------------------------------------------------------------------------------
-// Backward, one warp per pair (docs/design/cuda_kernels.md, "One warp per pair"): the reverse
-// recursion of the pairs whose forward pair_forward_kernel runs (pair_kernels_apply), from the
-// table the forward kept.
-//
-// Lane l owns the columns [l·kCols, (l + 1)·kCols) of its pair, and step s computes the cells
-// (a − j, j) of anti-diagonal a = n + m − 2 − s in all of them. A cell's E sums the messages of its
-// successors, (i + 1, j) and (i, j + 1) sent one step earlier and (i + 1, j + 1) two steps
-// earlier, in the order backward_sweep adds them; the chain is those two additions and one
-// multiplication a step. The cell's weights over its predecessors lie off the chain: they need R
-// of anti-diagonals a − 1 and a − 2 only, which the lane keeps in registers for its columns and
-// the column left of them (R of column j0 − 1 read again from the table, where a shuffle would
-// put two more exchanges on every step), loading the next anti-diagonal at the top of a step for
-// the step after and prefetching the rows further ahead into L1. Messages into the lane's last
-// column from lane + 1's first arrive by two shuffles a step. Each cell writes scale·E where the
-// tiles' epilogue writes it: grad·E into ∂/∂D (soft_dtw_from_cost), or E (scale 1, exact) for the
-// fused backward's sums (pair_sequence_sums_kernel). The arithmetic of every cell, its messages
-// and their sums is backward_sweep's, so the outputs are the tiles' bits (the emulation tests
-// compare the two).
 // R of a table in global memory: a float32 double-float in one 8-byte load (the tables are 8-byte
 // aligned; WideR<float> alone promises 4, and would take two loads).
 template <typename V>  // RValue<T>
@@ -1448,6 +1430,25 @@ __device__ V load_table_r(const V* at) {
   return *at;
 }
 
+// Backward, one warp per pair (docs/design/cuda_kernels.md, "One warp per pair"): the reverse
+// recursion of the pairs whose forward pair_forward_kernel runs (pair_kernels_apply), from the
+// table the forward kept.
+//
+// Lane l owns the columns [l·kCols, (l + 1)·kCols) of its pair, and step s computes the cells
+// (a − j, j) of anti-diagonal a = n + m − 2 − s in all of them. A cell's E sums the messages of its
+// successors, (i + 1, j) and (i, j + 1) sent one step earlier and (i + 1, j + 1) two steps
+// earlier, in the order backward_sweep adds them; the chain is those two additions and one
+// multiplication a step. The cell's weights over its predecessors lie off the chain: they need R
+// of anti-diagonals a − 1 and a − 2 only, which the lane keeps in registers for its columns and
+// the column left of them (R of column j0 − 1 read again from the table, where a shuffle would
+// put two more exchanges on every step), loading the next anti-diagonal at the top of a step for
+// the step after and prefetching the rows further ahead into L1. Those four anti-diagonals are a
+// ring of register arrays that the loop, four steps a trip, turns by renaming, not copying.
+// Messages into the lane's last column from lane + 1's first arrive by two shuffles a step. Each
+// cell writes scale·E where the tiles' epilogue writes it: grad·E into ∂/∂D (soft_dtw_from_cost),
+// or E (scale 1, exact) for the fused backward's sums (pair_sequence_sums_kernel). The arithmetic
+// of every cell, its messages and their sums is backward_sweep's, so the outputs are the tiles'
+// bits (the emulation tests compare the two).
 template <typename T, bool kHard, int kCols>
 __global__ void __launch_bounds__(kPairThreads)
     pair_backward_kernel(BackwardArgs<T> a, const RValue<T>* table, const T* scale, T* out) {

@@ -198,7 +198,7 @@ torch.cuda.synchronize()" > "$log" 2>&1
   done
   # W3 (B = 1024, N = M = 128, d = 3) one warp per pair: the forward's and the backward's single
   # launches. The model of docs/design/cuda_kernels.md ("One warp per pair") predicts both
-  # issue-bound at 2 warps per scheduler, about 148 us and 147 us.
+  # issue-bound at 2 warps per scheduler, about 143 us and 113 us.
   log="$out/ncu_pair_kernels_W3.log"
   timeout 150 ncu --kernel-name "regex:^pair_(forward|backward)_kernel" --launch-count 2 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats python3 -c "

@@ -815,7 +815,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // (a − j, j) of anti-diagonal a in all of them. A lane's kCols cells of one step are independent
 // (each reads anti-diagonals a − 1 and a − 2 only), so the chain is one cell per step with kCols
 // cells in flight, where the tile sweep chains a lane's cells along a row, and with no launch
-// between tiles. R lives in registers, two anti-diagonals per column; the left neighbour's last
+// between tiles. R lives in registers, two anti-diagonals per column (two arrays whose roles swap
+// every step, two steps a trip, so that they turn by renaming, not copying); the left neighbour's last
 // column arrives by one shuffle per step, and the value it sent one step earlier is the diagonal.
 // No shared memory, no barrier, one launch for the batch (a grid of ⌈B/kPairWarps⌉ blocks). The
 // cell math, the costs' summation order and the window are the tile kernels', so R is the same
@@ -833,6 +834,30 @@ static_assert(kPairMaxColumns % kWarpSize == 0, "a lane owns whole columns");
 // short feature vectors this bounds, where the tiles stage feature chunks in shared memory.
 constexpr int64_t kPairMaxFusedDims = softdtw::kCudaPairMaxFusedFeatures;
 constexpr int kPairPrefetchSteps = 2;
+
+// R of a table in global memory, read and written a cell at a time by the pair kernels: a float32
+// double-float in one 8-byte access (the tables are 8-byte aligned; WideR<float> alone promises
+// 4, and would take two).
+template <typename V>  // RValue<T>
+__device__ V load_table_r(const V* at) {
+#if !defined(SDTW_CUDA_EMULATION)
+  if constexpr (std::is_same_v<V, WideR<float>>) {
+    const float2 both = *reinterpret_cast<const float2*>(at);
+    return {both.x, both.y};
+  }
+#endif
+  return *at;
+}
+template <typename V>
+__device__ void store_table_r(V* at, V value) {
+#if !defined(SDTW_CUDA_EMULATION)
+  if constexpr (std::is_same_v<V, WideR<float>>) {
+    *reinterpret_cast<float2*>(at) = make_float2(value.hi, value.lo);
+    return;
+  }
+#endif
+  *at = value;
+}
 
 template <typename T, bool kHard, int kCols, typename Costs>
 __global__ void __launch_bounds__(kPairThreads) pair_forward_kernel(ForwardArgs<T> a, Costs costs) {
@@ -858,12 +883,11 @@ __global__ void __launch_bounds__(kPairThreads) pair_forward_kernel(ForwardArgs<
   bool bad = pair.inputs_invalid(n, m, lane);
   with_cell_functions<T, kHard>(a.cell, [&](const auto& cell) {
     const RValue<T> inf = r_border<T>();
-    RValue<T> up[kCols], diag[kCols];  // R of each column on anti-diagonals a − 1 and a − 2
-#pragma unroll
-    for (int c = 0; c < kCols; ++c) up[c] = diag[c] = inf;
-    RValue<T> from_left = inf, from_left_diag = inf;  // the same of lane − 1's last column
+    RValue<T> from_left = inf, from_left_diag = inf;  // R of lane − 1's last column on a − 1 and a − 2
     const int last_col = (j0 + kCols - 1 < m ? j0 + kCols : m) - 1;
-    for (int step = 0; step < n + m - 1; ++step) {
+    // Step `step` (anti-diagonal a = step): R of each column on a − 1 in `r1` and on a − 2 in `r2`,
+    // which the step overwrites with a (a column outside the pair carries its R over).
+    auto run_step = [&](int step, const RValue<T>(&r1)[kCols], RValue<T>(&r2)[kCols]) {
       if (lane == 0) {  // column −1: R(i, −1) = +inf, R(−1, −1) = 0
         from_left = inf;
         from_left_diag = step == 0 ? r_origin<T>() : inf;
@@ -888,21 +912,33 @@ __global__ void __launch_bounds__(kPairThreads) pair_forward_kernel(ForwardArgs<
 #pragma unroll
       for (int c = kCols - 1; c >= 0; --c) {
         const int i = step - j0 - c;
-        const RValue<T> left = c > 0 ? up[c - 1] : from_left;
-        const RValue<T> corner = c > 0 ? diag[c - 1] : from_left_diag;
-        diag[c] = up[c];
+        const RValue<T> left = c > 0 ? r1[c - 1] : from_left;
+        const RValue<T> corner = c > 0 ? r2[c - 1] : from_left_diag;
+        RValue<T> r = r1[c];
         if (i >= 0 && i < n && j0 + c < m) {
-          up[c] = cell_value(cost[c], corner, up[c], left, cell);
-          if (keep_table) table[i * row_length + j0 + c] = up[c];
+          r = cell_value(cost[c], corner, r1[c], left, cell);
+          if (keep_table) store_table_r(table + (i * row_length + j0 + c), r);
         }
+        r2[c] = r;
       }
       from_left_diag = from_left;
-      from_left = shuffle_up(up[kCols - 1]);
+      from_left = shuffle_up(r2[kCols - 1]);
+    };
+    // R of each column on the last two anti-diagonals, a ring that turns by renaming: two steps a
+    // trip, the second with the arrays' roles swapped.
+    RValue<T> r[2][kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) r[0][c] = r[1][c] = inf;
+    const int steps = n + m - 1;
+    for (int s = 0; s < steps; s += 2) {  // the bound is the same for the whole warp
+      run_step(s, r[0], r[1]);
+      if (s + 1 == steps) break;
+      run_step(s + 1, r[1], r[0]);
     }
-    // The last step left R(n − 1, m − 1) with the lane holding column m − 1.
+    // The last step left R(n − 1, m − 1) with the lane holding column m − 1, in r[steps % 2].
 #pragma unroll
     for (int c = 0; c < kCols; ++c) {
-      if (j0 + c == m - 1) a.values[b] = rounded(up[c]);
+      if (j0 + c == m - 1) a.values[b] = rounded(steps % 2 == 1 ? r[1][c] : r[0][c]);
     }
   });
   if (__any_sync(kFullMask, bad) && lane == 0) a.invalid[b] = true;
@@ -1417,19 +1453,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---------------------------------------------------------------------------------------------
-// R of a table in global memory: a float32 double-float in one 8-byte load (the tables are 8-byte
-// aligned; WideR<float> alone promises 4, and would take two loads).
-template <typename V>  // RValue<T>
-__device__ V load_table_r(const V* at) {
-#if !defined(SDTW_CUDA_EMULATION)
-  if constexpr (std::is_same_v<V, WideR<float>>) {
-    const float2 both = *reinterpret_cast<const float2*>(at);
-    return {both.x, both.y};
-  }
-#endif
-  return *at;
-}
-
 // Backward, one warp per pair (docs/design/cuda_kernels.md, "One warp per pair"): the reverse
 // recursion of the pairs whose forward pair_forward_kernel runs (pair_kernels_apply), from the
 // table the forward kept.

@@ -1658,16 +1658,26 @@ bool pair_kernels_apply(const Launch& launch, const char* op, int64_t n, int64_t
          offsets < (int64_t(1) << 31);
 }
 
+// The instance of a pair kernel for one call, the same rule for the forward and the backward:
+// `instance(hard, cols)` with hard DTW's cell functions or not and the columns a lane owns for
+// pairs of m (padded) columns, 2 (m <= 64), 4 (m <= 128) or 8 (m <= kPairMaxColumns).
+template <typename Instance>
+auto pair_kernel_for(bool hard_min, int64_t m, const Instance& instance) {
+  static_assert(kPairMaxColsPerLane == 8, "the columns per lane below are 2, 4 or 8");
+  auto with_columns = [&](auto hard) {
+    if (m <= 2 * kWarpSize) return instance(hard, std::integral_constant<int, 2>{});
+    return m <= 4 * kWarpSize ? instance(hard, std::integral_constant<int, 4>{})
+                              : instance(hard, std::integral_constant<int, 8>{});
+  };
+  return hard_min ? with_columns(std::true_type{}) : with_columns(std::false_type{});
+}
+
 template <typename T, typename Costs, typename Launch>
 void launch_pair_forward(const Launch& launch, const ForwardArgs<T>& a, const Costs& costs) {
-  auto kernel = [&](auto hard) {
-    constexpr bool kHard = decltype(hard)::value;
-    static_assert(kPairMaxColsPerLane == 8, "the columns per lane below are 2, 4 or 8");
-    if (a.g.m <= 2 * kWarpSize) return pair_forward_kernel<T, kHard, 2, Costs>;
-    return a.g.m <= 4 * kWarpSize ? pair_forward_kernel<T, kHard, 4, Costs> : pair_forward_kernel<T, kHard, 8, Costs>;
-  };
-  const auto pair_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
-  launch(pair_kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, costs);
+  const auto kernel = pair_kernel_for(a.hard_min, a.g.m, [](auto hard, auto cols) {
+    return pair_forward_kernel<T, decltype(hard)::value, decltype(cols)::value, Costs>;
+  });
+  launch(kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, costs);
 }
 
 // pair_backward_kernel over the batch: scale·E of every cell of each pair into out (B, N, M), from
@@ -1675,13 +1685,10 @@ void launch_pair_forward(const Launch& launch, const ForwardArgs<T>& a, const Co
 template <typename T, typename Launch>
 void launch_pair_backward(const Launch& launch, const BackwardArgs<T>& a, const RValue<T>* table, const T* scale,
                           T* out) {
-  auto kernel = [&](auto hard) {
-    constexpr bool kHard = decltype(hard)::value;
-    if (a.g.m <= 2 * kWarpSize) return pair_backward_kernel<T, kHard, 2>;
-    return a.g.m <= 4 * kWarpSize ? pair_backward_kernel<T, kHard, 4> : pair_backward_kernel<T, kHard, 8>;
-  };
-  const auto pair_kernel = a.hard_min ? kernel(std::true_type{}) : kernel(std::false_type{});
-  launch(pair_kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, table, scale, out);
+  const auto kernel = pair_kernel_for(a.hard_min, a.g.m, [](auto hard, auto cols) {
+    return pair_backward_kernel<T, decltype(hard)::value, decltype(cols)::value>;
+  });
+  launch(kernel, (a.g.batch + kPairWarps - 1) / kPairWarps, kPairThreads, 0, a, table, scale, out);
 }
 
 // The fused backward's float64 sums acc_x (B, N, d) and acc_y (B, M, d) from the E of

@@ -59,4 +59,16 @@ __device__ __forceinline__ void prefetch_l1(const void* address) {
 }
 #endif
 
+// The sum of v over the 32 lanes of a warp, in every lane (all lanes must call it): one
+// redux.sync on sm_80 and later, a butterfly of five shuffles before (sm_75, and the emulator).
+// Integers, so the result does not depend on the order of the additions.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ int warp_sum(int v) { return __reduce_add_sync(0xffffffffu, v); }
+#else
+__device__ __forceinline__ int warp_sum(int v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+#endif
+
 }  // namespace softdtw_torch

@@ -418,8 +418,8 @@ void run_rocket(const Files& io, const HarnessLaunch& launch) {
 
 // MiniRocket's transform. meta: n C T n_combinations n_channel_indices n_features ragged; arrays:
 // x (n,C,T) float32, lengths (n,) int64 when ragged, combinations (n_combinations, 7) int64 (the
-// layout csrc/minirocket/problem.h prepares), channels int32, biases (n_features,) float32.
-// Result: features (n, n_features) float32.
+// layout csrc/minirocket/problem.h prepares, split between the two kernels as the op splits it),
+// channels int32, biases (n_features,) float32. Result: features (n, n_features) float32.
 void run_minirocket(const Files& io, const HarnessLaunch& launch) {
   using namespace softdtw_torch::minirocket;
   const int64_t n = io.integer("n"), C = io.integer("C"), T = io.integer("T");
@@ -427,13 +427,19 @@ void run_minirocket(const Files& io, const HarnessLaunch& launch) {
   const bool ragged = io.integer("ragged") != 0;
   const DeviceArray<float> x(io.read<float>("x", n * C * T));
   const DeviceArray<int64_t> lengths(ragged ? io.read<int64_t>("lengths", n) : std::vector<int64_t>{});
-  const DeviceArray<int64_t> combinations(io.read<int64_t>("combinations", n_combinations * 7));
-  const DeviceArray<int32_t> channels(io.read<int32_t>("channels", io.integer("n_channel_indices")));
+  const std::vector<int64_t> rows = io.read<int64_t>("combinations", n_combinations * 7);
+  const std::vector<int32_t> channel_indices = io.read<int32_t>("channels", io.integer("n_channel_indices"));
+  const TransformLayout layout =
+      split_layout(reinterpret_cast<const DeviceCombination*>(rows.data()), n_combinations, channel_indices.data(), T);
+  const DeviceArray<DeviceDilation> dilations(layout.dilations);
+  const DeviceArray<DeviceCombination> combinations(layout.combinations);
+  const DeviceArray<int32_t> channels(channel_indices);
   const DeviceArray<float> biases(io.read<float>("biases", n_features));
   DeviceArray<float> out(n * n_features);
-  launch_transform(launch, x.get(), ragged ? lengths.get() : nullptr,
-                   reinterpret_cast<const DeviceCombination*>(combinations.get()), channels.get(), biases.get(),
-                   out.get(), n, C, T, n_combinations, n_features);
+  launch_transform(launch, x.get(), ragged ? lengths.get() : nullptr, dilations.get(),
+                   static_cast<int64_t>(layout.dilations.size()), combinations.get(),
+                   static_cast<int64_t>(layout.combinations.size()), channels.get(), biases.get(), out.get(), n, C, T,
+                   n_features);
   io.write("features", out);
 }
 
@@ -441,7 +447,8 @@ void run_minirocket(const Files& io, const HarnessLaunch& launch) {
 // x (n,C,T) float32 and its first difference (n,C,T-1), lengths (n,) int64 when ragged, the
 // layout csrc/multirocket/cuda/transform_ops.h makes (make_layout): combinations (n_combinations,
 // 7) int64, feature_combination (2·n_features,) int32, channels int32, biases (2·n_features,)
-// float32. Results: features (n, 8·n_features) float32, overflow (1,) int32.
+// float32, split between the kernels as the op splits it (split_multirocket_layout). Results:
+// features (n, 8·n_features) float32, overflow (1,) int32.
 void run_multirocket(const Files& io, const HarnessLaunch& launch) {
   using namespace softdtw_torch::multirocket;
   const int64_t n = io.integer("n"), C = io.integer("C"), T = io.integer("T");
@@ -450,15 +457,26 @@ void run_multirocket(const Files& io, const HarnessLaunch& launch) {
   const DeviceArray<float> x(io.read<float>("x", n * C * T));
   const DeviceArray<float> difference(io.read<float>("difference", n * C * (T - 1)));
   const DeviceArray<int64_t> lengths(ragged ? io.read<int64_t>("lengths", n) : std::vector<int64_t>{});
-  const DeviceArray<int64_t> combinations(io.read<int64_t>("combinations", n_combinations * 7));
-  const DeviceArray<int32_t> feature_combination(io.read<int32_t>("feature_combination", 2 * n_features));
-  const DeviceArray<int32_t> channels(io.read<int32_t>("channels", io.integer("n_channel_indices")));
+  const std::vector<int64_t> rows = io.read<int64_t>("combinations", n_combinations * 7);
+  const std::vector<int32_t> channel_indices = io.read<int32_t>("channels", io.integer("n_channel_indices"));
+  const DilationLayout split = split_multirocket_layout(reinterpret_cast<const DeviceCombination*>(rows.data()),
+                                                        io.read<int32_t>("feature_combination", 2 * n_features).data(),
+                                                        channel_indices.data(), T, n_features);
+  const DeviceArray<DeviceDilation> series_dilations(split.dilations[0]), difference_dilations(split.dilations[1]);
+  const DeviceDilation* const dilations[2] = {series_dilations.get(), difference_dilations.get()};
+  const int64_t n_dilations[2] = {static_cast<int64_t>(split.dilations[0].size()),
+                                  static_cast<int64_t>(split.dilations[1].size())};
+  const DeviceArray<int64_t> combinations(rows);
+  const DeviceArray<int32_t> feature_combination(split.feature_combination);
+  const DeviceArray<int32_t> channels(channel_indices);
   const DeviceArray<float> biases(io.read<float>("biases", 2 * n_features));
   DeviceArray<float> out(n * 2 * kPoolings * n_features);
   DeviceArray<int> overflow(1, 0);
-  launch_transform(launch, x.get(), difference.get(), ragged ? lengths.get() : nullptr,
+  const bool features_left =
+      std::any_of(split.feature_combination.begin(), split.feature_combination.end(), [](int32_t c) { return c >= 0; });
+  launch_transform(launch, x.get(), difference.get(), ragged ? lengths.get() : nullptr, dilations, n_dilations,
                    reinterpret_cast<const DeviceCombination*>(combinations.get()), feature_combination.get(),
-                   channels.get(), biases.get(), out.get(), overflow.get(), n, C, T, n_features);
+                   features_left, channels.get(), biases.get(), out.get(), overflow.get(), n, C, T, n_features);
   io.write("features", out);
   io.write("overflow", overflow);
 }

@@ -172,13 +172,30 @@ def rocket_case(n, C, T, K, temperature, seed=3):
     return dict(x=x, lengths=lengths, kernels=kernels, grad=grad), ("rocket", arrays, meta, 75)
 
 
-def minirocket_case(emu, n, C, T, n_features, seed=4):
-    """MiniRocket's inputs (x float32, ragged lengths, the fitted parameters) and the harness case;
-    `emu` (emulated_ops.load()) gives the combination layout the op uploads."""
+def one_channel_dilation(params, dilation_index, channel):
+    """MiniRocket's fitted parameters with the 84 kernels of one dilation all on `channel` alone (a
+    dilation the one-channel CUDA kernel counts, beside the multichannel ones)."""
+    ncpc, channels, dilations, per_dilation, biases = params
+    first = 84 * dilation_index
+    starts = torch.cat([torch.zeros(1, dtype=ncpc.dtype), ncpc.cumsum(0)])
+    ncpc = ncpc.clone()
+    ncpc[first:first + 84] = 1
+    channels = torch.cat([channels[:starts[first]], torch.full((84,), channel, dtype=channels.dtype),
+                          channels[starts[first + 84]:]])
+    return ncpc, channels, dilations, per_dilation, biases
+
+
+def minirocket_case(emu, n, C, T, n_features, seed=4, one_channel_dilation_at=None):
+    """MiniRocket's inputs (x float32, ragged lengths, the first case whole, the fitted parameters)
+    and the harness case; `emu` (emulated_ops.load()) gives the combination layout the op uploads.
+    one_channel_dilation_at: (dilation index, channel) of a dilation moved onto one channel."""
     rng = np.random.default_rng(seed)
     x = torch.from_numpy(rng.standard_normal((n, C, T)).astype(np.float32))
     lengths = torch.from_numpy(rng.integers(9, T + 1, n))
+    lengths[0] = T
     params = torch.ops.softdtw_torch.minirocket_fit(x, n_features, 32, seed + 3)
+    if one_channel_dilation_at is not None:
+        params = one_channel_dilation(params, *one_channel_dilation_at)
     combinations, channels, biases = emu.minirocket_layout(x, *params)
     arrays = dict(x=x.numpy(), lengths=lengths.numpy(), combinations=combinations.numpy(),
                   channels=channels.numpy(), biases=biases.numpy())
@@ -187,15 +204,19 @@ def minirocket_case(emu, n, C, T, n_features, seed=4):
     return dict(x=x, lengths=lengths, params=params), ("minirocket", arrays, meta, 75)
 
 
-def multirocket_case(emu, n, C, T, n_kernels, seed=5):
+def multirocket_case(emu, n, C, T, n_kernels, seed=5, one_channel_dilation_at=None):
     """MultiRocket's inputs (x float32, ragged lengths down to 10, the fitted parameters) and the
-    harness case; `emu` (emulated_ops.load()) gives the layout the op uploads."""
+    harness case; `emu` (emulated_ops.load()) gives the layout the op uploads.
+    one_channel_dilation_at: (dilation index, channel) of a dilation moved onto one channel (the
+    channel combinations are both representations')."""
     rng = np.random.default_rng(seed)
     x = torch.from_numpy(rng.standard_normal((n, C, T)).astype(np.float32)).cumsum(-1)
     lengths = torch.from_numpy(rng.integers(10, T + 1, n))
     lengths[0] = 10  # the trimmed segments of the larger dilations are empty
     params = torch.ops.softdtw_torch.multirocket_fit(x, n_kernels, 32, seed + 3)
     arguments = (*params[:5], *params[7:])
+    if one_channel_dilation_at is not None:
+        arguments = (*one_channel_dilation(arguments[:5], *one_channel_dilation_at), *arguments[5:])
     combinations, feature_combination, channels, biases = emu.multirocket_layout(x, *arguments)
     arrays = dict(x=x.numpy(), difference=(x[:, :, 1:] - x[:, :, :-1]).numpy(), lengths=lengths.numpy(),
                   combinations=combinations.numpy(), feature_combination=feature_combination.numpy(),
@@ -230,8 +251,8 @@ def standard_cases(emu):
         "hard_dtw_float32": softdtw_case(3, 130, 70, 3, 40, True, torch.float32, gamma=0.0)[1],
         "rocket_hard_ppv": rocket_case(4, 3, 50, 12, None)[1],
         "rocket_soft_ppv": rocket_case(4, 3, 50, 12, 0.7)[1],
-        "minirocket": minirocket_case(emu, 5, 2, 60, 840)[1],
-        "multirocket": multirocket_case(emu, 4, 2, 50, 336)[1],
+        "minirocket": minirocket_case(emu, 5, 2, 60, 840, one_channel_dilation_at=(0, 1))[1],
+        "multirocket": multirocket_case(emu, 4, 2, 50, 336, one_channel_dilation_at=(0, 1))[1],
         "hydra": hydra_case(5, 3, 40, 8, 16)[1],
     }
 

@@ -2,7 +2,7 @@
 each: the emulated values (against the unmutated kernels, themselves tested against the CPU
 kernels), memcheck, racecheck or the emulator's own checks (harness_cases.py).
 
-    python tests/cuda_emu/mutants.py [--markdown FILE] [--only FAMILY_OR_SUBSTRING]
+    python tests/cuda_emu/mutants.py [--markdown FILE] [--only FAMILY_OR_SUBSTRING ...]
 
 Each mutant is one textual change to a copy of csrc/; the harness is built from the copy in its
 three flavours and run on the mutant's family of cases. A mutant counts as caught when a run fails
@@ -123,6 +123,43 @@ MUTANTS = [
     Mutant("minirocket", "off-by-one: one bias too many summed per chunk", "minirocket/cuda/transform.cuh",
            "      for (int j = threadIdx.x; j < nb; j += kThreads) {\n        int64_t count = 0;",
            "      for (int j = threadIdx.x; j <= nb; j += kThreads) {\n        int64_t count = 0;"),
+    Mutant("minirocket", "dilation kernel: missing barrier between staging the biases and counting",
+           "minirocket/cuda/transform.cuh",
+           "          if (j < nb) shared.biases[k][j] = biases[dl.feature_start + k * dl.n_features + j0 + j];\n"
+           "        }\n        __syncthreads();\n",
+           "          if (j < nb) shared.biases[k][j] = biases[dl.feature_start + k * dl.n_features + j0 + j];\n"
+           "        }\n"),
+    Mutant("minirocket", "dilation kernel: missing barrier before the warps' counters are summed",
+           "minirocket/cuda/transform.cuh",
+           "        __syncthreads();\n        for (int s = threadIdx.x; s < kKernels * nb; s += kDilationThreads) {",
+           "        for (int s = threadIdx.x; s < kKernels * nb; s += kDilationThreads) {"),
+    Mutant("minirocket", "dilation kernel: missing barrier before the counters are set again",
+           "minirocket/cuda/transform.cuh",
+           "        __syncthreads();  // the counters and biases are set again for the next pass or block\n", ""),
+    Mutant("minirocket", "dilation kernel: every lane adds the warp's count", "minirocket/cuda/transform.cuh",
+           "              if (lane == 0) warp_counts[k][j] += count;", "              warp_counts[k][j] += count;"),
+    Mutant("minirocket", "dilation kernel: the even and odd kernels' segments swapped", "minirocket/cuda/transform.cuh",
+           "combine_transform(k % 2 == 0 ? alpha_even[p] : alpha_odd[p],",
+           "combine_transform(k % 2 == 1 ? alpha_even[p] : alpha_odd[p],"),
+    Mutant("minirocket", "dilation kernel: off-by-one: the trimmed segment one position longer",
+           "minirocket/cuda/transform.cuh", "alpha_odd[p] = t >= odd_lo && t < odd_hi ? alpha : -INFINITY;",
+           "alpha_odd[p] = t >= odd_lo && t <= odd_hi ? alpha : -INFINITY;"),
+    Mutant("minirocket", "dilation kernel: a pass advances by one position a thread", "minirocket/cuda/transform.cuh",
+           "base += P * kDilationThreads)", "base += kDilationThreads)"),
+    Mutant("minirocket", "dilation kernel: a thread's positions a warp apart instead of a block",
+           "minirocket/cuda/transform.cuh",
+           "const int64_t t = base + p * kDilationThreads + threadIdx.x;",
+           "const int64_t t = base + p * 32 + threadIdx.x;"),
+    Mutant("minirocket", "dilation kernel: every pass stages the first biases", "minirocket/cuda/transform.cuh",
+           "biases[dl.feature_start + k * dl.n_features + j0 + j];",
+           "biases[dl.feature_start + k * dl.n_features + j];"),
+    Mutant("minirocket", "dilation kernel: count_above's tree adds one value twice", "minirocket/cuda/transform.cuh",
+           "ones[p] = ones[2 * p] + ones[2 * p + 1];", "ones[p] = ones[2 * p] + ones[2 * p];"),
+    Mutant("minirocket", "warp_sum's butterfly starts at 8 lanes", "common/device.cuh",
+           "for (int offset = 16; offset > 0; offset /= 2)", "for (int offset = 8; offset > 0; offset /= 2)"),
+    Mutant("minirocket", "split_layout: a multichannel dilation's last combination dropped",
+           "common/minirocket/layout.h",
+           "combinations + first, combinations + end);", "combinations + first, combinations + end - 1);"),
     Mutant("multirocket", "off-by-one: a feature's segment read one position past its end",
            "multirocket/cuda/transform.cuh", "    for (int64_t t = lo; t < hi; ++t) {",
            "    for (int64_t t = lo; t <= hi; ++t) {"),
@@ -130,6 +167,25 @@ MUTANTS = [
            "    const int64_t row_stride = n_timepoints - r;", "    const int64_t row_stride = n_timepoints;"),
     Mutant("multirocket", "grid-stride step of one block instead of the grid", "multirocket/cuda/transform.cuh",
            "       item += static_cast<int64_t>(gridDim.x) * blockDim.x) {", "       item += blockDim.x) {"),
+    Mutant("multirocket", "dilation kernel: missing barrier between writing a chunk's outputs and pooling them",
+           "multirocket/cuda/transform.cuh", "          __syncthreads();  // the chunk's outputs are written\n", ""),
+    Mutant("multirocket", "dilation kernel: missing barrier before the next chunk's outputs are written",
+           "multirocket/cuda/transform.cuh",
+           "          __syncthreads();  // the previous chunk's outputs are pooled\n", ""),
+    Mutant("multirocket", "dilation kernel: off-by-one: a chunk's last position not pooled",
+           "multirocket/cuda/transform.cuh",
+           "base + kDilationThreads < hi ? base + kDilationThreads : hi;",
+           "base + kDilationThreads - 1 < hi ? base + kDilationThreads - 1 : hi;"),
+    Mutant("multirocket", "dilation kernel: positions indexed from the chunk, not the segment",
+           "multirocket/cuda/transform.cuh",
+           "pooling.add(shared.outputs[k][u - base], bias, u - lo);",
+           "pooling.add(shared.outputs[k][u - base], bias, u - base);"),
+    Mutant("multirocket", "dilation kernel: the difference's taps not shifted", "multirocket/cuda/transform.cuh",
+           "  const bool difference = representation == 1;", "  const bool difference = false;"),
+    Mutant("multirocket", "dilation kernel: the difference pooled against the series' biases",
+           "multirocket/cuda/transform.cuh",
+           "r == 0 ? series : difference, lengths, dilations[r], biases + r * n_features,",
+           "r == 0 ? series : difference, lengths, dilations[r], biases,"),
     Mutant("hydra", "grid-stride step of one block instead of the grid in the transform", "hydra/cuda/transform.cuh",
            _HYDRA_TRANSFORM_LOOP.format(step="static_cast<int64_t>(gridDim.x) * blockDim.x"),
            _HYDRA_TRANSFORM_LOOP.format(step="blockDim.x")),
@@ -153,12 +209,18 @@ def cases(emu):
         # An Itakura parallelogram whose corners leave whole tiles outside it.
         + [harness_cases.softdtw_case(2, 200, 140, 2, -1, True, torch.float32, itakura_slope=1.5)[1]],
         "rocket": [harness_cases.rocket_case(5, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)],
-        # 5 cases × 2 combinations' worth of features over 3 blocks: every block loops, and 200
-        # features per combination are 4 chunks of 64 counters.
-        "minirocket": [harness_cases.minirocket_case(emu, 5, 2, 60, 840)[1],
-                       harness_cases.minirocket_case(emu, 3, 1, 30, 84 * 200)[1]],
-        # A ragged case of length 10 (empty segments) and a grid-stride loop over 3 blocks.
-        "multirocket": [harness_cases.multirocket_case(emu, 4, 2, 50, 336)[1]],
+        # dilation_kernel beside transform_kernel (a dilation moved onto one channel) over 3 blocks:
+        # every block loops; 200 features a kernel (up to 107 a dilation): up to 7 passes of 16
+        # counters (one channel) and 2 chunks of 64 (two channels); 1,100 positions: 8 a thread,
+        # two passes.
+        "minirocket": [harness_cases.minirocket_case(emu, 5, 2, 60, 840, one_channel_dilation_at=(0, 1))[1],
+                       harness_cases.minirocket_case(emu, 3, 1, 30, 84 * 200)[1],
+                       harness_cases.minirocket_case(emu, 3, 2, 30, 84 * 200)[1],
+                       harness_cases.minirocket_case(emu, 2, 1, 1100, 840)[1]],
+        # A ragged case of length 10 (empty segments) and grid-stride loops over 3 blocks; both
+        # kernels (a dilation moved onto one channel); 300 positions: dilation_kernel's 3 chunks.
+        "multirocket": [harness_cases.multirocket_case(emu, 4, 2, 50, 336, one_channel_dilation_at=(0, 1))[1],
+                        harness_cases.multirocket_case(emu, 2, 1, 300, 168)[1]],
         # Ragged cases down to length 6 and a grid-stride loop over 3 blocks.
         "hydra": [harness_cases.hydra_case(5, 3, 40, 8, 16)[1]],
     }
@@ -200,7 +262,8 @@ def outcome(executables, family_cases, reference, work):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", help="write the results as a markdown table to this file")
-    parser.add_argument("--only", default="", help="run the mutants of this family, or whose name contains this")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run the mutants of this family, or whose name contains this (repeatable: any of them)")
     args = parser.parse_args()
     emu = emulated_ops.load()
     all_cases = cases(emu)
@@ -215,7 +278,8 @@ def main():
             reference[family] = [harness_cases.run(original["plain"], c, os.path.join(tmp, f"{family}-ref{i}"))
                                  for i, c in enumerate(family_cases)]
         rows = []
-        for number, mutant in enumerate(m for m in MUTANTS if args.only in m.name or args.only == m.family):
+        chosen = [m for m in MUTANTS if not args.only or any(o in m.name or o == m.family for o in args.only)]
+        for number, mutant in enumerate(chosen):
             start = time.time()
             csrc = os.path.join(tmp, f"csrc{number}")
             shutil.copytree(harness_cases.CSRC, csrc)

@@ -216,19 +216,35 @@ def test_rocket_kernels(harness, temperature):
         assert same_bits(as_tensor(out[f"normalised_{str(dtype).split('.')[-1]}"], dtype, (n, C, T)), want)
 
 
-def test_minirocket_kernel(harness, emu):
-    t, case = minirocket_case(emu, 5, 2, 60, 840)
-    out = harness(case)
-    want = OPS.minirocket_transform(t["x"], *t["params"], t["lengths"])
-    assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
+def minirocket_cases(emu):
+    """Both kernels: multichannel combinations beside a dilation on one channel (transform_kernel
+    and dilation_kernel, one position a thread), and a univariate series of 1,100 positions
+    (dilation_kernel, 8 positions a thread, two passes)."""
+    return [minirocket_case(emu, 5, 2, 60, 840, one_channel_dilation_at=(0, 1)),
+            minirocket_case(emu, 2, 1, 1100, 840)]
 
 
-def test_multirocket_kernel(harness, emu):
-    t, case = multirocket_case(emu, 4, 2, 50, 336)
-    out = harness(case)
-    want = OPS.multirocket_transform(t["x"], *t["arguments"], t["lengths"])
-    assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
-    assert as_tensor(out["overflow"], torch.int32, (1,)).item() == 0
+def test_minirocket_kernels(harness, emu):
+    for t, case in minirocket_cases(emu):
+        out = harness(case)
+        want = OPS.minirocket_transform(t["x"], *t["params"], t["lengths"])
+        assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
+
+
+def multirocket_cases(emu):
+    """Both kernels: multichannel combinations beside a dilation on one channel (transform_kernel
+    and dilation_kernel, both representations), and a univariate series of 300 positions
+    (dilation_kernel, three chunks)."""
+    return [multirocket_case(emu, 4, 2, 50, 336, one_channel_dilation_at=(0, 1)),
+            multirocket_case(emu, 2, 1, 300, 168)]
+
+
+def test_multirocket_kernels(harness, emu):
+    for t, case in multirocket_cases(emu):
+        out = harness(case)
+        want = OPS.multirocket_transform(t["x"], *t["arguments"], t["lengths"])
+        assert same_bits(as_tensor(out["features"], torch.float32, want.shape), want)
+        assert as_tensor(out["overflow"], torch.int32, (1,)).item() == 0
 
 
 def test_hydra_kernels(harness):
@@ -246,8 +262,8 @@ def test_rocket_and_minirocket_keep_their_bits_under_fma_contraction(harness, co
     # (_rn intrinsics): aeon's arithmetic, which the CPU kernels reproduce, never fuses where it
     # does not say so, so neither may the CUDA kernels.
     cases = [rocket_case(4, 3, 50, 12, temperature)[1] for temperature in (None, 0.7)]
-    cases.append(minirocket_case(emu, 5, 2, 60, 840)[1])
-    cases.append(multirocket_case(emu, 4, 2, 50, 336)[1])
+    cases += [case for _, case in minirocket_cases(emu)]
+    cases += [case for _, case in multirocket_cases(emu)]
     cases.append(hydra_case(5, 3, 40, 8, 16)[1])
     for case in cases:
         got, want = contracted(case), harness(case)
@@ -307,8 +323,8 @@ def test_gpu_runs_what_ci_runs(harness, emu, tmp_path):
     harness_cases.build_with_nvcc(exe, [f"{major}.{minor}"])
     counter = iter(range(100))
     gpu = lambda case: harness_cases.run(exe, case, tmp_path / f"case{next(counter)}")  # noqa: E731
-    for case in (rocket_case(4, 3, 50, 12, None)[1], minirocket_case(emu, 5, 2, 60, 840)[1],
-                 multirocket_case(emu, 4, 2, 50, 336)[1], hydra_case(5, 3, 40, 8, 16)[1]):
+    for case in (rocket_case(4, 3, 50, 12, None)[1], *(case for _, case in minirocket_cases(emu)),
+                 *(case for _, case in multirocket_cases(emu)), hydra_case(5, 3, 40, 8, 16)[1]):
         got, want = gpu(case), harness(case)
         assert not [k for k in want if got[k] != want[k]], case[0]
     case = rocket_case(4, 3, 50, 12, 0.7)[1]

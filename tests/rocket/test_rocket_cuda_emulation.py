@@ -25,6 +25,7 @@ from aeon.transformations.collection.convolution_based import _rocket as aeon_ro
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cuda_emu"))
 import emulated_ops  # noqa: E402
+import harness_cases  # noqa: E402
 from emulated_ops import same_bits  # noqa: E402
 
 OPS = torch.ops.softdtw_torch
@@ -48,6 +49,11 @@ def ragged_lengths(n_cases, T, seed):
 
 def basic_motions(n_cases):
     X, _ = load_ts(os.path.join(AEON_DATASETS, "BasicMotions", "BasicMotions_TEST.ts"))
+    return torch.from_numpy(np.ascontiguousarray(X[:n_cases]))
+
+
+def gun_point(n_cases):
+    X, _ = load_ts(os.path.join(AEON_DATASETS, "GunPoint", "GunPoint_TEST.ts"))
     return torch.from_numpy(np.ascontiguousarray(X[:n_cases]))
 
 
@@ -88,6 +94,9 @@ def test_block_orders_and_concurrent_blocks(emu, monkeypatch, seed, concurrent_b
     check_convolve(emu, x, aeon_kernels(2, 60, 30, seed=1), ragged_lengths(5, 60, seed=2), modes=["float32_fma"])
     minirocket_check(emu, x.float(), 336, ragged_lengths(5, 60, seed=3).clamp(min=9))
     multirocket_check(emu, x, 336, ragged_lengths(5, 60, seed=4).clamp(min=10))
+    # one channel: the dilation kernels
+    minirocket_check(emu, x[:, :1].float().contiguous(), 336, ragged_lengths(5, 60, seed=5).clamp(min=9), launches=1)
+    multirocket_check(emu, x[:, :1].contiguous(), 336, ragged_lengths(5, 60, seed=6).clamp(min=10), launches=2)
 
 
 def test_rocket_long_series_are_read_from_global_memory(emu):
@@ -105,10 +114,12 @@ def test_rocket_normalise(emu):
             assert same_bits(emu.rocket_normalise(x, lengths), OPS.rocket_normalise(x, lengths))
 
 
-def minirocket_check(emu, x, n_features, lengths=None):
-    params = OPS.minirocket_fit(x, n_features, 32, 11)
+def minirocket_check(emu, x, n_features, lengths=None, params=None, launches=None):
+    params = OPS.minirocket_fit(x, n_features, 32, 11) if params is None else params
     want = OPS.minirocket_transform(x, *params, lengths)
+    emu.reset_launch_count()
     got = emu.minirocket_transform(x, *params, lengths)
+    assert launches is None or emu.launches() == launches
     assert same_bits(got, want)
 
 
@@ -118,10 +129,41 @@ def test_minirocket_random_univariate_and_ragged(emu):
     minirocket_check(emu, x, 168, ragged_lengths(3, 40, seed=6).clamp(min=9))
 
 
+@pytest.mark.parametrize("T", [9, 128, 129, 300, 600, 1100])
+def test_minirocket_one_channel_kernel_positions_a_thread_and_passes(emu, T):
+    # One launch of dilation_kernel: 1, 1, 2, 4, 8 and 8 positions a thread (128 threads), the
+    # last in two passes over the series; ragged cases end inside a thread's positions.
+    x = torch.from_numpy(np.random.default_rng(T).standard_normal((2, 1, T))).float()
+    minirocket_check(emu, x, 168, launches=1)
+    minirocket_check(emu, x, 168, torch.tensor([T, max(9, T // 2 + 3)]), launches=1)
+
+
+def test_minirocket_both_kernels_in_one_call(emu):
+    # Dilations moved onto one channel (channel 2, then channel 0) go to dilation_kernel, the
+    # others' multichannel combinations to transform_kernel: two launches, one features matrix.
+    x = torch.from_numpy(np.random.default_rng(14).standard_normal((4, 3, 70))).float()
+    params = OPS.minirocket_fit(x, 840, 32, 3)
+    n_dilations = params[2].numel()
+    params = harness_cases.one_channel_dilation(params, 0, 2)
+    params = harness_cases.one_channel_dilation(params, n_dilations - 1, 0)
+    minirocket_check(emu, x, None, ragged_lengths(4, 70, seed=15).clamp(min=9), params=params, launches=2)
+
+
 def test_minirocket_more_biases_than_a_chunk(emu):
-    # One dilation (T = 9) and 100 features per combination: two passes of 64 shared counters.
-    x = torch.from_numpy(np.random.default_rng(7).standard_normal((2, 1, 9))).float()
-    minirocket_check(emu, x, 84 * 100)
+    # One dilation (T = 9) and 100 features per combination: on one channel, 7 passes of 16
+    # counters (dilation_kernel); on two, 2 chunks of 64 (transform_kernel).
+    for C in (1, 2):
+        x = torch.from_numpy(np.random.default_rng(7).standard_normal((2, C, 9))).float()
+        minirocket_check(emu, x, 84 * 100)
+
+
+@needs_aeon_data
+def test_minirocket_and_multirocket_one_channel_kernels_on_gun_point(emu):
+    # aeon's default sizes on real univariate data: 10,000 MiniRocket features (16 dilations, 30
+    # biases a kernel at dilation 1: two passes of 16) and 6,250 MultiRocket kernels.
+    x = gun_point(3)
+    minirocket_check(emu, x.float(), 10_000, launches=1)
+    multirocket_check(emu, x, 6_250, launches=2)
 
 
 @needs_aeon_data
@@ -129,11 +171,33 @@ def test_minirocket_on_basic_motions(emu):
     minirocket_check(emu, basic_motions(3).float(), 840)
 
 
-def multirocket_check(emu, x, n_kernels, lengths=None):
-    p = OPS.multirocket_fit(x, n_kernels, 32, 13)
-    want = OPS.multirocket_transform(x, *p[:5], *p[7:], lengths)
-    got = emu.multirocket_transform(x, *p[:5], *p[7:], lengths)
+def multirocket_check(emu, x, n_kernels, lengths=None, arguments=None, launches=None):
+    if arguments is None:
+        p = OPS.multirocket_fit(x, n_kernels, 32, 13)
+        arguments = (*p[:5], *p[7:])
+    want = OPS.multirocket_transform(x, *arguments, lengths)
+    emu.reset_launch_count()
+    got = emu.multirocket_transform(x, *arguments, lengths)
+    assert launches is None or emu.launches() == launches
     assert same_bits(got, want)
+
+
+@pytest.mark.parametrize("T", [10, 128, 129, 300])
+def test_multirocket_one_channel_kernel_chunks(emu, T):
+    # Univariate: dilation_kernel for the series and for its difference (two launches), one chunk
+    # of 128 positions or several, features pooled 128 at a time; ragged cases end inside a chunk.
+    x = torch.from_numpy(np.random.default_rng(T).standard_normal((2, 1, T))).cumsum(-1)
+    multirocket_check(emu, x, 168, launches=2)
+    multirocket_check(emu, x, 168, torch.tensor([T, max(10, T // 2 + 3)]), launches=2)
+
+
+def test_multirocket_both_kernels_in_one_call(emu):
+    # A dilation moved onto channel 2 (in both representations) goes to dilation_kernel, the other
+    # combinations to transform_kernel: three launches, one features matrix.
+    x = torch.from_numpy(np.random.default_rng(16).standard_normal((4, 3, 70))).cumsum(-1)
+    p = OPS.multirocket_fit(x, 336, 32, 3)
+    arguments = (*harness_cases.one_channel_dilation(p[:5], 0, 2), *p[7:])
+    multirocket_check(emu, x, None, ragged_lengths(4, 70, seed=17).clamp(min=10), arguments=arguments, launches=3)
 
 
 def test_multirocket_random_univariate_ragged_and_empty_segments(emu):

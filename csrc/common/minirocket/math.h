@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../macros.h"
 
@@ -46,6 +47,25 @@ constexpr SOFTDTW_TORCH_HOST_DEVICE void kernel_taps(int64_t k, int* a, int* b, 
     }
   }
   *a = *b = *c = 0;  // unreachable for k in [0, 84)
+}
+
+struct Taps {
+  int a, b, c;
+};
+constexpr SOFTDTW_TORCH_HOST_DEVICE Taps taps_of(int64_t k) {
+  Taps taps{0, 0, 0};
+  kernel_taps(k, &taps.a, &taps.b, &taps.c);
+  return taps;
+}
+
+// Calls f(std::integral_constant<int, K>{}) for k = K, K + 1, ..., 83: the kernel index is a
+// compile-time constant in f, so that its taps (taps_of) index register arrays.
+template <int K, typename F>
+SOFTDTW_TORCH_HOST_DEVICE void for_each_kernel(F&& f) {
+  if constexpr (K < kKernels) {
+    f(std::integral_constant<int, K>{});
+    for_each_kernel<K + 1>(f);
+  }
 }
 
 // C_alpha[t] of one channel row x[0, T): aeon's accumulation order, taps outside [0, T) skipped.

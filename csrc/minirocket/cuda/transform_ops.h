@@ -22,21 +22,31 @@ at::Tensor transform_op(const Launch& launch, const at::Tensor& x, const at::Ten
   at::Tensor out = at::empty({p.n_cases, p.n_features}, p.x.options());
   if (p.n_cases == 0 || p.n_features == 0) return out;
 
-  // The layout travels to the device once: combinations (as int64 rows), channels, biases.
-  const int64_t n_combinations = static_cast<int64_t>(p.combinations.size());
+  // The layout, split between the two kernels (split_layout), travels to the device once: the
+  // dilations and the other combinations (as int64 rows), channels, biases.
   static_assert(sizeof(Combination) == sizeof(DeviceCombination), "same layout on host and device");
+  const TransformLayout layout =
+      split_layout(reinterpret_cast<const DeviceCombination*>(p.combinations.data()),
+                   static_cast<int64_t>(p.combinations.size()), p.channel_indices.data(), p.n_timepoints);
+  const int64_t n_dilations = static_cast<int64_t>(layout.dilations.size());
+  const int64_t n_combinations = static_cast<int64_t>(layout.combinations.size());
   const auto long_options = at::TensorOptions().dtype(at::kLong);
-  at::Tensor combinations =
-      at::from_blob(const_cast<Combination*>(p.combinations.data()), {n_combinations, 7}, long_options)
-          .to(x.device());
+  const auto upload_rows = [&](const void* rows, int64_t n, int64_t width) {
+    return at::from_blob(const_cast<void*>(rows), {n, width}, long_options).to(x.device());
+  };
+  at::Tensor dilation_rows =
+      upload_rows(layout.dilations.data(), n_dilations, sizeof(DeviceDilation) / sizeof(int64_t));
+  at::Tensor combination_rows =
+      upload_rows(layout.combinations.data(), n_combinations, sizeof(DeviceCombination) / sizeof(int64_t));
   at::Tensor channels =
       at::tensor(at::ArrayRef<int32_t>(p.channel_indices), at::TensorOptions().dtype(at::kInt)).to(x.device());
   at::Tensor bias = at::tensor(at::ArrayRef<float>(p.biases), at::TensorOptions().dtype(at::kFloat)).to(x.device());
 
   launch_transform(launch, p.x.data_ptr<float>(), p.x_lengths.defined() ? p.x_lengths.data_ptr<int64_t>() : nullptr,
-                   reinterpret_cast<const DeviceCombination*>(combinations.data_ptr<int64_t>()),
-                   channels.data_ptr<int32_t>(), bias.data_ptr<float>(), out.data_ptr<float>(), p.n_cases,
-                   p.n_channels, p.n_timepoints, n_combinations, p.n_features);
+                   reinterpret_cast<const DeviceDilation*>(dilation_rows.data_ptr<int64_t>()), n_dilations,
+                   reinterpret_cast<const DeviceCombination*>(combination_rows.data_ptr<int64_t>()), n_combinations,
+                   channels.data_ptr<int32_t>(), bias.data_ptr<float>(), out.data_ptr<float>(), p.n_cases, p.n_channels,
+                   p.n_timepoints, p.n_features);
   return out;
 }
 

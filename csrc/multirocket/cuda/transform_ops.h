@@ -1,5 +1,6 @@
 // MultiRocket's transform on the GPU with the kernel of transform.cuh: validation (as on CPU), the
-// first difference, the layout (make_layout, also the torch-free harness's input), its upload,
+// first difference, the layout (make_layout, also the torch-free harness's input; then
+// split_multirocket_layout, as the harness splits it), its upload,
 // allocation and the launch. Templated on how a kernel is
 // launched (../../common/device.cuh), so the CUDA op (kernel.cu) and the CPU emulation tests
 // (tests/cuda_emu) run the same code.
@@ -7,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "../problem.h"
@@ -58,23 +60,38 @@ at::Tensor transform_op(const Launch& launch, const at::Tensor& x, const at::Ten
 
   const Layout layout = make_layout(p);
   const int64_t n_combinations = static_cast<int64_t>(layout.combinations.size());
+  const DilationLayout split =
+      split_multirocket_layout(reinterpret_cast<const DeviceCombination*>(layout.combinations.data()),
+                               layout.feature_combination.data(), layout.channel_indices.data(), T, p.n_features);
   const auto on_device = [&](auto values, at::ScalarType dtype) {
     return at::tensor(at::ArrayRef<typename decltype(values)::value_type>(values), at::TensorOptions().dtype(dtype))
         .to(x.device());
   };
-  std::vector<minirocket::Combination> combinations = layout.combinations;
-  at::Tensor combination_rows =
-      at::from_blob(combinations.data(), {n_combinations, 7}, at::TensorOptions().dtype(at::kLong)).to(x.device());
-  at::Tensor feature_rows = on_device(layout.feature_combination, at::kInt);
+  const auto rows_on_device = [&](const void* rows, int64_t n, int64_t width) {
+    return at::from_blob(const_cast<void*>(rows), {n, width}, at::TensorOptions().dtype(at::kLong)).to(x.device());
+  };
+  at::Tensor combination_rows = rows_on_device(layout.combinations.data(), n_combinations, 7);
+  at::Tensor dilation_rows[2];
+  int64_t n_dilations[2];
+  const DeviceDilation* dilations_on_device[2];
+  for (int r = 0; r < 2; ++r) {
+    n_dilations[r] = static_cast<int64_t>(split.dilations[r].size());
+    dilation_rows[r] = rows_on_device(split.dilations[r].data(), n_dilations[r], sizeof(DeviceDilation) / 8);
+    dilations_on_device[r] = reinterpret_cast<const DeviceDilation*>(dilation_rows[r].data_ptr<int64_t>());
+  }
+  const bool features_left =
+      std::any_of(split.feature_combination.begin(), split.feature_combination.end(), [](int32_t c) { return c >= 0; });
+  at::Tensor feature_rows = on_device(split.feature_combination, at::kInt);
   at::Tensor channels = on_device(layout.channel_indices, at::kInt);
   at::Tensor bias_values = on_device(layout.biases, at::kFloat);
   at::Tensor overflow = at::zeros({1}, x.options().dtype(at::kInt));
 
   launch_transform(launch, s.x.data_ptr<float>(), difference.data_ptr<float>(),
-                   s.x_lengths.defined() ? s.x_lengths.data_ptr<int64_t>() : nullptr,
+                   s.x_lengths.defined() ? s.x_lengths.data_ptr<int64_t>() : nullptr, dilations_on_device, n_dilations,
                    reinterpret_cast<const DeviceCombination*>(combination_rows.data_ptr<int64_t>()),
-                   feature_rows.data_ptr<int32_t>(), channels.data_ptr<int32_t>(), bias_values.data_ptr<float>(),
-                   out.data_ptr<float>(), overflow.data_ptr<int>(), s.n_cases, s.n_channels, T, p.n_features);
+                   feature_rows.data_ptr<int32_t>(), features_left, channels.data_ptr<int32_t>(),
+                   bias_values.data_ptr<float>(), out.data_ptr<float>(), overflow.data_ptr<int>(), s.n_cases,
+                   s.n_channels, T, p.n_features);
   TORCH_CHECK_VALUE(overflow.item<int>() == 0, kTransformOp, kOverflowMessage);
   return out;
 }

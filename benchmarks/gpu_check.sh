@@ -208,6 +208,22 @@ st.soft_dtw(x, y, fused=True).sum().backward()
 torch.cuda.synchronize()" > "$log" 2>&1
   echo "ncu pair_forward_kernel, pair_backward_kernel W3 exit code $?"
   grep -E "Duration|Compute \(SM\) Throughput|Achieved Occupancy|Issued Warp|Waves Per SM|Grid Size" "$log" | head -32
+  # MiniRocket's and MultiRocket's one-channel kernels on the synthetic 1,000 x 1,000 set: one launch
+  # of MiniRocket's (10,000 features), then MultiRocket's two (series, difference; 6,250 kernels).
+  # The models of docs/design/rocket.md ("On the GPU", sections 7 and 8) predict 1.42-2.4 ms for
+  # MiniRocket's launch and 10.9-18 ms for MultiRocket's two together.
+  log="$out/ncu_rocket_dilation_kernels.log"
+  timeout 200 ncu --kernel-name "regex:dilation_kernel" --launch-count 3 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats python3 -c "
+import torch, softdtw_torch
+ops = torch.ops.softdtw_torch
+x = torch.randn(1000, 1, 1000, generator=torch.Generator().manual_seed(0)).cuda()
+ops.minirocket_transform(x, *ops.minirocket_fit(x, 10000, 32, 0), None)
+p = ops.multirocket_fit(x, 6250, 32, 0)
+ops.multirocket_transform(x, *p[:5], *p[7:], None)
+torch.cuda.synchronize()" > "$log" 2>&1
+  echo "ncu MiniRocket and MultiRocket dilation_kernel exit code $?"
+  grep -E "Duration|Compute \(SM\) Throughput|Achieved Occupancy|Issued Warp|Waves Per SM|Grid Size" "$log" | head -24
 fi
 
 if want peers; then

@@ -1,13 +1,15 @@
 // MiniRocket's kernels on the GPU (shared by the minirocket and multirocket families): which
-// combinations a one-channel dilation kernel takes. Host code, on the combination layout
-// prepare_transform makes (problem.h); no ATen, so the torch-free test harness splits its layout
-// with the same function.
+// combinations a one-channel dilation kernel takes, and its grid. Host code, on the combination
+// layout prepare_transform makes (problem.h); no ATen, so the torch-free test harness splits its
+// layout with the same function.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <vector>
 
+#include "../device.cuh"
 #include "math.h"
 
 namespace softdtw_torch {
@@ -49,6 +51,18 @@ inline TransformLayout split_layout(const DeviceCombination* combinations, int64
     }
   }
   return layout;
+}
+
+// The grid of a one-channel dilation kernel (MiniRocket's and MultiRocket's dilation_kernel, one
+// block per (case, dilation), each axis grid-stride): dilations along y (at most 65,535 blocks),
+// cases along x, together up to 32 blocks per multiprocessor (launch.grid_cap and
+// launch.multiprocessors, ../device.cuh).
+template <typename Launch>
+Grid dilation_grid(const Launch& launch, int64_t n_cases, int64_t n_dilations) {
+  const int64_t cap = launch.grid_cap(launch.multiprocessors() * 32);
+  const int64_t blocks_y = launch.grid_cap(std::min(n_dilations, kMaxGridY));
+  const int64_t blocks_x = launch.grid_cap(std::min(n_cases, std::max<int64_t>(1, cap / blocks_y)));
+  return Grid(blocks_x, blocks_y);
 }
 
 }  // namespace minirocket

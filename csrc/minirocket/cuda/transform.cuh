@@ -216,24 +216,21 @@ void launch_transform(const Launch& launch, const float* x, const int64_t* lengt
                       int64_t n_dilations, const DeviceCombination* combinations, int64_t n_combinations,
                       const int32_t* channel_indices, const float* biases, float* out, int64_t n_cases,
                       int64_t n_channels, int64_t n_timepoints, int64_t n_features) {
-  const int64_t cap = launch.grid_cap(launch.multiprocessors() * 32);
-  const auto grid = [cap](int64_t n_blocks) { return Grid(n_blocks < cap ? n_blocks : cap); };
   if (n_dilations > 0) {
     const int64_t positions = (n_timepoints + kDilationThreads - 1) / kDilationThreads;
     const auto kernel = positions <= 1   ? dilation_kernel<1>
                         : positions <= 2 ? dilation_kernel<2>
                         : positions <= 4 ? dilation_kernel<4>
                                          : dilation_kernel<8>;
-    // Dilations along y (at most 65,535 blocks), cases along x: together up to the cap.
-    const int64_t blocks_y = launch.grid_cap(n_dilations < kMaxGridY ? n_dilations : kMaxGridY);
-    const int64_t blocks_x = launch.grid_cap(n_cases < cap / blocks_y ? n_cases : std::max<int64_t>(1, cap / blocks_y));
-    launch(kernel, Grid(blocks_x, blocks_y), kDilationThreads, static_cast<int64_t>(sizeof(DilationShared)), x, lengths,
-           dilations, biases, out, n_cases, n_channels, n_timepoints, n_dilations, n_features);
+    launch(kernel, dilation_grid(launch, n_cases, n_dilations), kDilationThreads,
+           static_cast<int64_t>(sizeof(DilationShared)), x, lengths, dilations, biases, out, n_cases, n_channels,
+           n_timepoints, n_dilations, n_features);
   }
   if (n_combinations > 0) {
-    launch(transform_kernel, grid(n_cases * n_combinations), kThreads, static_cast<int64_t>(sizeof(TransformShared)), x,
-           lengths, combinations, channel_indices, biases, out, n_cases, n_channels, n_timepoints, n_combinations,
-           n_features);
+    const int64_t cap = launch.grid_cap(launch.multiprocessors() * 32);
+    launch(transform_kernel, Grid(std::min(n_cases * n_combinations, cap)), kThreads,
+           static_cast<int64_t>(sizeof(TransformShared)), x, lengths, combinations, channel_indices, biases, out,
+           n_cases, n_channels, n_timepoints, n_combinations, n_features);
   }
 }
 

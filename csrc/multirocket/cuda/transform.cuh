@@ -196,12 +196,10 @@ void launch_transform(const Launch& launch, const float* series, const float* di
   const int64_t cap = launch.grid_cap(launch.multiprocessors() * 32);
   for (int r = 0; r < 2; ++r) {
     if (n_dilations[r] == 0) continue;
-    const int64_t blocks_y = launch.grid_cap(n_dilations[r] < kMaxGridY ? n_dilations[r] : kMaxGridY);
-    const int64_t blocks_x = launch.grid_cap(n_cases < cap / blocks_y ? n_cases : std::max<int64_t>(1, cap / blocks_y));
-    launch(dilation_kernel, Grid(blocks_x, blocks_y), kDilationThreads, static_cast<int64_t>(sizeof(DilationShared)),
-           r == 0 ? series : difference, lengths, dilations[r], biases + r * n_features,
-           out + r * kPoolings * n_features, overflow, n_cases, n_channels, n_timepoints, n_dilations[r], n_features,
-           r);
+    launch(dilation_kernel, minirocket::dilation_grid(launch, n_cases, n_dilations[r]), kDilationThreads,
+           static_cast<int64_t>(sizeof(DilationShared)), r == 0 ? series : difference, lengths, dilations[r],
+           biases + r * n_features, out + r * kPoolings * n_features, overflow, n_cases, n_channels, n_timepoints,
+           n_dilations[r], n_features, r);
   }
   if (!features_left) return;
   const int64_t n_blocks = (n_cases * 2 * n_features + kThreads - 1) / kThreads;
